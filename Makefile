@@ -1,0 +1,46 @@
+# The README's commands. Each sets up what it needs (virtual environment, the package with its
+# native probe, system packages the tests use) and then runs. Nothing hidden.
+#   make lab    the main job: characterize, model, write results to ./xferlab-results/
+#   make test   the tests
+#   make bench  the performance benchmarks (each prints a ratio against its reference)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.xferlab-installed
+SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -name '*.pyc' 2>/dev/null)
+APT_PACKAGES := cmake g++ make
+
+.PHONY: lab test bench sysdeps clean
+
+lab: $(STAMP)
+	$(BIN)/xferlab lab
+
+test: sysdeps $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# System packages: a C++ compiler and CMake build the probe. Installed with apt-get when missing
+# and we are root; otherwise say what is missing.
+sysdeps:
+	@missing=""; for tool in cmake g++ make; do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing system packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	  else echo "missing system tools:$$missing (install them, then rerun)"; exit 1; fi; \
+	fi
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python $(SOURCES)
+	$(MAKE) --no-print-directory sysdeps
+	$(BIN)/python -m pip install -q '.[dev]'
+	@touch $@
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,78 @@
+// xferlab-probe: the native side of xferlab's measurements.
+// One executable, one subcommand per measurement, JSON lines on stdout, errors on stderr.
+// Timing loops live here, never in Python.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "json.hpp"
+#include "probe.hpp"
+
+#ifndef XFERLAB_VERSION
+#define XFERLAB_VERSION "unknown"
+#endif
+
+namespace {
+
+const char* kUsage =
+    "usage: xferlab-probe COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  version              the probe's version and how it was built\n"
+    "  clock [--samples N]  resolution and read cost of the host steady clock\n"
+    "\n"
+    "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n";
+
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("gcc ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+int bad_argument(const std::string& message) {
+  std::fprintf(stderr, "xferlab-probe: error: %s\n", message.c_str());
+  return 2;
+}
+
+int run_version() {
+  xferlab::JsonLine()
+      .str("probe", "version")
+      .str("version", XFERLAB_VERSION)
+      .str("compiler", compiler())
+      .integer("cxx_standard", __cplusplus)
+      .emit();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "version") return run_version();
+  if (command == "clock") {
+    int samples = 1000000;
+    for (int i = 2; i < argc; ++i) {
+      if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) {
+        char* end = nullptr;
+        long value = std::strtol(argv[++i], &end, 10);
+        if (*end != '\0' || value < 1000 || value > 1000000000)
+          return bad_argument(std::string("--samples '") + argv[i] +
+                              "' is not an integer in 1000..1000000000");
+        samples = static_cast<int>(value);
+      } else {
+        return bad_argument(std::string("clock: unknown argument '") + argv[i] + "'");
+      }
+    }
+    return xferlab::run_clock(samples);
+  }
+  return bad_argument("unknown command '" + command + "' (allowed: version, clock)");
+}

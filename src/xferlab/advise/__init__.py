@@ -1,0 +1,1 @@
+"""Advice on data movement: whether to offload, which link and granularity to use."""

@@ -1,0 +1,67 @@
+"""The `xferlab` command line. One module per verb; this one assembles them and handles errors.
+
+Exit codes: 0 success, 2 bad input or an unavailable resource the user asked for, 1 anything else.
+Errors print one line, ``error: …``, on stderr; ``--debug`` (or XFERLAB_DEBUG=1) shows the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from .. import __version__
+from ..errors import XferlabError
+from . import lab as lab_cli
+from . import model, scenario, schema
+
+app = typer.Typer(
+    name="xferlab",
+    help="Measure, model and simulate data movement between CPUs, memory tiers and accelerators.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(model.app, name="model")
+app.add_typer(scenario.app, name="scenario")
+app.command("lab")(lab_cli.lab)
+app.command("schema")(schema.schema)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"xferlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of errors."),
+) -> None:
+    if debug:
+        os.environ["XFERLAB_DEBUG"] = "1"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code. Typer handles usage errors (exit 2) itself."""
+    debug = "--debug" in (argv if argv is not None else sys.argv) or os.environ.get("XFERLAB_DEBUG") == "1"
+    try:
+        app(args=argv, prog_name="xferlab", standalone_mode=True)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except XferlabError as error:
+        if debug:
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

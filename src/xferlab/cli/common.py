@@ -1,0 +1,38 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..links import Link, load_links, resolve
+from ..links.base import OPS
+from ..errors import BadValue
+
+JSON = typer.Option(False, "--json", help="Print one JSON object on stdout instead of a table.")
+CSV = typer.Option(False, "--csv", help="Print CSV rows on stdout instead of a table.")
+OP = typer.Option("write", "--op", help="write (posted, one way), read (requests out, data back) or readwrite (both at once).",
+                  metavar="write|read|readwrite")
+LINKS_FILE = typer.Option(None, "--links", help="YAML file of named links (see `xferlab schema`); repeatable.",
+                          metavar="FILE")
+PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE")
+
+
+def check_op(op: str) -> str:
+    if op not in OPS:
+        raise BadValue(f"--op '{op}' is not allowed; allowed: {', '.join(OPS)}")
+    return op
+
+
+def user_links(files: Optional[list[Path]]) -> dict[str, Link]:
+    links: dict[str, Link] = {}
+    for path in files or []:
+        links.update(load_links(path))
+    return links
+
+
+def links_from(specs: list[str], files: Optional[list[Path]]) -> list[Link]:
+    defined = user_links(files)
+    return [resolve(spec, defined) for spec in specs]

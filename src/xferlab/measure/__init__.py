@@ -1,0 +1,1 @@
+"""Measurements: running the native probe, statistics, suites."""

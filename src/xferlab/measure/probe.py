@@ -1,0 +1,73 @@
+"""Finding and running ``xferlab-probe``, the native executable that does all timing.
+
+The probe is built by CMake with the package and installed beside it (``xferlab/bin``) and into
+the environment's ``bin/``. ``XFERLAB_PROBE`` names another one. Every run has a timeout; a probe
+that hangs is killed and reported as failed, with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Unavailable
+
+NAME = "xferlab-probe"
+
+
+def probe_path() -> Path:
+    """The probe executable. Raises :class:`Unavailable` saying where it looked."""
+    candidates = []
+    if os.environ.get("XFERLAB_PROBE"):
+        candidates.append(Path(os.environ["XFERLAB_PROBE"]))
+    candidates.append(Path(__file__).resolve().parent.parent / "bin" / NAME)
+    candidates.append(Path(sys.executable).parent / NAME)
+    found = shutil.which(NAME)
+    if found:
+        candidates.append(Path(found))
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise Unavailable(f"the native probe '{NAME}' is not installed (looked in: {', '.join(map(str, candidates))}); "
+                      "reinstall xferlab (`make lab` builds it) or set XFERLAB_PROBE")
+
+
+@dataclass
+class ProbeRun:
+    """What one probe invocation produced: its JSON lines, and why it failed if it did."""
+
+    args: list[str]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
+    """Run the probe with ``args``; parse the JSON lines it printed, even if it failed midway."""
+    run = ProbeRun(args)
+    command = [str(probe_path()), *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        stdout, run.returncode = done.stdout, done.returncode
+        if done.returncode != 0:
+            run.failure = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    except subprocess.TimeoutExpired as expired:
+        stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+        run.failure = f"killed after its timeout of {timeout:g} s"
+    for line in stdout.splitlines():
+        if line.strip():
+            try:
+                run.records.append(json.loads(line))
+            except json.JSONDecodeError:
+                run.failure = run.failure or f"unparseable output line: {line[:80]}"
+    return run

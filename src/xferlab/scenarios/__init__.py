@@ -1,0 +1,123 @@
+"""Packaged scenarios: the seeds' studies, as YAML files beside this module, and their runner.
+
+A scenario file names its ``kind``; each kind has a pydantic model that validates the file and a
+``run`` that computes the scenario's results and sets them beside the seed's figures. Kinds:
+
+* ``link-comparison``: a baseline link against candidate links over a size sweep, with checks
+  of three sorts: ``crossover`` (the size below which the candidate is faster), ``ratio``
+  (t_baseline / t_candidate at a size) and ``latency-bound`` (t_baseline at a size over the
+  candidate's start-up time alone).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import BadFile, UnknownName, suggest
+from ..links import resolve
+from ..links.analysis import crossovers, ratio
+from ..links.base import Bytes, Op
+from ..units import format_size, parse_size, parse_sizes
+
+
+class Check(BaseModel):
+    """One of the seed's figures and how xferlab recomputes it."""
+
+    model_config = ConfigDict(extra="forbid")
+    figure: str
+    kind: Literal["crossover", "ratio", "latency-bound"]
+    candidate: str
+    size: Optional[Bytes] = None
+    seed: float | str = Field(description="the seed's figure: a size for crossovers, a number otherwise")
+    tolerance: float = Field(0.1, description="relative deviation accepted as a reproduction")
+    note: str = ""
+
+
+class LinkComparison(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["link-comparison"]
+    name: str
+    title: str
+    source: str
+    baseline: str
+    candidates: list[str]
+    op: Op = "write"
+    sizes: str
+    checks: list[Check] = []
+
+    def run(self) -> dict[str, Any]:
+        base = resolve(self.baseline)
+        candidates = {spec: resolve(spec) for spec in self.candidates}
+        sizes = parse_sizes(self.sizes, f"scenario {self.name} sizes")
+        checks = []
+        for check in self.checks:
+            link = candidates.get(check.candidate) or resolve(check.candidate)
+            if check.kind == "crossover":
+                found = crossovers(base, link, self.op)
+                value = float(found[0].size_bytes) if found else float("nan")
+                seed = float(parse_size(check.seed, f"scenario {self.name} check seed"))
+                unit = "bytes"
+            else:
+                at = float(check.size or 64)
+                if check.kind == "ratio":
+                    value = float(ratio(base, link, np.asarray([at]), self.op)[0])
+                else:
+                    value = float(base.time(at, self.op)) / link.startup
+                seed, unit = float(check.seed), "x"
+            deviation = value / seed - 1
+            checks.append({"figure": check.figure, "kind": check.kind, "candidate": check.candidate,
+                           "size_bytes": check.size, "seed": seed, "xferlab": value, "unit": unit,
+                           "deviation": deviation, "reproduced": abs(deviation) <= check.tolerance,
+                           "tolerance": check.tolerance, "note": check.note})
+        sweep = [{"link": link.label, "size_bytes": int(n), "seconds": float(t),
+                  "time_ratio": float(base.time(n, self.op) / t)}
+                 for link in [base, *candidates.values()] for n, t in zip(sizes, link.time(sizes, self.op))]
+        return {"scenario": self.name, "title": self.title, "source": self.source, "op": self.op,
+                "baseline": base.label, "candidates": list(candidates), "checks": checks, "sweep": sweep}
+
+    def plot(self, out: Path) -> list[Path]:
+        from ..report.plots import plot_ratio, plot_times
+
+        base = resolve(self.baseline)
+        others = [resolve(spec) for spec in self.candidates]
+        sizes = parse_sizes(self.sizes)
+        return [plot_times([base, *others], sizes, self.op, out / f"{self.name}-time.png", self.title),
+                plot_ratio(base, others, sizes, self.op, out / f"{self.name}-ratio.png", self.title)]
+
+
+SCENARIO_KINDS = {"link-comparison": LinkComparison}
+
+
+def names() -> list[str]:
+    """The packaged scenarios, by name."""
+    return sorted(p.name.removesuffix(".yaml") for p in resources.files(__name__).iterdir() if p.name.endswith(".yaml"))
+
+
+def load(name: str) -> LinkComparison:
+    """The packaged scenario ``name``, validated."""
+    available = names()
+    if name not in available:
+        raise UnknownName(f"scenario '{name}' is not packaged; {suggest(name, available)}")
+    text = resources.files(__name__).joinpath(f"{name}.yaml").read_text()
+    data = yaml.safe_load(text)
+    cls = SCENARIO_KINDS.get(data.get("kind")) if isinstance(data, dict) else None
+    if cls is None:
+        raise BadFile(f"scenario '{name}': kind must be one of {', '.join(SCENARIO_KINDS)}")
+    try:
+        return cls.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise BadFile(f"scenario '{name}': {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def describe_check(row: dict[str, Any]) -> tuple[str, str]:
+    """People's rendering of a check's seed and xferlab values."""
+    if row["unit"] == "bytes":
+        return format_size(row["seed"]), format_size(row["xferlab"])
+    return f"{row['seed']:.3g}x", f"{row['xferlab']:.3g}x"
