@@ -42,8 +42,10 @@ def _where(where: str) -> str:
     return f" in {where}" if where else ""
 
 
-def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool = False) -> int:
-    """Bytes in ``text`` as an int. Raises :class:`BadValue` naming the text and what is allowed."""
+def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool = False, whole: bool = True) -> int:
+    """Bytes in ``text`` as an int (a float if ``whole`` is false: a quoted figure such as 12.7KiB).
+
+    Raises :class:`BadValue` naming the text and what is allowed."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
@@ -58,6 +60,8 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
     if value < 0 or (value == 0 and not allow_zero):
         what = "negative" if value < 0 else "zero"
         raise BadValue(f"size '{text}'{_where(where)} is {what}; allowed: a positive number of bytes, {SIZE_HELP}")
+    if not whole:
+        return value  # type: ignore[return-value]
     rounded = round(value)
     if abs(value - rounded) > 1e-9 * max(1.0, value):
         raise BadValue(f"size '{text}'{_where(where)} is {value:g} bytes, not a whole number of bytes")

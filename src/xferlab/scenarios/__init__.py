@@ -61,7 +61,7 @@ class LinkComparison(BaseModel):
             if check.kind == "crossover":
                 found = crossovers(base, link, self.op)
                 value = float(found[0].size_bytes) if found else float("nan")
-                seed = float(parse_size(check.seed, f"scenario {self.name} check seed"))
+                seed = float(parse_size(check.seed, f"scenario {self.name} check seed", whole=False))
                 unit = "bytes"
             else:
                 at = float(check.size or 64)
@@ -119,5 +119,5 @@ def load(name: str) -> LinkComparison:
 def describe_check(row: dict[str, Any]) -> tuple[str, str]:
     """People's rendering of a check's seed and xferlab values."""
     if row["unit"] == "bytes":
-        return format_size(row["seed"]), format_size(row["xferlab"])
-    return f"{row['seed']:.3g}x", f"{row['xferlab']:.3g}x"
+        return format_size(row["seed"]), f"{format_size(row['xferlab'])} ({row['xferlab']:.0f} B)"
+    return f"{row['seed']:g}x", f"{row['xferlab']:.4g}x"
