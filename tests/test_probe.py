@@ -1,6 +1,5 @@
 """The native probe: built with the package, found by the Python side, JSON lines out."""
 
-import os
 import stat
 import subprocess
 

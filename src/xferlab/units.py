@@ -146,13 +146,27 @@ def _num(value: float, digits: int = 4) -> str:
     return text
 
 
-def format_size(n: float, base: int = 2) -> str:
-    """``4096`` → ``4 KiB``; ``1.6e9`` with ``base=10`` → ``1.6 GB``."""
-    if base == 2:
-        units = [("PiB", 2.0**50), ("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10), ("B", 1.0)]
+_BINARY_UNITS = [("PiB", 2.0**50), ("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10), ("B", 1.0)]
+_DECIMAL_UNITS = [("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0)]
+
+
+def _exact(value: float, decimals: int) -> bool:
+    scaled = value * 10**decimals
+    return abs(scaled - round(scaled)) < 1e-9 * max(1.0, scaled)
+
+
+def format_size(n: float, base: int | None = None) -> str:
+    """``4096`` → ``4 KiB``, ``1.6e9`` → ``1.6 GB``, ``13049`` → ``12.74 KiB``.
+
+    ``base`` 2 or 10 forces 1024- or 1000-based prefixes. By default the size is written in
+    binary prefixes unless it is a short decimal figure (1.6 GB) and not a short binary one.
+    """
+    binary = _pick(float(n), _BINARY_UNITS)
+    if base == 2 or (base is None and _exact(binary[0], 3)):
+        value, unit = binary
     else:
-        units = [("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0)]
-    value, unit = _pick(float(n), units)
+        decimal = _pick(float(n), _DECIMAL_UNITS)
+        value, unit = decimal if base == 10 or _exact(decimal[0], 2) else binary
     return f"{_num(value)} {unit}"
 
 

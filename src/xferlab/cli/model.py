@@ -9,13 +9,14 @@ import numpy as np
 import typer
 
 from ..advise.offload import break_even_bytes, offload
+from ..errors import BadValue
 from ..links import PRESETS, resolve
-from ..links.analysis import SEARCH_HIGH, SEARCH_LOW, chunked_time, crossovers, ratio
+from ..links.analysis import chunked_time, crossovers, ratio
 from ..report import plots
 from ..units import (LIST_HELP, format_rate, format_size, format_time, parse_size, parse_sizes,
                      parse_time)
-from .common import CSV, JSON, LINKS_FILE, OP, PLOT, check_op, links_from, user_links
-from .output import Column, emit, output_format, stdout
+from .common import CSV, JSON, LINKS_FILE, OP, PLOT, check_op, links_from
+from .output import Column, emit, output_format
 
 app = typer.Typer(no_args_is_help=True, help="Transfer-time models of PCIe, CXL, NVLink and networks.")
 
@@ -35,11 +36,12 @@ def presets(json_: bool = JSON, csv_: bool = CSV) -> None:
     for name in PRESETS:
         link = resolve(name)
         rows.append({"name": name, "kind": link.kind, "peak_write_bytes_per_second": link.peak_rate("write"),
-                     "latency_seconds": link.startup, "description": link.summary(), "source": link.source})
+                     "peak_read_bytes_per_second": link.peak_rate("read"), "latency_seconds": link.startup,
+                     "description": link.summary(), "source": link.source})
     emit("model presets", rows, [
-        Column("name", "preset", justify="left"), Column("kind", "kind", justify="left"),
-        rate_col("peak_write_bytes_per_second", "peak write"), time_col("latency_seconds", "latency"),
-        Column("description", "model", justify="left"),
+        Column("name", "preset", justify="left"),
+        rate_col("peak_write_bytes_per_second", "write peak"), rate_col("peak_read_bytes_per_second", "read peak"),
+        time_col("latency_seconds", "t_s"), Column("description", "configuration", justify="left"),
     ], output_format(json_, csv_), title="Preset links",
         notes=["Every family takes other parameters too: pcie<gen>x<lanes>, cxl<1-3>x<lanes>[-lopt], nvlink<1-5>, "
                "ib-<speed>, eth<Gb/s>, roce<Gb/s>; any field can be overridden: NAME:key=value,…",
@@ -113,7 +115,6 @@ def crossover(link_a: str = typer.Argument(..., help=LINK_HELP), link_b: str = t
     a, b = links_from([link_a, link_b], links)
     lo, hi = parse_size(low, "--min"), parse_size(high, "--max")
     if hi <= lo:
-        from ..errors import BadValue
         raise BadValue(f"--max {high} must be larger than --min {low}")
     found = crossovers(a, b, op, lo, hi)
     rows = [{"size_bytes": c.size_bytes, "faster_below": c.faster_below, "faster_from": c.faster_above,

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from ..units import format_rate, format_time, parse_rate, parse_size, parse_time
+from ..units import parse_rate, parse_size, parse_time
 
 Op = Literal["write", "read", "readwrite"]
 OPS: tuple[str, ...] = ("write", "read", "readwrite")
@@ -118,8 +118,5 @@ class Link(BaseModel):
         return {}
 
     def summary(self) -> str:
-        """A short human description for tables."""
-        return (
-            f"{format_rate(self.peak_rate('write'))} peak write, "
-            f"{format_time(self.latency)} latency"
-        )
+        """A short description of the configuration (figures are in :meth:`derived`)."""
+        return self.kind

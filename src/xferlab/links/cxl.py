@@ -36,7 +36,6 @@ from typing import Any, ClassVar, Literal, Optional
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..units import format_rate, format_time
 from .base import Link, Op, Seconds
 from .pcie import GT_PER_S, PAYLOAD_SIZES, PcieLink
 
@@ -185,5 +184,4 @@ class CxlLink(Link):
             what = (f"{self.gts:g} GT/s x{self.lanes}, {self.flit_bytes}-byte "
                     f"{'' if self.flit_variant == 'standard' else 'latency-optimized '}flits, "
                     f"{'CXL.io' if self.protocol == 'io' else 'CXL.cache/mem'}")
-        return (f"CXL {what}: write peak {format_rate(self.peak_rate('write'))}, "
-                f"t_s {format_time(self.latency)}")
+        return f"CXL {what}"

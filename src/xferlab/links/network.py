@@ -25,7 +25,6 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..units import format_rate, format_time
 from .base import Flag, Link, Op, Seconds
 
 #: Data rate per lane after encoding, bits per second (IBTA roadmap).
@@ -80,8 +79,7 @@ class InfinibandLink(Link):
         return {"raw_bytes_per_second": self.raw_rate, "packet_overhead_bytes": self.packet_overhead}
 
     def summary(self) -> str:
-        return (f"InfiniBand {self.speed.upper()} {self.lanes}x ({format_rate(self.raw_rate)}), MTU {self.mtu}: "
-                f"peak {format_rate(self.peak_rate())}, t_s {format_time(self.latency)}")
+        return f"InfiniBand {self.speed.upper()} {self.lanes}x, MTU {self.mtu}{', RDMA write' if self.rdma else ', send'}"
 
 
 class EthernetLink(Link):
@@ -129,5 +127,4 @@ class EthernetLink(Link):
         return {"raw_bytes_per_second": self.raw_rate, "payload_per_frame_bytes": self.payload_per_frame}
 
     def summary(self) -> str:
-        return (f"{self.speed_gbps} GbE {self.protocol}, MTU {self.mtu}: peak "
-                f"{format_rate(self.peak_rate())}, t_s {format_time(self.latency)}")
+        return f"{self.speed_gbps} GbE, {self.protocol}, MTU {self.mtu}"

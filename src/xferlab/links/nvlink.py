@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Literal, Optional, Union
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..units import format_rate, format_time
+from ..units import format_rate
 from .base import Link, Op, Rate, Seconds
 from .pcie import SEED_LATENCY
 
@@ -96,5 +96,4 @@ class NvlinkLink(Link):
 
     def summary(self) -> str:
         name = "NVLink-C2C" if self.generation == "c2c" else f"NVLink {self.generation}.0 x{self.link_count}"
-        return (f"{name}: {format_rate(self.raw_rate)} each way, write peak "
-                f"{format_rate(self.peak_rate('write'))}, t_s {format_time(self.latency)}")
+        return f"{name}, {format_rate(self.raw_rate)} each way"

@@ -35,7 +35,6 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..units import format_rate, format_time
 from .base import Flag, Link, Op, Seconds
 
 #: Transfer rate per lane, GT/s, by generation (PCIe Base Spec 1.0a–6.0; PCIe 7.0 announcement).
@@ -208,11 +207,7 @@ class PcieLink(Link):
 
     def summary(self) -> str:
         mode = ", flit mode" if self.flit_mode else ""
-        return (
-            f"PCIe Gen{self.gen} x{self.lanes}{mode}: TLP layer {format_rate(self.tlp_rate)}, "
-            f"write peak {format_rate(self.peak_rate('write'))}, MPS {self.mps}, "
-            f"t_s {format_time(self.latency)}"
-        )
+        return f"PCIe Gen{self.gen} x{self.lanes}{mode}, MPS {self.mps}, MRRS {self.mrrs}"
 
 
 def _allowed(field: str, value: int, allowed: tuple, what: str) -> None:

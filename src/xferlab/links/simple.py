@@ -42,5 +42,5 @@ class SimpleLink(Link):
         return {"bandwidth_bytes_per_second": self.bandwidth, "overhead_seconds": self.overhead}
 
     def summary(self) -> str:
-        extra = f" + {format_time(self.overhead)} overhead" if self.overhead else ""
-        return f"simple: {format_rate(self.bandwidth)}, t_s {format_time(self.latency)}{extra}"
+        extra = f", overhead o = {format_time(self.overhead)}" if self.overhead else ""
+        return f"latency + bandwidth: {format_rate(self.bandwidth)}{extra}"
