@@ -24,6 +24,11 @@ LINK_HELP = ("A preset (see `xferlab model presets`) with optional overrides, e.
              "pcie3x16:mps=128, cxl-seed:penalty=0.9, or a name from --links.")
 SIZES = typer.Option(..., "--sizes", help=f"Transfer sizes: {LIST_HELP}.", metavar="LIST")
 
+def described(*models) -> dict:
+    """The links' full parameters, for the JSON output: every figure traceable to its model."""
+    return {"links": {m.label: {**m.parameters(), "source": m.source} for m in models}}
+
+
 size_col = lambda key="size_bytes", header="size": Column(key, header, lambda v: format_size(v))
 time_col = lambda key="seconds", header="time": Column(key, header, format_time)
 rate_col = lambda key="bandwidth_bytes_per_second", header="bandwidth": Column(key, header, format_rate)
@@ -81,7 +86,7 @@ def time(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
     if plot:
         notes.append(f"plot: {plots.plot_times(models, n, op, plot)}")
     emit("model time", rows, [Column("link", "link", justify="left"), size_col(), time_col(), rate_col()], fmt,
-         title=f"Transfer time ({op}; t = t_s + n / b_n)", notes=notes)
+         title=f"Transfer time ({op}; t = t_s + n / b_n)", notes=notes, extra={"op": op, **described(*models)})
 
 
 @app.command("compare")
@@ -102,7 +107,7 @@ def compare(link_a: str = typer.Argument(..., help=LINK_HELP), link_b: str = typ
                                  time_col("link_b_seconds", f"B: {b.label}"),
                                  Column("time_ratio", "t_A / t_B", lambda v: f"{v:.3f}"),
                                  Column("faster", "faster", justify="left")],
-         fmt, title=f"{a.label} vs {b.label} ({op})", notes=notes, extra={"link_a": a.label, "link_b": b.label, "op": op})
+         fmt, title=f"{a.label} vs {b.label} ({op})", notes=notes, extra={"link_a": a.label, "link_b": b.label, "op": op, **described(a, b)})
 
 
 @app.command("crossover")
@@ -129,7 +134,7 @@ def crossover(link_a: str = typer.Argument(..., help=LINK_HELP), link_b: str = t
     emit("model crossover", rows, [size_col(), Column("faster_below", "faster below", justify="left"),
                                    Column("faster_from", "faster from", justify="left"), time_col("seconds", "time there")],
          fmt, title=f"Crossover of {a.label} and {b.label} ({op})", notes=notes,
-         extra={"link_a": a.label, "link_b": b.label, "op": op, "min_bytes": lo, "max_bytes": hi})
+         extra={"link_a": a.label, "link_b": b.label, "op": op, "min_bytes": lo, "max_bytes": hi, **described(a, b)})
 
 
 @app.command("chunks")
@@ -155,7 +160,7 @@ def chunks(link: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
         notes.append(f"plot: {plots.plot_chunks(models, s, c, op, plot)}")
     emit("model chunks", rows, [Column("link", "link", justify="left"), size_col("chunk_bytes", "chunk"),
                                 Column("transfers", "transfers"), time_col("seconds", "total time"), rate_col()],
-         fmt, title=f"Moving {format_size(s, 10)} in chunks ({op})", notes=notes, extra={"total_bytes": s, "op": op})
+         fmt, title=f"Moving {format_size(s, 10)} in chunks ({op})", notes=notes, extra={"total_bytes": s, "op": op, **described(*models)})
 
 
 @app.command("offload")
@@ -182,7 +187,7 @@ def offload_cmd(link: str = typer.Argument(..., help=LINK_HELP),
         time_col("communication_seconds", "O = d_in + d_out"), Column("p_over_o", "P/O", lambda x: f"{x:.3g}"),
         Column("speedup", "speedup", lambda x: f"{x:.3g}x"), Column("pays", "pays", lambda x: "yes" if x else "no"),
         size_col("break_even_bytes", "break-even input"),
-    ], fmt, title="Offload decision", notes=[
+    ], fmt, title="Offload decision", extra={"op": op, **described(model)}, notes=[
         f"{verdict}: t - t' = {format_time(v.saved_seconds)} {'>' if v.pays else '<='} d_in + d_out = "
         f"{format_time(v.communication_seconds)}",
         f"with the same times, offloading pays for inputs up to {format_size(limit)} ({limit} B) over {model.label}"

@@ -1,0 +1,50 @@
+"""The README's tour shows real output: each `$ xferlab …` block must match what the code prints now.
+
+The `lab` block (a timestamp and a clock reading) and the benchmark (timings) are not compared.
+To refresh the README after a change, rerun the commands with COLUMNS=100.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def examples():
+    found = []
+    for block in re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S):
+        lines = block.splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].startswith("$ xferlab "):
+                command = lines[i][2:]
+                j = i + 1
+                while j < len(lines) and not lines[j].startswith("$ "):
+                    j += 1
+                found.append((command, "\n".join(lines[i + 1:j]).strip()))
+                i = j
+            else:
+                i += 1
+    return found
+
+
+EXAMPLES = [e for e in examples() if not e[0].startswith("xferlab lab")]
+
+
+def test_readme_has_a_tour():
+    assert len(EXAMPLES) >= 8
+
+
+@pytest.mark.parametrize("command, expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
+def test_readme_output_is_current(command, expected):
+    args = shlex.split(command)[1:]
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-m", "xferlab", *args], capture_output=True, text=True, env=env, timeout=120)
+    printed = (done.stdout + done.stderr).strip()
+    assert printed == expected
