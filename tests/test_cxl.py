@@ -10,6 +10,7 @@ def test_flit_efficiencies():
     assert CxlLink(gts=64).flit_efficiency == pytest.approx(240 / 256)
     assert CxlLink(gts=64, protocol="io").flit_efficiency == pytest.approx(236 / 256)
     assert CxlLink(gts=64, flit_variant="latency-optimized").flit_efficiency == pytest.approx(236 / 256)
+    assert CxlLink(gts=64, flit_variant="latency-optimized", protocol="io").flit_efficiency == pytest.approx(232 / 256)
 
 
 def test_default_flit_follows_the_rate():
@@ -46,7 +47,9 @@ def test_cachemem_reads_beat_writes_and_readwrite_is_slowest_per_stream():
     link = CxlLink(gts=32, lanes=16)
     assert link.peak_rate("read") > link.peak_rate("write") > link.peak_rate("readwrite")
     # No rate exceeds the slot bandwidth of the flits.
-    assert link.peak_rate("read") < link.raw_rate * 64 / 68
+    assert link.peak_rate("read") < link.raw_rate * 64 / 68 * (1 - 4 / 1538)
+    # Reads: per line 4 data slots + a third of a slot for its DRS header (three 40-bit DRS per slot).
+    assert link.peak_rate("read") == pytest.approx(link.raw_rate * 64 / 68 * (1 - 4 / 1538) * 4 / (4 + 1 / 3))
 
 
 def test_io_tracks_pcie_inside_68_byte_flits():

@@ -45,7 +45,7 @@ def test_tlp_header_sizes():
 def test_flit_mode_has_no_link_framing_and_236_of_256():
     gen6 = PcieLink(gen=6, lanes=16)
     assert gen6.flit_mode and gen6.write_overhead == 16 and gen6.completion_overhead == 12
-    assert gen6.tlp_rate == pytest.approx(gen6.raw_rate * 236 / 256 * (1 - 4 / 1538))
+    assert gen6.tlp_rate == pytest.approx(gen6.raw_rate * 236 / 256 * (1 - 40 / (40 + 748 * 16)))
     # Flit mode at 64 GT/s beats twice Gen5's TLP layer less its DLLP overhead.
     assert gen6.peak_rate("write") > 2 * PcieLink(gen=5, lanes=16).peak_rate("write")
 
@@ -82,3 +82,23 @@ def test_scalar_in_scalar_out():
 def test_rejects_values_outside_the_spec(field, value):
     with pytest.raises(ValueError, match=f"{field}={value}"):
         PcieLink(**{field: value})
+
+
+def test_per_lane_dllp_accounting():
+    # The ACK/FC intervals are symbol times; an xW link carries W bytes per symbol time.
+    per_lane = PcieLink(gen=3, lanes=8, dllp="per-lane")
+    expected = raw_rate(3, 8) * (1 - 16 / (203 * 8) - 4 / 1538)
+    assert per_lane.tlp_rate == pytest.approx(expected)
+    assert per_lane.tlp_rate / GBIT == pytest.approx(62.2, abs=0.05)
+    # x1 links read the same either way.
+    assert PcieLink(gen=3, lanes=1, dllp="per-lane").tlp_rate == pytest.approx(PcieLink(gen=3, lanes=1).tlp_rate)
+
+
+def test_flit_mode_skp_interval_scales_with_width():
+    from xferlab.links.pcie import skp_overhead
+
+    # 40 symbols per lane every 748 flits of 256 bytes on x16: 40 / (40 + 748 x 16) per lane.
+    assert skp_overhead(16, True) == pytest.approx(40 / (40 + 748 * 16))
+    assert skp_overhead(1, True) == pytest.approx(40 / (40 + 46 * 256))
+    assert 0.0030 < skp_overhead(8, True) < 0.0036
+    assert skp_overhead(16, False) == pytest.approx(4 / 1538)

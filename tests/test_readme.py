@@ -1,7 +1,8 @@
 """The README's tour shows real output: each `$ xferlab …` block must match what the code prints now.
 
 The `lab` block (a timestamp and a clock reading) and the benchmark (timings) are not compared.
-To refresh the README after a change, rerun the commands with COLUMNS=100.
+After a change that moves a figure, refresh the README with
+``XFERLAB_UPDATE_README=1 pytest tests/test_readme.py`` and read the diff.
 """
 
 import os
@@ -47,4 +48,10 @@ def test_readme_output_is_current(command, expected):
     env = {**os.environ, "COLUMNS": "100"}
     done = subprocess.run([sys.executable, "-m", "xferlab", *args], capture_output=True, text=True, env=env, timeout=120)
     printed = (done.stdout + done.stderr).strip()
+    if printed != expected and os.environ.get("XFERLAB_UPDATE_README") == "1":
+        text = README.read_text()
+        block = f"$ {command}\n{expected}\n"
+        assert text.count(block) == 1, f"cannot locate the block of {command!r} to update"
+        README.write_text(text.replace(block, f"$ {command}\n{printed}\n"))
+        return
     assert printed == expected

@@ -15,7 +15,10 @@ Two ways to model a CXL link, chosen by whether ``penalty`` is set:
     first half is usable before the second arrives, leaving 236 bytes of slots (236/256).
   - CXL.io carries PCIe TLPs: inside 68-byte flits it is the PCIe non-flit TLP stream (with its
     data-link framing and DLLPs, see :mod:`xferlab.links.pcie`) in 64 of every 68 bytes; inside
-    256-byte flits it is PCIe flit mode, 236 TLP bytes per flit.
+    256-byte flits it is PCIe flit mode: 236 TLP bytes per standard flit (240 less 4 DLLP
+    bytes), 232 per latency-optimized flit (236 less 4).
+  - SKP ordered sets take their share as in PCIe (:func:`xferlab.links.pcie.skp_overhead`):
+    4 in 1538 bytes with 128b/130b, 40 symbols per lane every 46–748 flits at 64 GT/s.
   - CXL.cache/CXL.mem move 64-byte cache lines: four 16-byte data slots per line, plus the
     message header, which shares a 16-byte slot with other headers. Header sizes (bits) follow
     the CXL 2.0 message tables: M2S Req 87, M2S RwD 87, S2M NDR 30, S2M DRS 40; a slot is taken
@@ -37,7 +40,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from .base import Link, Op, Seconds
-from .pcie import GT_PER_S, PAYLOAD_SIZES, PcieLink
+from .pcie import GT_PER_S, PAYLOAD_SIZES, PcieLink, skp_overhead
 
 RATES_GT = (8.0, 16.0, 32.0, 64.0)
 LANES = (1, 2, 4, 8, 16)
@@ -48,7 +51,7 @@ FLIT68 = {"bytes": 68, "payload": 64}
 #: 256-byte flits (CXL 3.x): payload bytes of the cache/mem slot area and of CXL.io TLP space.
 FLIT256 = {
     "standard": {"bytes": 256, "cachemem": 240, "io": 236},
-    "latency-optimized": {"bytes": 256, "cachemem": 236, "io": 236},
+    "latency-optimized": {"bytes": 256, "cachemem": 236, "io": 232},
 }
 SLOT_BYTES = 16
 LINE_BYTES = 64
@@ -117,8 +120,12 @@ class CxlLink(Link):
         return 256 if self.gts == 64 else 68
 
     @property
+    def skp_fraction(self) -> float:
+        return skp_overhead(self.lanes, self.gts == 64)
+
+    @property
     def flit_efficiency(self) -> float:
-        """Payload bytes per flit byte for this protocol: 64/68, 240/256 or 236/256."""
+        """Payload bytes per flit byte for this protocol: 64/68, 240/256, 236/256 or 232/256."""
         if self.flit_bytes == 68:
             return FLIT68["payload"] / FLIT68["bytes"]
         layout = FLIT256[self.flit_variant]
@@ -131,29 +138,27 @@ class CxlLink(Link):
         return self.gts * 1e9 * encoding * self.lanes / 8
 
     def pcie_equivalent(self) -> PcieLink:
-        """The PCIe link on the same physical layer (the seed's b_n, and CXL.io's TLP stream)."""
-        gen = pcie_generation(self.gts)
-        if self.flit_bytes == 256 and gen < 6:
-            gen = 6  # CXL.io in 256-byte flits is PCIe flit mode; rate set below by raw_rate
-        return PcieLink(gen=gen, lanes=self.lanes, mps=self.mps, mrrs=self.mrrs, latency=self.latency)
+        """The PCIe link on the same physical layer: the seed's b_n, and CXL.io's TLPs in 68-byte
+        flits."""
+        return PcieLink(gen=pcie_generation(self.gts), lanes=self.lanes, mps=self.mps, mrrs=self.mrrs,
+                        latency=self.latency)
 
     # -- the model -----------------------------------------------------------------------------
     def data_rate(self, n: np.ndarray, op: Op = "write") -> np.ndarray:
         n = np.asarray(n, dtype=np.float64)
         if self.penalty is not None:
-            pcie = PcieLink(gen=pcie_generation(self.gts), lanes=self.lanes, mps=self.mps, mrrs=self.mrrs)
-            return pcie.data_rate(n, op) * self.penalty
+            return self.pcie_equivalent().data_rate(n, op) * self.penalty
         if self.protocol == "io":
             return self._io_rate(n, op)
         return self._cachemem_rate(n, op)
 
     def _io_rate(self, n: np.ndarray, op: Op) -> np.ndarray:
-        pcie = self.pcie_equivalent()
         if self.flit_bytes == 68:
             # PCIe's non-flit TLP stream (framing, DLLPs, SKP) in 64 of every 68 bytes.
-            return pcie.data_rate(n, op) * self.flit_efficiency
-        # PCIe flit mode at this link's raw rate: scale the flit-mode model to the rate here.
-        return pcie.data_rate(n, op) * (self.raw_rate / pcie.raw_rate)
+            return self.pcie_equivalent().data_rate(n, op) * self.flit_efficiency
+        # PCIe flit-mode TLPs (no per-TLP framing) in the flit's TLP bytes at this link's rate.
+        flit_tlps = PcieLink(gen=6, lanes=self.lanes, mps=self.mps, mrrs=self.mrrs)
+        return flit_tlps.stream_rate(n, op, self.raw_rate * self.flit_efficiency * (1 - self.skp_fraction))
 
     def _cachemem_rate(self, n: np.ndarray, op: Op) -> np.ndarray:
         lines = np.ceil(n / LINE_BYTES)
@@ -165,7 +170,7 @@ class CxlLink(Link):
             "read": (read_out, read_back),
             "readwrite": (write_out + read_out, write_back + read_back),
         }[op]
-        slot_rate = self.raw_rate * self.flit_efficiency  # bytes of slots per second, each way
+        slot_rate = self.raw_rate * self.flit_efficiency * (1 - self.skp_fraction)  # slot bytes/s, each way
         return n * slot_rate / (lines * max(out, back) * SLOT_BYTES)
 
     def derived(self) -> dict[str, Any]:

@@ -11,7 +11,8 @@ Ethernet (IEEE 802.3): every frame costs 8 bytes of preamble and start delimiter
 header, a 4-byte FCS and a 12-byte inter-frame gap on the wire, and occupies at least 64 bytes
 (header to FCS). Inside the MTU the protocol takes its headers: UDP/IPv4 28 bytes, TCP/IPv4 with
 timestamps 52, RoCE v2 (IPv4 + UDP + BTH + ICRC) 44, whose payload per packet is the largest
-InfiniBand MTU that fits (1024 bytes in a 1500-byte Ethernet MTU, 4096 in a 9000-byte one).
+InfiniBand MTU that fits (1024 bytes in a 1500-byte Ethernet MTU, 4096 in a 9000-byte one); a
+RoCE v2 message is taken to be an RDMA write, whose first packet adds a 16-byte RETH.
 
 Latency: the default is 2 µs, the host-to-host RDMA latency for small messages over EDR that seed
 001 measured on the AC922 with the OSU benchmarks (Figure 3). Kernel TCP stacks add tens of
@@ -120,8 +121,9 @@ class EthernetLink(Link):
         headers = ETH_PROTOCOL_HEADERS[self.protocol]
         last = n - (frames - 1) * per_frame  # payload of the last frame, padded to the minimum
         frame_bytes = lambda payload: np.maximum(ETH_HEADER + headers + payload + ETH_FCS, ETH_MIN_FRAME)
+        reth = IB_RETH if self.protocol == "rocev2" else 0  # in the first packet (room left by the IB MTU)
         wire = (frames - 1) * (frame_bytes(per_frame) + ETH_PREAMBLE + ETH_GAP) + frame_bytes(last) + ETH_PREAMBLE + ETH_GAP
-        return n * self.raw_rate / wire
+        return n * self.raw_rate / (wire + reth)
 
     def derived(self) -> dict[str, Any]:
         return {"raw_bytes_per_second": self.raw_rate, "payload_per_frame_bytes": self.payload_per_frame}

@@ -16,8 +16,9 @@ c2c        450    1             Grace Hopper             NVIDIA Grace Hopper Sup
 
 Packets: NVLink moves data in packets of one 16-byte header flit and up to 256 bytes of payload
 in 16-byte data flits (Foley and Danskin, "Ultra-Performance Pascal GPU and NVLink Interconnect",
-IEEE Micro 37(2), 2017). Later generations have not published a different format, so the same
-packet overhead is applied to all; set ``header_bytes=0`` to model the quoted rate as payload.
+IEEE Micro 37(2), 2017); optional address-extension and byte-enable flits are not charged.
+Later generations, and NVLink-C2C, have not published a format, so the same packet overhead is
+assumed for all; set ``header_bytes=0`` to model the quoted rate as payload.
 
 The seed's AC922 (seed 001) connects POWER9 and V100 over NVLink 2.0 at "50 GB/s and 75 GB/s
 bi-directional" per GPU in the 6- or 4-GPU configuration: 2 or 3 links of 25 GB/s each way, so

@@ -11,6 +11,14 @@ The model, for a link of generation g and w lanes:
 2. TLP-layer rate = raw x (1 - ACK/ACK_limit - FC/FC_limit - SKP/SKP_interval): ACK and flow-control
    update DLLPs, 8 bytes each on the wire, sent at the spec's recommended intervals (symbol times,
    by generation, width and MPS), and one 4-byte SKP ordered set every 1538 bytes.
+
+   The intervals are in *symbol times*, and in one symbol time an xW link carries W bytes, so
+   one DLLP per interval costs 8 / (W x interval) of the link. pcie-model (and so the paper and
+   the seed) charges 8 / interval, W times more: 7.9 % instead of 1.0 % at Gen3 x8 MPS 256. xferlab
+   keeps pcie-model's accounting by default (``dllp="pcie-model"``), which reproduces its published
+   figures and the seed's; ``dllp="per-lane"`` charges the per-lane reading (Gen3 x8: 62.2 Gb/s
+   at the TLP layer instead of 57.885). The intervals themselves follow the spec's formula
+   ((MPS + 28) x AckFactor / W + internal delay), which every table entry below satisfies.
 3. A transfer of n bytes is cut into TLPs; each costs its header and data-link framing. A DMA write
    sends ceil(n/MPS) memory-write TLPs; a DMA read sends ceil(n/MRRS) read requests one way and
    receives ceil(n/C) completions the other way (C = MPS, or RCB on chipsets that split completions
@@ -22,8 +30,11 @@ ACKs and flow-control updates ride there), 8 bytes of CRC and 6 bytes of FEC. Th
 128b/130b encoding, no per-TLP sequence number or LCRC and no framing token, so a TLP costs only
 its header; TLPs pack back to back across flit boundaries. (pcie-model's own Gen6/Gen7 figures
 reuse Gen5's tables with a 242/256 encoding and are marked there as guesses; xferlab uses the flit
-format instead.) SKP ordered sets still exist in flit mode; for want of a public interval figure
-xferlab charges them the non-flit fraction 4/1538 (0.26 %).
+format instead.) SKP ordered sets remain in flit mode at 1b/1b: 40 symbols per lane, scheduled
+every 46, 93, 187, 374 or 748 flits on x1, x2, x4, x8 or x16 links (PCIe 6.x section 4.2.3.4.2.5,
+Table 4-30; x32 is extrapolated as 1496), about 0.33 % of the link. A flit-mode TLP costs one more
+header DW (OHC-A1) when its first or last DW is not fully enabled (an unaligned start or end) or
+it carries a PASID; the model assumes aligned transfers.
 
 The latency term defaults to the seed's t_s = 738.77 ns (seed 000, "extracted from [1]").
 """
@@ -53,6 +64,9 @@ DLLP_BYTES = 8
 #: Clock-compensation SKP ordered set: 4 bytes, scheduled every 1538 bytes (symbol times).
 SKP_BYTES = 4
 SKP_INTERVAL = 1538
+#: Flit mode at 1b/1b: a 40-symbol SKP ordered set per lane every N flits (PCIe 6.x Table 4-30).
+FLIT_SKP_SYMBOLS = 40
+FLIT_SKP_INTERVAL = {1: 46, 2: 93, 4: 187, 8: 374, 16: 748, 32: 1496}
 
 #: Recommended ACK and UpdateFC transmission intervals in symbol times, by generation group,
 #: link width and Max_Payload_Size: PCIe Base Spec rev 5.0 Tables 3-7 to 3-9 (Ack latency limit)
@@ -100,10 +114,22 @@ def raw_rate(gen: int, lanes: int) -> float:
     return GT_PER_S[gen] * 1e9 * ENCODING[gen] * lanes / 8
 
 
-def dllp_overhead(gen: int, lanes: int, mps: int) -> float:
-    """Fraction of raw bandwidth spent on ACK and UpdateFC DLLPs (non-flit mode)."""
+def dllp_overhead(gen: int, lanes: int, mps: int, accounting: str = "pcie-model") -> float:
+    """Fraction of raw bandwidth spent on ACK and UpdateFC DLLPs (non-flit mode).
+
+    ``pcie-model`` charges one 8-byte DLLP per interval of the link; ``per-lane`` reads the
+    interval as symbol times, in each of which the link carries ``lanes`` bytes."""
     interval = _INTERVALS_BY_WIDTH[min(gen, 3)][lanes][PAYLOAD_SIZES.index(mps)]
-    return 2 * DLLP_BYTES / interval
+    return 2 * DLLP_BYTES / (interval * (lanes if accounting == "per-lane" else 1))
+
+
+def skp_overhead(lanes: int, flit_mode_1b1b: bool) -> float:
+    """Fraction of the link spent on SKP ordered sets: 4 in 1538 bytes with 8b/10b or 128b/130b;
+    in flit mode at 1b/1b, 40 symbols per lane every FLIT_SKP_INTERVAL[lanes] flits."""
+    if not flit_mode_1b1b:
+        return SKP_BYTES / SKP_INTERVAL
+    per_lane_between = FLIT_SKP_INTERVAL[lanes] * FLIT_BYTES / lanes
+    return FLIT_SKP_SYMBOLS / (FLIT_SKP_SYMBOLS + per_lane_between)
 
 
 class PcieLink(Link):
@@ -120,6 +146,8 @@ class PcieLink(Link):
     rcb_chunks: Flag = Field(False, description="completions split at RCB instead of MPS (some chipsets)")
     addr: int = Field(64, description="address width of memory requests: 32 or 64")
     ecrc: Flag = Field(False, description="end-to-end CRC digest on every TLP")
+    dllp: Literal["pcie-model", "per-lane"] = Field(
+        "pcie-model", description="ACK/FC DLLP accounting: pcie-model (the paper's) or per-lane symbol times")
     latency: Seconds = Field(SEED_LATENCY, description="start-up time t_s, seconds (seed: 738.77 ns)")
 
     @model_validator(mode="after")
@@ -145,10 +173,10 @@ class PcieLink(Link):
     @property
     def tlp_rate(self) -> float:
         """Bytes per second available to TLPs (headers and payload) after link-level overheads."""
-        skp = SKP_BYTES / SKP_INTERVAL
+        skp = skp_overhead(self.lanes, self.flit_mode)
         if self.flit_mode:
             return self.raw_rate * FLIT_TLP_BYTES / FLIT_BYTES * (1 - skp)
-        return self.raw_rate * (1 - dllp_overhead(self.gen, self.lanes, self.mps) - skp)
+        return self.raw_rate * (1 - dllp_overhead(self.gen, self.lanes, self.mps, self.dllp) - skp)
 
     def _framing(self) -> int:
         return (0 if self.flit_mode else DL_FRAMING) + (ECRC if self.ecrc else 0)
@@ -189,10 +217,15 @@ class PcieLink(Link):
         raise ValueError(f"unknown op {op!r}")
 
     def data_rate(self, n: np.ndarray, op: Op = "write") -> np.ndarray:
+        return self.stream_rate(n, op, self.tlp_rate)
+
+    def stream_rate(self, n: np.ndarray, op: Op, tlp_rate: float) -> np.ndarray:
+        """Payload rate of this link's TLP stream when each direction carries ``tlp_rate`` bytes/s
+        of TLPs (CXL.io reuses it inside CXL flits)."""
         n = np.asarray(n, dtype=np.float64)
         out, back = self.wire_bytes(n, op)
         # Both directions run at tlp_rate; the busier one sets the pace.
-        return n * self.tlp_rate / np.maximum(out, back)
+        return n * tlp_rate / np.maximum(out, back)
 
     def derived(self) -> dict[str, Any]:
         return {
