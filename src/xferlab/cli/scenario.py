@@ -25,6 +25,10 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
                                  Column("title", "title", justify="left")], output_format(json_, csv_))
 
 
+CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "deviation", "reproduced",
+                "tolerance", "note")
+
+
 @app.command("run")
 def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario list`."),
         out: Optional[Path] = typer.Option(None, "--out", help="Also write its plots to DIR.", metavar="DIR"),
@@ -33,18 +37,17 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     fmt = output_format(json_, csv_)
     scenario = scenarios.load(name)
     result = scenario.run()
-    rows = []
-    for check in result["checks"]:
-        seed, ours = scenarios.describe_check(check)
-        rows.append({**check, "seed_shown": seed, "xferlab_shown": ours})
     notes = [f"source: {result['source']}; op {result['op']}; baseline {result['baseline']}"]
-    notes += [f"note ({r['figure']}): {r['note']}" for r in rows if r["note"]]
+    notes += [f"note ({c['figure']}): {c['note']}" for c in result["checks"] if c["note"]]
     if out:
         notes += [f"plot: {p}" for p in scenario.plot(out)]
-    emit(f"scenario run {name}", [{k: v for k, v in r.items() if not k.endswith("_shown")} for r in rows] if fmt != "table" else rows, [
-        Column("figure", "figure", justify="left"), Column("seed_shown", "seed"), Column("xferlab_shown", "xferlab"),
-        Column("deviation", "deviation", lambda d: f"{d:+.1%}"),
-        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no"),
-    ] if fmt == "table" else [Column(k, k) for k in ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit",
-                                                      "deviation", "reproduced", "tolerance")],
-        fmt, title=result["title"], notes=notes, extra={"scenario": name, "sweep": result["sweep"]} if fmt == "json" else None)
+    if fmt == "table":
+        rows = [dict(zip(("seed", "xferlab"), scenarios.describe_check(c)), figure=c["figure"], deviation=c["deviation"],
+                     reproduced=c["reproduced"]) for c in result["checks"]]
+        columns = [Column("figure", "figure", justify="left"), Column("seed", "seed"), Column("xferlab", "xferlab"),
+                   Column("deviation", "deviation", lambda d: f"{d:+.1%}"),
+                   Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")]
+    else:
+        rows, columns = result["checks"], [Column(k, k) for k in CHECK_FIELDS]
+    emit(f"scenario run {name}", rows, columns, fmt, title=result["title"], notes=notes,
+         extra={"scenario": name, "op": result["op"], "baseline": result["baseline"], "sweep": result["sweep"]})
