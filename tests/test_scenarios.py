@@ -46,3 +46,10 @@ def test_lab_writes_results(cli, tmp_path):
 
     lab = json.loads((out / "lab.json").read_text())
     assert lab["probe"]["ok"] and lab["probe"]["records"][0]["probe"] == "clock"
+    doc = cli.json("lab", "--out", tmp_path / "again")
+    assert doc["folder"] == str(tmp_path / "again") and all(r["reproduced"] for r in doc["results"][:3])
+
+
+def test_lab_rejects_a_bad_budget(cli):
+    code, _, err = cli("lab", "--budget", "0s")
+    assert code == 2 and "'0s'" in err

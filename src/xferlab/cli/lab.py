@@ -17,6 +17,7 @@ from .. import __version__, scenarios
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
+from .common import JSON
 from .output import Column, emit, stderr, stdout
 
 DEFAULT_OUT = Path("xferlab-results")
@@ -24,7 +25,8 @@ DEFAULT_OUT = Path("xferlab-results")
 
 def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job may take, e.g. 5m.", metavar="TIME"),
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder (default: ./{DEFAULT_OUT}/lab-<UTC time>).",
-                                           metavar="DIR")) -> None:
+                                           metavar="DIR"),
+        json_: bool = JSON) -> None:
     """Run the main job and write its results to one folder."""
     seconds = parse_time(budget, "--budget", allow_zero=False)
     started = datetime.now(timezone.utc)
@@ -59,6 +61,9 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary["scenarios"] = names
     (folder / "lab.json").write_text(json.dumps(summary, indent=1))
 
+    if json_:
+        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"]})
+        return
     emit("lab", rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
                        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
