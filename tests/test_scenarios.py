@@ -37,17 +37,21 @@ def test_scenario_cli_and_plots(cli, tmp_path):
 
 
 def test_lab_writes_results(cli, tmp_path):
-    out = tmp_path / "lab"
-    code, stdout, stderr = cli("lab", "--out", out, check=0)
+    out, store = tmp_path / "lab", tmp_path / "store.duckdb"
+    code, stdout, stderr = cli("lab", "--out", out, "--store", store, check=0)
     assert f"results: {out}" in stdout
-    for name in ("lab.json", "presets.json", "cxl-vs-pcie.json", "cxl-vs-pcie-time.png"):
-        assert (out / name).exists()
+    for name in ("lab.json", "presets.json", "cxl-vs-pcie.json", "cxl-vs-pcie-time.png", "memory.json",
+                 "bandwidth.png", "latency.png"):
+        assert (out / name).exists(), name
+    assert "Memory bandwidth" in stdout and "Load-to-use latency" in stdout
     import json
 
     lab = json.loads((out / "lab.json").read_text())
     assert lab["probe"]["ok"] and lab["probe"]["records"][0]["probe"] == "clock"
-    doc = cli.json("lab", "--out", tmp_path / "again")
+    # A tight budget: the memory steps that do not fit are recorded as skipped, the rest still runs.
+    doc = cli.json("lab", "--out", tmp_path / "again", "--store", store, "--budget", "2s")
     assert doc["folder"] == str(tmp_path / "again") and all(r["reproduced"] for r in doc["results"][:3])
+    assert any("budget" in f["reason"] for f in doc["memory"]["failures"])
 
 
 def test_lab_rejects_a_bad_budget(cli):

@@ -48,6 +48,12 @@ class JsonLine {
     }
     return *this;
   }
+  // A value that is already JSON text (an object or array built elsewhere).
+  JsonLine& raw(const char* key, const std::string& json) {
+    field(key);
+    out_ += json;
+    return *this;
+  }
   JsonLine& boolean(const char* key, bool value) {
     field(key);
     out_ += value ? "true" : "false";

@@ -6,8 +6,13 @@
 #include <cstring>
 #include <string>
 
+#include <stdexcept>
+
+#include "args.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
+#include "region.hpp"
 
 #ifndef XFERLAB_VERSION
 #define XFERLAB_VERSION "unknown"
@@ -21,6 +26,15 @@ const char* kUsage =
     "commands:\n"
     "  version              the probe's version and how it was built\n"
     "  clock [--samples N]  resolution and read cost of the host steady clock\n"
+    "  stream [--kernels copy,scale,add,triad,read,write] [--size BYTES] [--iterations N]\n"
+    "         [--threads N] [--cpus LIST] [--node N] [--first-touch on|off]\n"
+    "         [--hugepages none|thp|hugetlb] [--pmem PATH [--persist]] [--no-pin]\n"
+    "                       STREAM kernels; one JSON line per timed iteration\n"
+    "  latency [--sizes B,B,..] [--node N] [--cpu C] [--min-time S] [--repeats N]\n"
+    "                       pointer-chase latency over working-set sizes\n"
+    "  loaded [--size B] [--cpus LIST] [--node N] [--delays D,D,..] [--traffic read|write]\n"
+    "                       chase latency under increasing traffic from the other CPUs\n"
+    "  nodes                NUMA nodes and the CPUs this process may use\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n";
 
@@ -49,6 +63,19 @@ int run_version() {
   return 0;
 }
 
+int run_nodes() {
+  std::string nodes, cpus;
+  for (int n : xferlab::numa_nodes()) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+  for (int c : xferlab::allowed_cpus()) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  xferlab::JsonLine()
+      .str("probe", "nodes")
+      .str("nodes", nodes)
+      .str("allowed_cpus", cpus)
+      .integer("last_level_cache_bytes", static_cast<long long>(xferlab::last_level_cache_bytes()))
+      .emit();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +85,21 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (command == "version") return run_version();
+  try {
+    if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes") {
+      xferlab::Args args(argc, argv, 2);
+      if (command == "stream") return xferlab::run_stream(args);
+      if (command == "latency") return xferlab::run_latency(args);
+      if (command == "loaded") return xferlab::run_loaded(args);
+      args.finish();
+      return run_nodes();
+    }
+  } catch (const xferlab::BadArgument& error) {
+    return bad_argument(command + ": " + error.what());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "xferlab-probe: %s: %s\n", command.c_str(), error.what());
+    return 1;
+  }
   if (command == "clock") {
     int samples = 1000000;
     for (int i = 2; i < argc; ++i) {
@@ -74,5 +116,5 @@ int main(int argc, char** argv) {
     }
     return xferlab::run_clock(samples);
   }
-  return bad_argument("unknown command '" + command + "' (allowed: version, clock)");
+  return bad_argument("unknown command '" + command + "' (allowed: version, clock, stream, latency, loaded, nodes)");
 }

@@ -4,6 +4,11 @@
 
 namespace xferlab {
 
+class Args;
+
 int run_clock(int samples);
+int run_stream(Args& args);   // stream.cpp
+int run_latency(Args& args);  // latency.cpp
+int run_loaded(Args& args);   // latency.cpp
 
 }  // namespace xferlab

@@ -14,8 +14,10 @@ import typer
 
 from .. import __version__
 from ..errors import XferlabError
+from . import inventory as inventory_cli
 from . import lab as lab_cli
-from . import model, scenario, schema
+from . import measure
+from . import model, results, scenario, schema
 
 app = typer.Typer(
     name="xferlab",
@@ -27,8 +29,11 @@ app = typer.Typer(
 )
 app.add_typer(model.app, name="model")
 app.add_typer(scenario.app, name="scenario")
+app.add_typer(measure.app, name="measure")
+app.add_typer(results.app, name="results")
 app.command("lab")(lab_cli.lab)
 app.command("schema")(schema.schema)
+app.command("inventory")(inventory_cli.inventory)
 
 
 def _version(value: bool) -> None:

@@ -1,10 +1,12 @@
-"""`xferlab lab`: the main job. For now: check the native probe, evaluate the link presets, run
-every packaged scenario, and write it all under one results folder. Later stages (measurement,
-fits, advice, the report) join here as they are built."""
+"""`xferlab lab`: the main job. Checks the native probe, characterizes every memory node of this
+machine (recorded in the store), evaluates the link presets, runs every packaged scenario, and
+writes it all under one results folder. Later stages (devices, fits, advice, the report) join here
+as they are built."""
 
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time as _time
 from datetime import datetime, timezone
@@ -17,7 +19,11 @@ from .. import __version__, scenarios
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
+from ..measure.memory import MemoryPlan, steps
+from ..measure.run import measure
+from ..system import inventory as inv
 from .common import JSON
+from .measure import STORE, memory_params, memory_results, print_tables
 from .output import Column, emit, stderr, stdout
 
 DEFAULT_OUT = Path("xferlab-results")
@@ -26,8 +32,9 @@ DEFAULT_OUT = Path("xferlab-results")
 def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job may take, e.g. 5m.", metavar="TIME"),
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder (default: ./{DEFAULT_OUT}/lab-<UTC time>).",
                                            metavar="DIR"),
+        store: Optional[Path] = STORE,
         json_: bool = JSON) -> None:
-    """Run the main job and write its results to one folder."""
+    """The main job: characterize this machine's memory, recompute the seeds' figures, write it all to one folder."""
     seconds = parse_time(budget, "--budget", allow_zero=False)
     started = datetime.now(timezone.utc)
     folder = out or DEFAULT_OUT / f"lab-{started:%Y%m%d-%H%M%S}"
@@ -36,11 +43,21 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
 
-    stderr.print("[1/3] native probe: clock", highlight=False)
+    stderr.print("[1/4] native probe: clock", highlight=False)
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
 
-    stderr.print("[2/3] link presets", highlight=False)
+    stderr.print("[2/4] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
+    plan = quick_memory_plan()
+    # The memory steps may use most of the budget; the model stages take seconds.
+    outcome = measure("lab", steps(plan), {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
+                      timeout=max(60.0, seconds), budget=0.8 * seconds)
+    memory = memory_results(outcome, folder)
+    summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
+                             "failures": memory["failures"]}
+    (folder / "memory.json").write_text(json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1, default=str))
+
+    stderr.print("[3/4] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
     (folder / "presets.json").write_text(json.dumps(presets, indent=1))
@@ -48,7 +65,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     rows = []
     names = scenarios.names()
     for i, name in enumerate(names, 1):
-        stderr.print(f"[3/3] scenario {name} ({i}/{len(names)})", highlight=False)
+        stderr.print(f"[4/4] scenario {name} ({i}/{len(names)})", highlight=False)
         scenario = scenarios.load(name)
         result = scenario.run()
         plots = [str(p) for p in scenario.plot(folder)]
@@ -62,16 +79,40 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     (folder / "lab.json").write_text(json.dumps(summary, indent=1))
 
     if json_:
-        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"]})
+        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"],
+                                             "memory": {k: v for k, v in memory.items() if k != "plots"},
+                                             "run_id": outcome.run_id, "store": str(outcome.store_path)})
         return
+    print_tables(memory["bandwidth"], [r for r in memory["latency"] if r["size_bytes"] in landmark_sizes(memory["latency"])],
+                 memory["loaded"])
     emit("lab", rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
                        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
          title="Seed figures recomputed by xferlab's models")
+    for failure in memory["failures"]:
+        stderr.print(f"failed: {failure['step']}: {failure['reason']}", highlight=False)
     if clock.ok and clock.records:
         record = clock.records[0]
         stdout.print(f"probe: steady clock ticks every {record['observed_tick_seconds'] * 1e9:.0f} ns, "
                      f"one read costs {record['call_overhead_seconds'] * 1e9:.1f} ns (median)", highlight=False)
     else:
         stdout.print(f"probe: failed: {clock.failure}", highlight=False)
-    stdout.print(f"results: {folder}/ (lab.json, presets.json, one JSON and two plots per scenario)", highlight=False)
+    stdout.print(f"memory run {outcome.run_id} recorded in {outcome.store_path} (`xferlab results show {outcome.run_id}`)",
+                 highlight=False)
+    stdout.print(f"results: {folder}/ (lab.json, memory.json and plots, presets.json, one JSON and two plots per scenario)",
+                 highlight=False)
+
+
+def quick_memory_plan() -> MemoryPlan:
+    """Every memory node: STREAM's four kernels (5 iterations), the latency sweep, loaded latency."""
+    cpus = len(os.sched_getaffinity(0))
+    plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2)
+    plan.check()
+    return plan
+
+
+def landmark_sizes(latency_rows: list[dict]) -> set[int]:
+    """The latency table of the lab shows a few working sets: half and four times each cache size."""
+    measured = sorted({r["size_bytes"] for r in latency_rows})
+    wanted = [size // 2 for _, size in inv.data_cache_sizes()] + [4 * size for _, size in inv.data_cache_sizes()]
+    return {min(measured, key=lambda m: abs(m - w)) for w in wanted} if measured else set()

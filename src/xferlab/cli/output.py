@@ -21,8 +21,18 @@ from rich.table import Table
 
 from ..errors import BadValue
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+def _width() -> int | None:
+    """COLUMNS if set; else the terminal's width; else (a pipe or file) 120 columns, not rich's 80."""
+    import os
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    return None if sys.stdout.isatty() else 120
+
+
+# No rich markup: text such as "[madvise]" from the machine must print as it is.
+stdout = Console(soft_wrap=True, markup=False, width=_width())
+stderr = Console(stderr=True, soft_wrap=True, markup=False)
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,7 @@ class Column:
     header: str
     show: Callable[[Any], str] = str
     justify: str = "right"
+    no_wrap: bool = False  # never wrap or cut this column (ids, figures); text columns fold instead
 
 
 def output_format(json_: bool, csv_: bool) -> str:
@@ -75,10 +86,14 @@ def emit(command: str, rows: list[dict[str, Any]], columns: Iterable[Column], fm
             stderr.print(note, highlight=False)
         return
     table = Table(title=title, title_justify="left", header_style="bold")
-    for column in columns:
-        table.add_column(column.header, justify=column.justify)
-    for row in rows:
-        table.add_row(*(column.show(row.get(column.key)) if row.get(column.key) is not None else "–" for column in columns))
+    cells = [[column.show(row.get(column.key)) if row.get(column.key) is not None else "–" for column in columns]
+             for row in rows]
+    for i, column in enumerate(columns):
+        longest = max([len(word) for line in cells for word in line[i].split()] + [len(column.header)])
+        table.add_column(column.header, justify=column.justify, no_wrap=column.no_wrap, min_width=min(longest, 12),
+                         overflow="fold")
+    for line in cells:
+        table.add_row(*line)
     stdout.print(table)
     for note in notes:
         stdout.print(note, highlight=False)

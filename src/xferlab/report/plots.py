@@ -19,34 +19,22 @@ FORMATS = (".png", ".svg", ".pdf")
 Curve = tuple[str, np.ndarray, np.ndarray]  # label, sizes, values
 
 
-def _plot(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: bool = False,
-          xlabel: str = "transfer size") -> Path:
-    """Log-log lines against a transfer-size axis, written to ``path``."""
-    path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
+def _axes():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
+    return plt, fig, ax
+
+
+def _write(plt, fig, path: Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        plt.close(fig)
+        raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
     try:
-        for label, x, y in curves:
-            ax.plot(x, y, marker=".", label=label)
-        if unity:
-            ax.axhline(1.0, color="grey", lw=0.8)
-        sizes = np.concatenate([x for _, x, _ in curves])
-        ax.set_xscale("log", base=2)
-        ticks = [s for s in 2.0 ** np.arange(0, 61, 4) if sizes.min() <= s <= sizes.max()]
-        if ticks:
-            ax.set_xticks(ticks, [format_size(t) for t in ticks], rotation=30, ha="right")
-        ax.set_xlabel(xlabel)
-        ax.set_yscale("log")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend()
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.tight_layout()
         fig.savefig(path)
@@ -55,6 +43,34 @@ def _plot(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: b
     finally:
         plt.close(fig)
     return path
+
+
+def _size_axis(ax, sizes: np.ndarray, label: str) -> None:
+    """A log2 axis of byte sizes, labelled every 16x (4 KiB, 64 KiB, 1 MiB …)."""
+    ax.set_xscale("log", base=2)
+    ticks = [s for s in 2.0 ** np.arange(0, 61, 4) if sizes.min() <= s <= sizes.max()]
+    if ticks:
+        ax.set_xticks(ticks, [format_size(t) for t in ticks], rotation=30, ha="right")
+    ax.set_xlabel(label)
+
+
+def _plot(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: bool = False,
+          xlabel: str = "transfer size") -> Path:
+    """Log-log lines against a transfer-size axis, written to ``path``."""
+    if Path(path).suffix.lower() not in FORMATS:
+        raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
+    plt, fig, ax = _axes()
+    for label, x, y in curves:
+        ax.plot(x, y, marker=".", label=label)
+    if unity:
+        ax.axhline(1.0, color="grey", lw=0.8)
+    _size_axis(ax, np.concatenate([x for _, x, _ in curves]), xlabel)
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend()
+    return _write(plt, fig, path)
 
 
 def plot_times(links: Sequence[Link], sizes: np.ndarray, op: Op, path: Path, title: str = "") -> Path:
@@ -75,3 +91,60 @@ def plot_chunks(links: Sequence[Link], total: float, chunks: np.ndarray, op: Op,
     curves = [(link.label, chunks, chunked_time(link, total, chunks, op)[1]) for link in links]
     return _plot(curves, "total transfer time (s)", title or f"Moving {format_size(total)} in chunks ({op})", path,
                  xlabel="chunk size")
+
+
+def plot_bandwidth(summaries: Sequence[dict], path: Path) -> Path:
+    """Best and median bandwidth per kernel, one bar group per placement (node, mode, threads)."""
+    rows = [s for s in summaries if s["metric"] == "bandwidth_bytes_per_second"]
+    kernels = list(dict.fromkeys(s["test"] for s in rows))
+    places = list(dict.fromkeys((s["node"], s["mode"], s["threads"]) for s in rows))
+    plt, fig, ax = _axes()
+    width = 0.8 / max(1, len(places))
+    for j, place in enumerate(places):
+        best = [next((s["max"] for s in rows if s["test"] == k and (s["node"], s["mode"], s["threads"]) == place), 0) / 1e9
+                for k in kernels]
+        median = [next((s["median"] for s in rows if s["test"] == k and (s["node"], s["mode"], s["threads"]) == place), 0) / 1e9
+                  for k in kernels]
+        xs = [i + j * width for i in range(len(kernels))]
+        bars = ax.bar(xs, best, width, label=f"node {place[0]}, {place[1]}, {place[2]} thr (best)")
+        ax.scatter(xs, median, color="black", marker="_", s=200, zorder=3, label="median" if j == 0 else None)
+        ax.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax.set_xticks([i + width * (len(places) - 1) / 2 for i in range(len(kernels))], kernels)
+    ax.set_ylabel("bandwidth (GB/s, STREAM counting)")
+    ax.set_title("Memory bandwidth by kernel and placement")
+    ax.legend(fontsize=7)
+    return _write(plt, fig, path)
+
+
+def plot_latency(summaries: Sequence[dict], caches: Sequence[tuple[int, int]], path: Path) -> Path:
+    """Median load latency against working-set size, per node, with the cache sizes marked."""
+    rows = sorted((s for s in summaries if s["test"] == "latency"), key=lambda s: s["size_bytes"])
+    curves = [(f"node {node}", np.asarray([s["size_bytes"] for s in rows if s["node"] == node], dtype=float),
+               np.asarray([s["median"] * 1e9 for s in rows if s["node"] == node]))
+              for node in dict.fromkeys(s["node"] for s in rows)]
+    plt, fig, ax = _axes()
+    for label, x, y in curves:
+        ax.plot(x, y, marker=".", label=label)
+    for level, size in caches:
+        ax.axvline(size, color="grey", lw=0.8, ls="--")
+        ax.annotate(f"L{level} {format_size(size)}", (size, ax.get_ylim()[1]), rotation=90, va="top", ha="right", fontsize=7)
+    _size_axis(ax, np.concatenate([x for _, x, _ in curves]), "working set")
+    ax.set_yscale("log")
+    ax.set_ylabel("load-to-use latency (ns, median)")
+    ax.set_title("Pointer-chase latency")
+    ax.legend()
+    return _write(plt, fig, path)
+
+
+def plot_loaded(points: Sequence[dict], path: Path) -> Path:
+    """Latency against the bandwidth the other CPUs drive (the bandwidth–latency curve)."""
+    plt, fig, ax = _axes()
+    for node in dict.fromkeys(p["node"] for p in points):
+        mine = sorted((p for p in points if p["node"] == node), key=lambda p: p["bandwidth_bytes_per_second"])
+        ax.plot([p["bandwidth_bytes_per_second"] / 1e9 for p in mine], [p["latency_seconds"] * 1e9 for p in mine],
+                marker="o", label=f"node {node}")
+    ax.set_xlabel("traffic bandwidth (GB/s)")
+    ax.set_ylabel("chase latency (ns)")
+    ax.set_title("Loaded latency")
+    ax.legend()
+    return _write(plt, fig, path)

@@ -1,0 +1,31 @@
+// Where threads run and where memory lives: CPU affinity, NUMA memory policy through the raw
+// system calls (no libnuma at build time), and a check of where pages actually landed.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xferlab {
+
+// CPUs this process may run on (sched_getaffinity).
+std::vector<int> allowed_cpus();
+// Throws BadArgument naming any CPU of `cpus` this process may not run on.
+void check_cpus(const std::vector<int>& cpus);
+// Pins the calling thread to one CPU; returns false if the kernel refused.
+bool pin_to_cpu(int cpu);
+
+// NUMA nodes that exist (/sys/devices/system/node/nodeN).
+std::vector<int> numa_nodes();
+// Throws BadArgument if `node` does not exist.
+void check_node(int node);
+// Binds [addr, addr+len) to `node` with MPOL_BIND (mbind(2)) before it is touched.
+// Returns an empty string on success, else the reason.
+std::string bind_to_node(void* addr, size_t len, int node);
+// Where the pages of [addr, addr+len) are: node → pages, from move_pages(2) on up to
+// `samples` pages spread over the range. Node -1 counts pages the kernel could not place
+// (not yet faulted) and -2 pages it would not report.
+std::map<int, long> page_nodes(void* addr, size_t len, int samples = 1024);
+std::string page_nodes_json(const std::map<int, long>& nodes);
+
+}  // namespace xferlab

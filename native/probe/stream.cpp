@@ -1,0 +1,311 @@
+// `xferlab-probe stream`: STREAM's kernels (and read-only / write-only ones) over three arrays.
+//
+// Method (as STREAM and BabelStream): the arrays are initialised outside the timed region (by the
+// measuring threads with first touch on, by one thread with it off); every kernel runs
+// `iterations` times and every run is timed alone with std::chrono::steady_clock around the
+// parallel region; iteration 0 is reported as a warm-up; after the last iteration every element
+// of every array is checked against a scalar replay of the same sequence of kernels.
+//
+// Bytes are counted as STREAM counts them: the arrays a kernel reads plus the array it writes
+// (copy and scale 2 x N x 8, add and triad 3 x N x 8, read and write N x 8). A store to a line not
+// in cache first reads it (write-allocate), so the memory system moves one more N x 8 for each
+// kernel that writes; that traffic is reported separately as write_allocate_bytes, not counted.
+//
+// With --pmem the arrays live in a shared mapping of a file or DAX device (App-Direct mode); with
+// --persist each kernel also makes its stores persistent inside the timed region: on a DAX mapping
+// each thread writes back the cache lines it stored (clwb, clflushopt or clflush, by CPUID) and
+// fences; on any other mapping the destination array is msync'ed.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "json.hpp"
+#include "persist.hpp"
+#include "placement.hpp"
+#include "probe.hpp"
+#include "region.hpp"
+
+namespace xferlab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kScalar = 0.5;  // keeps values growing slowly (x1.25 per STREAM round), never overflowing
+constexpr double kFill = 7.0;
+constexpr size_t kAlign = kLine / sizeof(double);  // thread chunks start on cache lines
+
+struct Kernel {
+  std::string name;
+  int arrays_read;
+  int arrays_written;
+};
+
+const std::vector<Kernel> kKernels = {
+    {"copy", 1, 1}, {"scale", 1, 1}, {"add", 2, 1}, {"triad", 2, 1}, {"read", 1, 0}, {"write", 0, 1},
+};
+
+const Kernel& kernel_named(const std::string& name) {
+  for (auto& k : kKernels)
+    if (k.name == name) return k;
+  throw BadArgument("unknown kernel " + name);
+}
+
+// The [lo, hi) elements thread t of nt handles: equal shares, starting on cache lines.
+void chunk(size_t n, int t, int nt, size_t& lo, size_t& hi) {
+  size_t lines = (n + kAlign - 1) / kAlign;
+  lo = std::min(n, lines * t / nt * kAlign);
+  hi = std::min(n, lines * (t + 1) / nt * kAlign);
+}
+
+struct Arrays {
+  double* a;
+  double* b;
+  double* c;
+  size_t n;
+};
+
+struct Persist {
+  bool on = false;
+  bool dax = false;
+  Flush flush = Flush::none;
+  const Region* region = nullptr;
+};
+
+// Runs one kernel once over all threads and returns its seconds. The read kernel's sum goes to `sum`.
+double run_kernel(const std::string& name, Arrays& x, int threads, const Persist& persist, double& sum) {
+  double* __restrict a = x.a;
+  double* __restrict b = x.b;
+  double* __restrict c = x.c;
+  const size_t n = x.n;
+  double* dest = name == "copy" || name == "add" || name == "write" ? c : name == "scale" ? b
+                 : name == "triad" ? a : nullptr;
+  std::vector<double> partial(threads, 0.0);
+  auto start = Clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    size_t lo, hi;
+    chunk(n, t, omp_get_num_threads(), lo, hi);
+    if (name == "copy") {
+      for (size_t i = lo; i < hi; ++i) c[i] = a[i];
+    } else if (name == "scale") {
+      for (size_t i = lo; i < hi; ++i) b[i] = kScalar * c[i];
+    } else if (name == "add") {
+      for (size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+    } else if (name == "triad") {
+      for (size_t i = lo; i < hi; ++i) a[i] = b[i] + kScalar * c[i];
+    } else if (name == "write") {
+      for (size_t i = lo; i < hi; ++i) c[i] = kFill;
+    } else {
+      double s = 0.0;
+#pragma omp simd reduction(+ : s)
+      for (size_t i = lo; i < hi; ++i) s += a[i];
+      partial[t] = s;
+    }
+    if (persist.on && persist.dax && dest && hi > lo) {
+      write_back(dest + lo, (hi - lo) * sizeof(double), persist.flush);
+      store_fence();
+    }
+  }
+  if (persist.on && !persist.dax && dest) persist.region->sync(dest, n * sizeof(double));
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  sum = 0.0;
+  for (double p : partial) sum += p;
+  return seconds;
+}
+
+// The scalar replay of the kernels, as STREAM's checkSTREAMresults does.
+void replay(const std::string& name, double& a, double& b, double& c) {
+  if (name == "copy") c = a;
+  else if (name == "scale") b = kScalar * c;
+  else if (name == "add") c = a + b;
+  else if (name == "triad") a = b + kScalar * c;
+  else if (name == "write") c = kFill;
+}
+
+struct Check {
+  long bad = 0;
+  long first = -1;
+  double worst = 0.0;
+};
+
+Check check_array(const double* x, size_t n, double expected) {
+  Check out;
+  for (size_t i = 0; i < n; ++i) {
+    double err = expected == 0.0 ? std::fabs(x[i]) : std::fabs(x[i] - expected) / std::fabs(expected);
+    if (!(err <= 1e-12)) {  // also catches NaN
+      if (out.first < 0) out.first = static_cast<long>(i);
+      ++out.bad;
+    }
+    if (err > out.worst || std::isnan(err)) out.worst = err;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_stream(Args& args) {
+  const size_t llc = last_level_cache_bytes();
+  const long long default_size = static_cast<long long>(std::max<size_t>(4 * llc, 64u << 20));
+  const auto kernels = args.words("kernels", "copy,scale,add,triad", {"copy", "scale", "add", "triad", "read", "write"});
+  const long long size = args.integer("size", default_size, 4096, 1ll << 46);
+  const int iterations = static_cast<int>(args.integer("iterations", 10, 2, 1000));
+  const auto cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : allowed_cpus();
+  const int threads = static_cast<int>(args.integer("threads", static_cast<long long>(cpus.size()), 1, 4096));
+  const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
+  const std::string first_touch = args.words("first-touch", "on", {"on", "off"})[0];
+  const std::string hugepages = args.words("hugepages", "none", {"none", "thp", "hugetlb"})[0];
+  const std::string pmem = args.text("pmem", "");
+  const bool persist_on = args.flag("persist");
+  const bool pin = !args.flag("no-pin");
+  const long long corrupt = args.integer("corrupt", -1, 0, 1ll << 46);  // test hook
+  args.finish();
+
+  if (args.given("cpus")) check_cpus(cpus);
+  if (node >= 0) check_node(node);
+  if (persist_on && pmem.empty()) throw BadArgument("--persist needs --pmem PATH (a persistent mapping)");
+  if (!pmem.empty() && node >= 0)
+    throw BadArgument("--node binds anonymous memory; an App-Direct mapping (--pmem) lives where its device is");
+  if (!pmem.empty() && hugepages != "none") throw BadArgument("--hugepages applies to anonymous memory, not --pmem");
+
+  const size_t n = static_cast<size_t>(size) / sizeof(double);
+  const size_t array_bytes = n * sizeof(double);
+  const size_t stride = (array_bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20);  // arrays 2 MiB apart
+  RegionOptions options;
+  options.bytes = 3 * stride;
+  options.node = node;
+  options.hugepages = hugepages;
+  options.path = pmem;
+  auto region = Region::map(options);
+  if (!region->binding().empty())
+    throw BadArgument("memory node " + std::to_string(node) + " cannot hold the arrays: " + region->binding());
+  Arrays x{reinterpret_cast<double*>(region->data()), reinterpret_cast<double*>(region->data() + stride),
+           reinterpret_cast<double*>(region->data() + 2 * stride), n};
+
+  // Pin each OpenMP thread to one CPU of the set, round robin; record where each one runs.
+  std::vector<int> thread_cpu(threads, -1);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    if (pin) pin_to_cpu(cpus[t % cpus.size()]);
+    thread_cpu[t] = sched_getcpu();
+  }
+
+  // Initialise outside the timed region: STREAM's a = 1 then doubled, b = 2, c = 0.
+  auto init = [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      x.a[i] = 2.0;
+      x.b[i] = 2.0;
+      x.c[i] = 0.0;
+    }
+  };
+  if (first_touch == "on") {
+#pragma omp parallel num_threads(threads)
+    {
+      size_t lo, hi;
+      chunk(n, omp_get_thread_num(), omp_get_num_threads(), lo, hi);
+      init(lo, hi);
+    }
+  } else {
+    init(0, n);
+  }
+
+  Persist persist;
+  persist.on = persist_on;
+  persist.dax = region->dax();
+  persist.flush = persist.dax ? best_flush() : Flush::none;
+  persist.region = region.get();
+  if (persist_on && persist.dax && persist.flush == Flush::none)
+    throw std::runtime_error("this CPU offers no cache-line write-back instruction to persist a DAX mapping");
+  const std::string mechanism =
+      !persist_on ? "none" : persist.dax ? std::string(flush_name(persist.flush)) + "+sfence" : "msync";
+
+  std::string cpu_text;
+  for (int c : thread_cpu) cpu_text += (cpu_text.empty() ? "" : ",") + std::to_string(c);
+  JsonLine()
+      .str("probe", "stream")
+      .str("record", "setup")
+      .integer("array_bytes", static_cast<long long>(array_bytes))
+      .integer("elements", static_cast<long long>(n))
+      .integer("threads", threads)
+      .str("thread_cpus", cpu_text)
+      .boolean("pinned", pin)
+      .integer("node", node)
+      .str("first_touch", first_touch)
+      .str("hugepages", hugepages)
+      .str("mode", pmem.empty() ? "memory" : "app-direct")
+      .str("path", region->file())
+      .boolean("dax", region->dax())
+      .boolean("map_sync", region->map_sync())
+      .boolean("persist", persist_on)
+      .str("persist_mechanism", mechanism)
+      .raw("page_nodes", pmem.empty() ? page_nodes_json(page_nodes(region->data(), 3 * stride)) : "{}")
+      .integer("last_level_cache_bytes", static_cast<long long>(llc))
+      .str("clock", "std::chrono::steady_clock")
+      .str("counting", "STREAM: bytes of arrays read + array written; write-allocate not counted")
+      .emit();
+
+  double ea = 2.0, eb = 2.0, ec = 0.0, sum = 0.0, read_sum = 0.0, expected_sum = 0.0;
+  for (int it = 0; it < iterations; ++it) {
+    for (auto& name : kernels) {
+      const Kernel& k = kernel_named(name);
+      double seconds = run_kernel(name, x, threads, persist, sum);
+      replay(name, ea, eb, ec);
+      if (name == "read") {
+        read_sum = sum;
+        expected_sum = ea * static_cast<double>(n);
+      }
+      const double bytes = static_cast<double>(k.arrays_read + k.arrays_written) * array_bytes;
+      JsonLine()
+          .str("probe", "stream")
+          .str("record", "sample")
+          .str("kernel", name)
+          .integer("iteration", it)
+          .boolean("warmup", it == 0)
+          .number("seconds", seconds)
+          .number("bytes", bytes)
+          .number("write_allocate_bytes", k.arrays_written * static_cast<double>(array_bytes))
+          .emit();
+    }
+  }
+
+  if (corrupt >= 0 && static_cast<size_t>(corrupt) < n) x.a[corrupt] += 1.0;  // test hook: must be caught
+  Check ca = check_array(x.a, n, ea), cb = check_array(x.b, n, eb), cc = check_array(x.c, n, ec);
+  bool sum_ok = true;
+  double sum_error = 0.0;
+  bool any_read = std::find(kernels.begin(), kernels.end(), "read") != kernels.end();
+  if (any_read) {
+    sum_error = std::fabs(read_sum - expected_sum) / expected_sum;
+    sum_ok = sum_error <= 1e-9;
+  }
+  const bool ok = ca.bad == 0 && cb.bad == 0 && cc.bad == 0 && sum_ok;
+  std::string detail;
+  auto describe = [&](const char* array, const Check& ch) {
+    if (ch.bad)
+      detail += std::string(detail.empty() ? "" : "; ") + "array " + array + ": " + std::to_string(ch.bad) +
+                " elements wrong, first at index " + std::to_string(ch.first);
+  };
+  describe("a", ca);
+  describe("b", cb);
+  describe("c", cc);
+  if (!sum_ok) detail += std::string(detail.empty() ? "" : "; ") + "read kernel sum off";
+  JsonLine()
+      .str("probe", "stream")
+      .str("record", "validation")
+      .boolean("ok", ok)
+      .number("max_relative_error", std::max({ca.worst, cb.worst, cc.worst, sum_error}))
+      .str("detail", ok ? "every element matches the scalar replay" : detail)
+      .emit();
+  if (!ok) {
+    std::fprintf(stderr, "xferlab-probe: validation failed: %s\n", detail.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace xferlab

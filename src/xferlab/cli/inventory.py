@@ -1,0 +1,35 @@
+"""`xferlab inventory`: what this machine is, as recorded with every measurement run."""
+
+from __future__ import annotations
+
+import json
+
+
+from ..system.inventory import inventory as read_inventory
+from ..units import format_size
+from .common import JSON
+from .output import Column, emit, stdout
+
+
+def inventory(json_: bool = JSON) -> None:
+    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders)."""
+    machine = read_inventory()
+    if json_:
+        print(json.dumps({"command": "inventory", "results": [machine]}, indent=1))
+        return
+    stdout.print(f"{machine['cpu_model']} ({machine['architecture']}): {machine['cores']} cores, {machine['threads']} "
+                 f"threads, CPUs allowed {machine['cpus_allowed']}"
+                 f"{', virtual machine' if machine['hypervisor'] else ''}; kernel {machine['kernel']}", highlight=False)
+    emit("inventory", [{"level": f"L{c['level']} {c['type'].lower()}", "size_bytes": c["size_bytes"],
+                        "shared": c["shared_cpus"]} for c in machine["caches"]],
+         [Column("level", "cache", justify="left"), Column("size_bytes", "size", format_size),
+          Column("shared", "shared by CPUs")], "table", title="Caches of CPU 0")
+    emit("inventory", [{**n, "cpus": ",".join(map(str, n["cpus"])) or "–"} for n in machine["numa_nodes"]],
+         [Column("node", "node"), Column("kind", "kind", justify="left"), Column("cpus", "CPUs"),
+          Column("memory_total_bytes", "memory", format_size), Column("memory_free_bytes", "free", format_size)],
+         "table", title="Memory nodes (memory-only: how Linux shows CXL memory expanders)")
+    hp = machine["hugepages"]
+    stdout.print(f"huge pages: {hp['total']} of {format_size(hp['size_bytes'])} reserved, {hp['free']} free; "
+                 f"transparent: {hp['transparent']}; governor: {machine['frequency_governor']}; "
+                 f"persistence instructions: {', '.join(machine['cpu_flags_persistence']) or 'none'}; "
+                 f"pmem devices: {', '.join(machine['pmem_devices']) or 'none'}", highlight=False)

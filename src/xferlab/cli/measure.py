@@ -1,0 +1,187 @@
+"""`xferlab measure …`: characterize this machine (memory tiers now; devices next)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadValue
+from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, steps, summaries
+from ..measure.run import measure
+from ..store import STORE_HELP
+from ..system import inventory as inv
+from ..units import format_rate, format_size, format_time, parse_size, parse_time
+from .common import CSV, JSON
+from .output import Column, emit, output_format, stderr, stdout
+
+app = typer.Typer(no_args_is_help=True, help="Measure this machine: memory tiers (bandwidth, latency, App-Direct).")
+
+STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
+
+
+def _ints(text: str, where: str, lo: int = 0) -> list[int]:
+    def one(item: str, _where: str) -> int:
+        try:
+            value = int(item)
+        except ValueError:
+            raise BadValue(f"{where} '{item}' is not a whole number") from None
+        if value < lo:
+            raise BadValue(f"{where} {value} is below {lo}")
+        return value
+    items = []
+    for part in text.split(","):
+        if "-" in part.strip()[1:]:
+            lo_s, hi_s = part.split("-", 1)
+            items += list(range(one(lo_s, where), one(hi_s, where) + 1))
+        else:
+            items.append(one(part, where))
+    return items
+
+
+def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: Optional[str], node: Optional[str],
+              first_touch: bool, hugepages: str, iterations: int, pmem: Optional[Path], persist: bool, latency: bool,
+              loaded: bool, latency_only: bool = False) -> MemoryPlan:
+    if hugepages not in ("none", "thp", "hugetlb"):
+        raise BadValue(f"--hugepages '{hugepages}' is not allowed; allowed: none, thp, hugetlb")
+    nodes: list[Optional[int]]
+    if node is None:
+        nodes = [None]
+    elif node == "all":
+        nodes = list(inv.memory_nodes())
+    else:
+        nodes = list(_ints(node, "--node"))
+    plan = MemoryPlan(
+        kernels=[k.strip() for k in kernels.split(",")],
+        size_bytes=parse_size(size, "--size") if size else None,
+        threads=_ints(threads, "--threads", lo=-10**9) if threads else [],
+        cpus=_ints(cpus, "--cpus") if cpus else None,
+        nodes=nodes, first_touch=first_touch, hugepages=hugepages, iterations=iterations, pmem=pmem,
+        persist=persist, latency=latency, loaded=loaded, bandwidth=not latency_only,
+    )
+    plan.check()
+    return plan
+
+
+@app.command("memory")
+def memory(
+    kernels: str = typer.Option(",".join(DEFAULT_KERNELS), "--kernels", help=f"Kernels to run: {', '.join(KERNELS)}.",
+                                metavar="LIST"),
+    size: Optional[str] = typer.Option(None, "--size", help="Bytes per array (default: 4 x the last-level cache, at least 64 MiB).",
+                                       metavar="SIZE"),
+    threads: Optional[str] = typer.Option(None, "--threads", help="OpenMP threads; a list sweeps (default: one per allowed CPU).",
+                                          metavar="N[,N…]"),
+    cpus: Optional[str] = typer.Option(None, "--cpus", help="CPUs to pin threads to, round robin, e.g. 0-3,8.", metavar="LIST"),
+    node: Optional[str] = typer.Option(None, "--node", help="Memory node(s) for the arrays: N, a list, or all (default: the OS's policy).",
+                                       metavar="N|LIST|all"),
+    first_touch: bool = typer.Option(True, "--first-touch/--no-first-touch", help="Initialise arrays with the measuring threads (on) or one thread (off)."),
+    hugepages: str = typer.Option("none", "--hugepages", help="none, thp (madvise) or hugetlb (reserved pages).", metavar="KIND"),
+    iterations: int = typer.Option(10, "--iterations", help="Timed iterations per kernel; the first is a warm-up."),
+    pmem: Optional[Path] = typer.Option(None, "--pmem", help="App-Direct: run on a mapping in this directory, new file or DAX device.",
+                                        metavar="PATH"),
+    persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
+    latency: bool = typer.Option(False, "--latency", help="Also measure pointer-chase latency from L1 to past the last-level cache."),
+    loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic (bandwidth–latency curve)."),
+    budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 2m.", metavar="TIME"),
+    timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write bandwidth and latency plots into DIR.", metavar="DIR"),
+    store: Optional[Path] = STORE,
+    json_: bool = JSON,
+    csv_: bool = CSV,
+) -> None:
+    """STREAM bandwidth (and latency) of memory tiers, with placement control; recorded in the store."""
+    fmt = output_format(json_, csv_)
+    plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
+    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    outcome = measure("measure memory", steps(plan), params=memory_params(plan), store_path=store,
+                      timeout=parse_time(timeout, "--timeout", allow_zero=False), budget=budget_s)
+    report(outcome, fmt, plot)
+
+
+def memory_params(plan: MemoryPlan) -> dict:
+    return {"kernels": plan.kernels, "array_bytes": plan.array_bytes, "threads": plan.thread_counts(), "cpus": plan.cpus,
+            "nodes": plan.nodes, "first_touch": plan.first_touch, "hugepages": plan.hugepages,
+            "iterations": plan.iterations, "pmem": str(plan.pmem) if plan.pmem else None, "persist": plan.persist,
+            "latency": plan.latency, "loaded": plan.loaded}
+
+
+def _row(summary: dict) -> dict:
+    """A summary with its unit in each field name (DESIGN: bytes_per_second, seconds)."""
+    unit = "bytes_per_second" if summary["metric"] == "bandwidth_bytes_per_second" else "seconds"
+    row = {k: summary[k] for k in ("test", "node", "mode", "threads", "size_bytes", "cpus", "headline", "count", "cov")}
+    for stat in ("min", "median", "mean", "max"):
+        row[f"{stat}_{unit}"] = summary[stat]
+    row[f"{summary['headline']}_{unit}"] = summary["headline_value"]
+    return row
+
+
+def memory_results(outcome, plot: Optional[Path]) -> dict:
+    """A run's results as rows with units in their field names, its failures, and its plots."""
+    sums = summaries(outcome.rows)
+    result = {
+        "bandwidth": [_row(s) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
+        "latency": [_row(s) for s in sums if s["metric"] == "latency_seconds"],
+        "loaded": _loaded_points(outcome.rows),
+        "failures": [{"step": r.step.label, "reason": r.failure} for r in outcome.failures],
+        "plots": [],
+    }
+    if plot:
+        from ..report.plots import plot_bandwidth, plot_latency, plot_loaded
+
+        if result["bandwidth"]:
+            result["plots"].append(plot_bandwidth(sums, plot / "bandwidth.png"))
+        if result["latency"]:
+            result["plots"].append(plot_latency(sums, inv.data_cache_sizes(), plot / "latency.png"))
+        if result["loaded"]:
+            result["plots"].append(plot_loaded(result["loaded"], plot / "loaded-latency.png"))
+    return result
+
+
+def report(outcome, fmt: str, plot: Optional[Path]) -> None:
+    """Print a run's results (bandwidth, latency, loaded latency, failures) and write its plots."""
+    result = memory_results(outcome, plot)
+    bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
+    notes = [f"run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes += [f"failed: {f['step']}: {f['reason']}" for f in failures]
+    notes += [f"plot: {p}" for p in result["plots"]]
+    if fmt != "table":
+        rows = bandwidth + latency + [{"test": "loaded-latency", **p} for p in loaded]
+        emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "failures": failures})
+        return
+    print_tables(bandwidth, latency, loaded)
+    for note in notes:
+        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)
+
+
+def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
+    placement = [Column("node", "node"), Column("mode", "mode", justify="left"), Column("threads", "threads"),
+                 Column("cpus", "CPUs")]
+    if bandwidth:
+        emit("measure memory", bandwidth, [
+            Column("test", "kernel", justify="left"), *placement, Column("size_bytes", "array", format_size),
+            Column("best_bytes_per_second", "best", format_rate), Column("median_bytes_per_second", "median", format_rate),
+            Column("min_bytes_per_second", "min", format_rate), Column("cov", "CoV", lambda v: f"{v:.1%}"),
+            Column("count", "n"),
+        ], "table", title="Memory bandwidth (STREAM counting; headline: best of the timed iterations, STREAM's figure)")
+    if latency:
+        emit("measure memory", latency, [
+            Column("size_bytes", "working set", format_size), Column("node", "node"),
+            Column("median_seconds", "latency (median)", format_time), Column("min_seconds", "min", format_time),
+            Column("max_seconds", "max", format_time), Column("count", "n"),
+        ], "table", title="Load-to-use latency, dependent pointer chase (headline: median)")
+    if loaded:
+        emit("measure memory", loaded, [
+            Column("node", "node"), Column("delay", "traffic delay"), Column("bandwidth_bytes_per_second", "traffic", format_rate),
+            Column("latency_seconds", "latency", format_time),
+        ], "table", title="Loaded latency: the chase under traffic from the other CPUs")
+
+
+def _loaded_points(rows: list[dict]) -> list[dict]:
+    points: dict[tuple, dict] = {}
+    for r in rows:
+        if r["test"] == "loaded-latency":
+            p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
+            p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
+    return list(points.values())

@@ -1,0 +1,182 @@
+"""`xferlab results …`: the runs recorded in the results store: list them, show one, export its samples.
+
+These commands only read: they open the store read-only and never create it. ``STORE`` is the
+``--store PATH`` option, shared with the commands that record runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import BadFile
+from ..store import FORMATS, STORE_HELP, check_format, open_store
+from ..units import format_rate, format_size, format_time
+from .common import CSV, JSON
+from .output import Column, emit, output_format, stderr, stdout
+
+app = typer.Typer(no_args_is_help=True, help="The runs recorded in the results store: list, show, export.")
+
+STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
+RUN = typer.Argument(..., help="A run id, a unique prefix of one, or 'latest'.", metavar="RUN")
+
+INCOMPLETE_NOTE = ("incomplete: the run is still marked running but no process is recording it (killed or "
+                   "crashed); every sample it committed is kept")
+
+
+def _table(title: str, rows: list[dict], columns: list[Column], whole: tuple[str, ...] = (),
+           notes: list[str] = ()) -> None:
+    """A table whose columns named in ``whole`` are never wrapped or cut (run ids, figures)."""
+    columns = [Column(c.key, c.header, c.show, c.justify, c.key in whole) for c in columns]
+    emit("results", rows, columns, "table", title=title, notes=notes)
+
+
+def _when(iso: Optional[str]) -> str:
+    """``2026-11-22T01:30:45.123456Z`` → ``2026-11-22 01:30:45``."""
+    return iso[:19].replace("T", " ") if iso else "–"
+
+
+def _status(row: dict) -> str:
+    return "incomplete" if row.get("incomplete") else row["status"]
+
+
+def show_value(metric: str, value: Any) -> Optional[str]:
+    """A statistic in the unit its metric names (``…_bytes_per_second``, ``…_seconds``, ``…_bytes``)."""
+    if value is None:
+        return None
+    if metric.endswith("_bytes_per_second"):
+        return format_rate(value)
+    if metric.endswith("_seconds"):
+        return format_time(value)
+    if metric.endswith("_bytes"):
+        return format_size(value)
+    return f"{value:.4g}"
+
+
+@app.command("list")
+def list_runs(store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """List the recorded runs, newest first."""
+    fmt = output_format(json_, csv_)
+    with open_store(store, read_only=True) as db:
+        rows, path = db.runs(), db.path
+    columns = [Column("run_id", "run", justify="left"), Column("started_utc", "started (UTC)", _when, "left"),
+               Column("command", "command", justify="left"), Column("status", "status", justify="left"),
+               Column("samples", "samples"), Column("failures", "failures")]
+    notes = [] if rows else [f"no runs in {path} yet"]
+    if fmt == "table":
+        if any(r["incomplete"] for r in rows):
+            notes.append(INCOMPLETE_NOTE)
+        _table(f"Runs in {path}", [{**r, "status": _status(r)} for r in rows], columns,
+               ("run_id", "command", "status", "samples", "failures"), notes)
+        return
+    if fmt == "csv":
+        columns += [Column("finished_utc", ""), Column("incomplete", "")]
+    emit("results list", rows, columns, fmt, notes=notes, extra={"store": str(path)})
+
+
+def _facts(mapping: Optional[dict], limit: int = 8) -> str:
+    """The scalar entries of a mapping as ``key value, …`` (nested ones are in --json)."""
+    items = [(k, v) for k, v in (mapping or {}).items() if not isinstance(v, (dict, list)) and v is not None]
+    text = ", ".join(f"{k} {v}" for k, v in items[:limit])
+    nested = [k for k, v in (mapping or {}).items() if isinstance(v, (dict, list))]
+    if nested:
+        text += ("; " if text else "") + f"also {', '.join(nested)} (see --json)"
+    return text or "–"
+
+
+def _header(run: dict) -> list[str]:
+    lines = [f"run {run['run_id']}: {run['command']}, {_status(run)}",
+             f"started {_when(run['started_utc'])} UTC, finished {_when(run['finished_utc'])}"
+             + (" UTC" if run["finished_utc"] else "")
+             + f"; {run['samples']} samples, {run['failures']} failures",
+             f"argv: {shlex.join(run['argv'] or []) or '–'}",
+             f"versions: {_facts(run['versions'])}",
+             f"machine: {_facts(run['inventory'])}"]
+    if run["params"]:
+        lines.append(f"params: {_facts(run['params'])}")
+    if run["incomplete"]:
+        lines.append(INCOMPLETE_NOTE)
+    return lines
+
+
+STAT_KEYS = ("median", "min", "mean", "max")
+
+
+@app.command("show")
+def show(run: str = RUN, store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Show a run: its command, versions and machine, statistics of its samples, its failures."""
+    fmt = output_format(json_, csv_)
+    with open_store(store, read_only=True) as db:
+        info = db.run(run)
+        groups = db.stats(info["run_id"])
+        failures = db.failures(info["run_id"])
+        path = db.path
+    placement = [Column("suite", "suite", justify="left"), Column("test", "test", justify="left"),
+                 Column("metric", "metric", justify="left"), Column("size_bytes", "size", lambda v: format_size(v)),
+                 Column("threads", "threads"), Column("node", "node"), Column("mode", "mode", justify="left"),
+                 Column("delay", "delay")]
+    if fmt == "json":
+        emit("results show", groups, [], fmt, extra={"run": info, "failures": failures, "store": str(path)})
+        return
+    stat_columns = [Column("count", "n"), *(Column(k, k) for k in STAT_KEYS), Column("cov", "CoV")]
+    if fmt == "csv":
+        emit("results show", groups, [*placement, Column("count", ""), Column("warmups", ""),
+                                      *(Column(k, k) for k in STAT_KEYS), Column("cov", "")], fmt)
+        return
+    for line in _header(info):
+        stdout.print(line, markup=False, highlight=False)
+    # A placement field with one value in every group is said once, above the table.
+    common = [c for c in placement if len({g[c.key] for g in groups}) == 1]
+    shown = [c for c in placement if c not in common]
+    said = [f"{c.header} {c.show(groups[0][c.key])}" for c in common if groups and groups[0][c.key] is not None]
+    rows = [{**g, "metric": _quantity(g["metric"]), **{k: show_value(g["metric"], g[k]) for k in STAT_KEYS},
+             "cov": None if g["cov"] is None else f"{100 * g['cov']:.2f}%"} for g in groups]
+    warmups = sum(g["warmups"] for g in groups)
+    notes = [f"statistics over non-warm-up iterations (n); {warmups} warm-up iterations left out; "
+             "CoV = sample standard deviation / mean"] if groups else ["no samples recorded"]
+    title = f"Samples of run {info['run_id']}" + (f" ({', '.join(said)})" if said else "") + "; headline: median"
+    if groups:
+        _table(title, rows, [*shown, *[Column(c.key, c.header, str) for c in stat_columns]], (), notes)
+    else:
+        stdout.print(notes[0], highlight=False)
+    if failures:
+        _table(f"Failures ({len(failures)})", failures,
+               [Column("suite", "suite", justify="left"), Column("what", "what", justify="left"),
+                Column("reason", "reason", justify="left"), Column("at_utc", "at (UTC)", _when, "left")])
+
+
+def _quantity(metric: str) -> str:
+    """A metric's name without its unit, which the figures show: ``bandwidth_bytes_per_second`` → ``bandwidth``."""
+    for unit in ("_bytes_per_second", "_seconds", "_bytes"):
+        if metric.endswith(unit) and len(metric) > len(unit):
+            return metric[: -len(unit)]
+    return metric
+
+
+@app.command("export")
+def export(run: str = RUN,
+           format_: str = typer.Option(..., "--format", help="File format: csv, parquet or json.",
+                                       metavar="|".join(FORMATS)),
+           output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                                help="File to write (default: ./<run id>.<format>; a folder, or "
+                                                     "a path ending in /, gets that name inside)."),
+           force: bool = typer.Option(False, "--force", help="Overwrite FILE if it exists."),
+           store: Optional[Path] = STORE) -> None:
+    """Write a run's samples to a file (JSON also holds the run and its failures); prints its path."""
+    fmt = check_format(format_)
+    folder = output is not None and output.endswith(("/", os.sep))
+    target = Path(output) if output is not None else None
+    if target is not None and not folder and target.exists() and not target.is_dir() and not force:
+        raise BadFile(f"output file '{target}' exists; give --force to overwrite it, or -o another file")
+    with open_store(store, read_only=True) as db:
+        run_id = db.resolve_run(run)
+        name = f"{run_id}.{fmt}"
+        target = Path(name) if target is None else target / name if folder else target
+        written = db.export(run_id, fmt, target, overwrite=force)
+        count = db.run(run_id)["samples"]
+    stderr.print(f"{count} samples of run {run_id} written as {fmt}", highlight=False)
+    print(written)

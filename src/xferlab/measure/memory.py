@@ -1,0 +1,271 @@
+"""The memory-tier suite: STREAM bandwidth, App-Direct STREAM with and without persistence,
+pointer-chase latency and loaded latency, on chosen CPUs and memory nodes.
+
+Each *step* is one run of the native probe (``stream``, ``latency`` or ``loaded``) for one
+placement. Its timed iterations become tidy sample rows for the store; the step's statistics are
+computed here, over the non-warm-up samples. A step whose probe fails, hangs past its timeout, or
+whose arrays fail validation is recorded as a failure with its reason, and the suite goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..errors import BadValue
+from ..system import inventory as inv
+from ..units import format_size
+from .probe import ProbeRun, run_probe
+from .stats import summarize
+
+KERNELS = ("copy", "scale", "add", "triad", "read", "write")
+DEFAULT_KERNELS = ("copy", "scale", "add", "triad")
+MIN_ARRAY = 64 * 2**20
+
+
+@dataclass
+class MemoryPlan:
+    """What `xferlab measure memory` will run, validated against this machine."""
+
+    kernels: list[str] = field(default_factory=lambda: list(DEFAULT_KERNELS))
+    size_bytes: Optional[int] = None  # per array; default max(4 x LLC, 64 MiB)
+    threads: list[int] = field(default_factory=list)  # default: every allowed CPU
+    cpus: Optional[list[int]] = None
+    nodes: list[Optional[int]] = field(default_factory=lambda: [None])  # None: the OS's default policy
+    first_touch: bool = True
+    hugepages: str = "none"
+    iterations: int = 10
+    pmem: Optional[Path] = None
+    persist: bool = False
+    latency: bool = False
+    loaded: bool = False
+    latency_sizes: Optional[list[int]] = None
+    bandwidth: bool = True
+    timeout: float = 600.0
+
+    def check(self) -> None:
+        """Refuse, with the value named, what this machine cannot run."""
+        allowed = sorted(os.sched_getaffinity(0))
+        for k in self.kernels:
+            if k not in KERNELS:
+                raise BadValue(f"kernel '{k}' is not known; allowed: {', '.join(KERNELS)}")
+        if self.cpus is not None:
+            for c in self.cpus:
+                if c not in allowed:
+                    raise BadValue(f"--cpus: CPU {c} does not exist or is not allowed; allowed: {_ranges(allowed)}")
+        usable = len(self.cpus) if self.cpus is not None else len(allowed)
+        for t in self.threads:
+            if t < 1:
+                raise BadValue(f"--threads {t}: at least one thread is needed")
+        nodes = {n["node"]: n for n in inv.numa_nodes()}
+        for node in self.nodes:
+            if node is not None and node not in nodes:
+                raise BadValue(f"--node {node} does not exist; nodes: {', '.join(map(str, nodes))}")
+            if node is not None and not nodes[node]["memory_total_bytes"]:
+                raise BadValue(f"--node {node} has no memory (a CPU-only node); nodes with memory: "
+                               f"{', '.join(str(n) for n, d in nodes.items() if d['memory_total_bytes'])}")
+        if self.size_bytes is not None:
+            for node in self.nodes:
+                capacity = node_capacity(node)
+                if 3 * self.size_bytes > capacity:
+                    raise BadValue(f"--size {format_size(self.size_bytes)} per array needs {format_size(3 * self.size_bytes)} "
+                                   f"for three arrays, more than the {format_size(capacity)} of memory node "
+                                   f"{'(default)' if node is None else node}")
+        if self.persist and self.pmem is None:
+            raise BadValue("--persist needs --pmem PATH: persistence applies to an App-Direct mapping")
+        if self.pmem is not None:
+            check_pmem_path(self.pmem)
+            if any(n is not None for n in self.nodes):
+                raise BadValue("--node binds ordinary memory; an App-Direct mapping (--pmem) lives where its device is")
+        if self.loaded and usable < 2:
+            raise BadValue("--loaded needs at least two CPUs: one chases pointers while the others load memory")
+        if self.iterations < 2:
+            raise BadValue(f"--iterations {self.iterations}: at least 2 (the first is a discarded warm-up)")
+
+    @property
+    def array_bytes(self) -> int:
+        return self.size_bytes or max(4 * inv.last_level_cache_bytes(), MIN_ARRAY)
+
+    def thread_counts(self) -> list[int]:
+        return self.threads or [len(self.cpus) if self.cpus is not None else len(os.sched_getaffinity(0))]
+
+
+def _ranges(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus))
+
+
+def node_capacity(node: Optional[int]) -> int:
+    """Bytes of memory on ``node`` (or the machine's, for the default policy). On a single-node
+    machine the node's meminfo can lag memory added later (seen on a VM), so the larger counts."""
+    system = inv._meminfo(Path("/proc/meminfo")).get("MemTotal", 0)
+    nodes = inv.numa_nodes()
+    if node is None or len(nodes) == 1:
+        return max(system, *(n["memory_total_bytes"] for n in nodes))
+    return next(n["memory_total_bytes"] for n in nodes if n["node"] == node)
+
+
+def check_pmem_path(path: Path) -> None:
+    """--pmem must be a writable directory, a new file in a writable directory, or a DAX device."""
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise BadValue(f"--pmem '{path}' is a directory xferlab cannot write to")
+    elif path.exists() and not path.is_char_device():
+        raise BadValue(f"--pmem '{path}' is an existing file; give a directory (xferlab creates and removes its own "
+                       "file there), a new file name, or a DAX device")
+    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise BadValue(f"--pmem '{path}': the device is not readable and writable by this user")
+    elif not path.exists() and not (path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)):
+        raise BadValue(f"--pmem '{path}': cannot create a file in '{path.parent}' (missing or not writable)")
+
+
+@dataclass
+class Step:
+    """One probe run: its arguments, what it measures, and the placement it stands for."""
+
+    label: str
+    test: str  # stream, latency, loaded
+    args: list[str]
+    placement: dict[str, Any]
+    estimate_seconds: float
+
+
+def steps(plan: MemoryPlan) -> list[Step]:
+    """The probe runs of ``plan``, in order."""
+    out: list[Step] = []
+    size = plan.array_bytes
+    cpu_arg = ["--cpus", ",".join(map(str, plan.cpus))] if plan.cpus is not None else []
+    common = ["--first-touch", "on" if plan.first_touch else "off"]
+    # A rough cost for progress estimates: every kernel moves about 3 arrays per iteration at ~10 GB/s.
+    stream_estimate = plan.iterations * len(plan.kernels) * 3 * size / 10e9 + 3 * size / 2e9
+    modes: list[tuple[str, list[str], Optional[int]]] = []
+    if plan.bandwidth:
+        if plan.pmem is None:
+            modes += [("memory", ["--node", str(n)] if n is not None else [], n) for n in plan.nodes]
+        else:
+            modes.append(("app-direct", ["--pmem", str(plan.pmem)], None))
+            if plan.persist:
+                modes.append(("app-direct+persist", ["--pmem", str(plan.pmem), "--persist"], None))
+    for mode, where, node in modes:
+        for threads in plan.thread_counts():
+            args = ["stream", "--kernels", ",".join(plan.kernels), "--size", str(size), "--iterations",
+                    str(plan.iterations), "--threads", str(threads), *cpu_arg, *where, *common]
+            if plan.pmem is None:
+                args += ["--hugepages", plan.hugepages]
+            node_text = "default" if node is None else str(node)
+            out.append(Step(f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}", "stream", args,
+                            {"node": node_text, "mode": mode, "threads": threads},
+                            stream_estimate * (20 if mode.endswith("persist") else 1)))
+    llc = inv.last_level_cache_bytes() or 32 * 2**20
+    for node in plan.nodes if plan.pmem is None else [None]:
+        where = ["--node", str(node)] if node is not None else []
+        node_text = "default" if node is None else str(node)
+        if plan.latency:
+            sizes = plan.latency_sizes or latency_sizes(llc)
+            first_cpu = (plan.cpus or sorted(os.sched_getaffinity(0)))[0]
+            out.append(Step(f"latency node {node_text}", "latency",
+                            ["latency", "--sizes", ",".join(map(str, sizes)), "--cpu", str(first_cpu), *where],
+                            {"node": node_text, "mode": "memory", "threads": 1}, 0.15 * len(sizes)))
+        if plan.loaded:
+            out.append(Step(f"loaded latency node {node_text}", "loaded", ["loaded", *cpu_arg, *where],
+                            {"node": node_text, "mode": "memory",
+                             "threads": len(plan.cpus) if plan.cpus else len(os.sched_getaffinity(0))}, 2.0))
+    return out
+
+
+def latency_sizes(llc: int) -> list[int]:
+    """Working sets from 4 KiB to 8 x the last-level cache, two points per doubling."""
+    sizes, s = [], 4096
+    while s <= 8 * llc:
+        sizes += [s, s * 3 // 2]
+        s *= 2
+    return sizes
+
+
+def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """Tidy sample rows of one probe run, and the reason it failed (None if it did not)."""
+    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    base = {"suite": "memory", **step.placement}
+    rows: list[dict[str, Any]] = []
+    failure = run.failure
+    if step.test == "stream":
+        validation = next((r for r in run.records if r.get("record") == "validation"), None)
+        if validation is None:
+            failure = failure or "the probe ended before validating its arrays"
+        elif not validation["ok"]:
+            return [], f"validation failed: {validation['detail']}"
+        extra = {k: setup.get(k) for k in ("first_touch", "hugepages", "dax", "map_sync", "persist_mechanism",
+                                           "page_nodes", "pinned")}
+        for r in run.records:
+            if r.get("record") == "sample":
+                rows.append({**base, "test": r["kernel"], "metric": "bandwidth_bytes_per_second",
+                             "value": r["bytes"] / r["seconds"], "size_bytes": setup.get("array_bytes"),
+                             "cpus": setup.get("thread_cpus"), "iteration": r["iteration"], "warmup": r["warmup"],
+                             "seconds": r["seconds"], "bytes": r["bytes"],
+                             "write_allocate_bytes": r["write_allocate_bytes"], **extra})
+    elif step.test == "latency":
+        for r in run.records:
+            if r.get("record") == "sample":
+                rows.append({**base, "test": "latency", "metric": "latency_seconds", "value": r["latency_seconds"],
+                             "size_bytes": r["size_bytes"], "cpus": str(setup.get("cpu")), "iteration": r["repeat"],
+                             "warmup": False, "loads": r["loads"], "hugepages": setup.get("hugepages"),
+                             "page_nodes": setup.get("page_nodes")})
+    else:
+        points = [r for r in run.records if r.get("record") == "sample"]
+        for i, r in enumerate(points):
+            shared = {**base, "test": "loaded-latency", "size_bytes": setup.get("size_bytes"),
+                      "cpus": str(setup.get("chase_cpu")), "iteration": i, "warmup": False, "seconds": r["seconds"],
+                      "delay": r["delay"], "traffic": setup.get("traffic"),
+                      "traffic_threads": setup.get("traffic_threads")}
+            rows.append({**shared, "metric": "latency_seconds", "value": r["latency_seconds"], "loads": r["loads"]})
+            rows.append({**shared, "metric": "bandwidth_bytes_per_second",
+                         "value": r["traffic_bandwidth_bytes_per_second"]})
+    return rows, failure
+
+
+@dataclass
+class StepResult:
+    step: Step
+    rows: list[dict[str, Any]]
+    failure: Optional[str]
+    seconds: float
+
+
+def run_steps(plan_steps: list[Step], timeout: float, on_result: Callable[[StepResult], None],
+              on_start: Callable[[Step], None] = lambda s: None, deadline: Optional[float] = None) -> list[StepResult]:
+    """Runs each step; ``on_result`` (e.g. a store write) is called as soon as a step finishes."""
+    results = []
+    for step in plan_steps:
+        on_start(step)
+        t0 = time.monotonic()
+        if deadline is not None and t0 >= deadline:
+            result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
+        else:
+            limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
+            run = run_probe(step.args, timeout=limit)
+            rows, failure = rows_of(step, run)
+            result = StepResult(step, rows, failure, time.monotonic() - t0)
+        on_result(result)
+        results.append(result)
+    return results
+
+
+def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Statistics per (test, metric, node, mode, threads, size) over non-warm-up samples, with the
+    headline named: STREAM's best rate (the fastest iteration) for bandwidth, the median for latency."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("warmup") or r["test"] == "loaded-latency":
+            continue
+        key = (r["test"], r["metric"], r.get("node"), r.get("mode"), r.get("threads"), r.get("size_bytes"))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (test, metric, node, mode, threads, size), members in groups.items():
+        stats = summarize(m["value"] for m in members)
+        bandwidth = metric == "bandwidth_bytes_per_second"
+        out.append({"test": test, "metric": metric, "node": node, "mode": mode, "threads": threads, "size_bytes": size,
+                    "cpus": members[0].get("cpus"), "headline": "best" if bandwidth else "median",
+                    "headline_value": stats["max"] if bandwidth else stats["median"], **stats})
+    return out

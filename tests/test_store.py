@@ -1,0 +1,286 @@
+"""The results store: round trips, run resolution, errors naming the path, transactional writes that
+survive SIGKILL, and one process at a time."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+import xferlab
+from xferlab.errors import BadFile, BadValue, Unavailable, UnknownName
+from xferlab.store import DEFAULT_PATH, ENV, SCHEMA_VERSION, open_store
+
+SAMPLE_KEYS = ["suite", "test", "metric", "value", "size_bytes", "threads", "cpus", "node", "mode", "iteration",
+               "warmup", "seconds", "bytes"]
+
+
+def memory_rows(n=6, size=1 << 20):
+    rows = []
+    for i in range(n):
+        rows.append({"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                     "value": 1.0e10 + 1e8 * i, "size_bytes": size, "threads": 4, "cpus": "0-3", "node": "0",
+                     "mode": "dram", "iteration": i, "warmup": i == 0, "seconds": 3 * size / (1.0e10 + 1e8 * i),
+                     "bytes": float(3 * size)})
+    rows.append({"suite": "memory", "test": "latency", "metric": "latency_seconds", "value": 9.1e-8,
+                 "size_bytes": 1 << 30})  # optional columns left out
+    return rows
+
+
+def child(script: str, *args) -> subprocess.Popen:
+    """A Python child process importing the same xferlab as these tests."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(xferlab.__file__).parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_round_trip_and_exports(tmp_path):
+    path = tmp_path / "s" / "results.duckdb"
+    rows = memory_rows()
+    with open_store(path) as store:
+        assert store.path == path and path.exists()
+        run = store.start_run("measure memory", ["measure", "memory"], {"hostname": "h", "cpus": 4},
+                              {"xferlab": xferlab.__version__}, {"kernels": ["triad"]})
+        assert store.add_samples(run, rows[:3]) == 3
+        assert store.add_samples(run, rows[3:]) == len(rows) - 3
+        store.finish_run(run, "ok", {"best_bytes_per_second": 1.05e10})
+    with open_store(path, read_only=True) as store:
+        back = store.samples(run)
+        assert [r["seq"] for r in back] == list(range(1, len(rows) + 1))
+        for given, got in zip(rows, back):
+            assert got["run_id"] == run and got["params"] == {}
+            for key in SAMPLE_KEYS:
+                expected = given.get(key, False if key == "warmup" else None)
+                assert got[key] == expected, key
+        info = store.run(run)
+        assert info["status"] == "ok" and info["finished_utc"] and not info["incomplete"]
+        assert info["inventory"] == {"hostname": "h", "cpus": 4} and info["params"] == {"kernels": ["triad"]}
+        assert info["summary"] == {"best_bytes_per_second": 1.05e10} and info["samples"] == len(rows)
+        assert info["argv"] == ["measure", "memory"] and info["xferlab_version"] == xferlab.__version__
+
+        con = duckdb.connect()
+        columns = list(back[0])
+        for fmt, reader in (("csv", "read_csv"), ("parquet", "read_parquet")):
+            out = store.export(run, fmt, tmp_path / f"out.{fmt}")
+            read = con.execute(f"SELECT * FROM {reader}('{out}') ORDER BY seq").fetchall()
+            assert len(read) == len(back)
+            for got, want in zip(read, back):
+                got = dict(zip(columns, got))
+                for key in ["run_id", "seq", *SAMPLE_KEYS]:
+                    if isinstance(want[key], float):
+                        assert got[key] == pytest.approx(want[key], rel=1e-15), (fmt, key)
+                    else:
+                        assert got[key] == want[key] or (fmt == "csv" and str(got[key]) == str(want[key])), (fmt, key)
+        out = store.export(run, "json", tmp_path / "out.json")
+        doc = json.loads(out.read_text())
+        assert doc["run"]["run_id"] == run and doc["failures"] == []
+        assert doc["samples"] == json.loads(json.dumps(back))
+        # the JSON file re-read by DuckDB too
+        (count,) = con.execute(f"SELECT count(*) FROM (SELECT unnest(samples) FROM read_json('{out}'))").fetchone()
+        assert count == len(rows)
+
+
+def test_extra_keys_go_to_params(tmp_path):
+    with open_store(tmp_path / "x.duckdb") as store:
+        run = store.start_run("measure memory", [], {}, {})
+        store.add_samples(run, [{"suite": "memory", "test": "write", "metric": "bandwidth_bytes_per_second",
+                                 "value": np.float64(2.5e9), "size_bytes": np.int64(4096), "threads": 1,
+                                 "cpus": [0, 2], "node": 1, "mode": "app-direct+persist", "warmup": np.bool_(False),
+                                 "persist": "clwb+sfence", "dax": True, "params": {"intensity": 0.5}}])
+        (row,) = store.samples(run)
+        assert row["params"] == {"intensity": 0.5, "persist": "clwb+sfence", "dax": True}
+        assert row["cpus"] == "0,2" and row["node"] == "1" and row["size_bytes"] == 4096 and row["value"] == 2.5e9
+        (dax,) = store.conn.execute("SELECT params->>'$.persist' FROM samples").fetchone()
+        assert dax == "clwb+sfence"
+
+
+def test_bad_samples_write_nothing(tmp_path):
+    with open_store(tmp_path / "x.duckdb") as store:
+        run = store.start_run("measure memory", [], {}, {})
+        good = memory_rows(2)
+        with pytest.raises(BadValue, match="sample 1 has no 'metric'"):
+            store.add_samples(run, [good[0], {k: v for k, v in good[1].items() if k != "metric"}])
+        with pytest.raises(BadValue, match="sample 0 field 'threads' is 2.5"):
+            store.add_samples(run, [{**good[0], "threads": 2.5}])
+        # passes the checks but overflows BIGINT inside the transaction: the whole batch rolls back
+        with pytest.raises(duckdb.Error):
+            store.add_samples(run, [good[0], {**good[1], "size_bytes": 1 << 70}])
+        assert store.samples(run) == []
+        assert store.add_samples(run, good) == len(good)
+        assert [r["seq"] for r in store.samples(run)] == [1, 2, 3]
+        store.finish_run(run)
+        with pytest.raises(BadValue, match="has finished"):
+            store.add_samples(run, good)
+        with pytest.raises(BadValue, match="status 'done' is not allowed"):
+            store.finish_run(run, "done")
+        with pytest.raises(UnknownName, match="run 'nope'"):
+            store.add_failure("nope", "memory", "triad", "crashed")
+
+
+def test_run_resolution(tmp_path):
+    with open_store(tmp_path / "x.duckdb") as store:
+        with pytest.raises(UnknownName, match="has no runs yet"):
+            store.run("latest")
+        ids = [store.start_run(f"measure memory {i}", [], {}, {}) for i in range(7)]
+        store.add_failure(ids[-1], "memory", "loaded-latency", "timed out after 5 s")
+        listed = store.runs()
+        assert [r["run_id"] for r in listed] == ids[::-1]  # newest first
+        assert listed[0]["failures"] == 1 and listed[0]["samples"] == 0 and listed[0]["status"] == "running"
+        assert not listed[0]["incomplete"]  # this process is recording it
+        assert store.run("latest")["run_id"] == ids[-1]
+        assert store.run(ids[2])["command"] == "measure memory 2"
+        unique = next(ids[3][:n] for n in range(1, 21) if sum(i.startswith(ids[3][:n]) for i in ids) == 1)
+        assert store.run(unique)["run_id"] == ids[3]
+        with pytest.raises(BadValue, match=r"matches 7 runs"):
+            store.run(ids[0][:4])
+        with pytest.raises(UnknownName) as caught:
+            store.run("20200101-000000-dead")
+        message = str(caught.value)
+        assert "'20200101-000000-dead'" in message and str(store.path) in message
+        assert all(i in message for i in ids[-5:]) and ids[0] not in message
+        (failure,) = store.failures("latest")
+        assert failure["reason"] == "timed out after 5 s" and failure["at_utc"].endswith("Z")
+    with open_store(tmp_path / "x.duckdb", read_only=True) as store:
+        assert all(r["incomplete"] for r in store.runs())  # nobody records them any more
+
+
+def test_context_manager_marks_runs_on_errors(tmp_path):
+    path = tmp_path / "x.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        with open_store(path) as store:
+            run = store.start_run("measure memory", [], {}, {})
+            raise KeyboardInterrupt
+    with open_store(path) as store:
+        assert store.run(run)["status"] == "interrupted"
+
+
+def test_open_errors_name_the_path(tmp_path):
+    with pytest.raises(BadFile, match=f"store '{tmp_path}' is a folder"):
+        open_store(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(BadFile, match=f"store '{blocker}/s.duckdb' cannot be created"):
+        open_store(blocker / "s.duckdb")
+    text = tmp_path / "notes.duckdb"
+    text.write_text("not a database\n" * 1000)
+    with pytest.raises(BadFile, match=f"store '{text}' is not a DuckDB database file"):
+        open_store(text)
+    assert text.read_text() == "not a database\n" * 1000  # left as it was
+    missing = tmp_path / "missing" / "x.duckdb"
+    with pytest.raises(BadFile, match=f"no results store at '{missing}'"):
+        open_store(missing, read_only=True)
+    assert not missing.parent.exists()
+    foreign = tmp_path / "foreign.duckdb"
+    with duckdb.connect(str(foreign)) as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+    with pytest.raises(BadFile, match="not an xferlab results store"):
+        open_store(foreign)
+    newer = tmp_path / "newer.duckdb"
+    open_store(newer).close()
+    with duckdb.connect(str(newer)) as con:
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    with pytest.raises(BadFile, match="a newer xferlab wrote it"):
+        open_store(newer)
+
+
+def test_path_from_env_and_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(ENV, raising=False)
+    with open_store(None) as store:
+        assert store.path == DEFAULT_PATH and (tmp_path / DEFAULT_PATH).exists()
+    monkeypatch.setenv(ENV, str(tmp_path / "env" / "e.duckdb"))
+    with open_store(None) as store:
+        assert store.path == tmp_path / "env" / "e.duckdb"
+    with pytest.raises(BadFile, match=f"from {ENV}"):
+        monkeypatch.setenv(ENV, str(tmp_path))
+        open_store(None)
+
+
+WRITER = """
+    import sys, time
+    from xferlab.store import open_store
+    store = open_store(sys.argv[1])
+    run = store.start_run("measure memory", ["measure", "memory"], {"hostname": "test"}, {"xferlab": "test"})
+    print("run", run, flush=True)
+    batch = 0
+    while True:
+        rows = [{"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                 "value": float(batch * 1000 + i), "iteration": i, "batch": batch} for i in range(200)]
+        store.add_samples(run, rows)
+        print("committed", batch, flush=True)
+        batch += 1
+        time.sleep(0.01)
+"""
+
+
+def test_sigkill_keeps_every_committed_batch(tmp_path, cli):
+    path = tmp_path / "killed.duckdb"
+    proc = child(WRITER, path)
+    try:
+        run = proc.stdout.readline().split()[-1]
+        reported = []
+        while len(reported) < 5:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            reported.append(int(line.split()[1]))
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    # first a read-only look, as `results list` takes, straight after the kill (DuckDB replays its log)
+    doc = cli.json("results", "list", "--store", path)
+    (row,) = doc["results"]
+    assert row["run_id"] == run and row["status"] == "running" and row["incomplete"] is True
+    code, out, _ = cli("results", "list", "--store", path, check=0)
+    assert run in out and "incomplete" in out
+    with open_store(path) as store:
+        samples = store.samples(run)
+        batches: dict[int, list] = {}
+        for sample in samples:
+            batches.setdefault(sample["params"]["batch"], []).append(sample)
+        assert set(reported) <= set(batches)  # every batch reported committed is there ...
+        assert sorted(batches) == list(range(len(batches)))
+        assert all(len(rows) == 200 for rows in batches.values())  # ... and no batch is partly there
+        assert [r["seq"] for r in samples] == list(range(1, len(samples) + 1))
+        assert row["samples"] == len(samples)
+        info = store.run(run)
+        assert info["status"] == "running" and info["incomplete"] and info["finished_utc"] is None
+        (listed,) = store.runs()
+        assert listed["run_id"] == run and listed["status"] == "running" and listed["incomplete"]
+
+
+HOLDER = """
+    import sys, time
+    from xferlab.store import open_store
+    store = open_store(sys.argv[1])
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_one_process_at_a_time(tmp_path, cli):
+    path = tmp_path / "busy.duckdb"
+    proc = child(HOLDER, path)
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        for read_only in (False, True):
+            with pytest.raises(Unavailable) as caught:
+                open_store(path, read_only=read_only)
+            message = str(caught.value)
+            assert f"store '{path}'" in message and "in use by another xferlab process" in message
+            assert f"PID {proc.pid}" in message and "\n" not in message
+        code, _, err = cli("results", "list", "--store", path)
+        assert code == 2 and err.startswith(f"error: store '{path}' is in use by another xferlab process")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    with open_store(path) as store:  # free again once the holder is gone
+        assert store.runs() == []
