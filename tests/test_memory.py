@@ -49,7 +49,7 @@ def test_validation_catches_a_corrupted_array():
 @pytest.mark.parametrize("args, fragment", [
     (["--node", "7"], "memory node 7 does not exist"), (["--cpus", "0,99"], "CPU 99 does not exist"),
     (["--kernels", "fma"], "'fma' is not allowed"), (["--threads", "0"], "--threads '0'"),
-    (["--persist"], "--persist needs --pmem"),
+    (["--persist"], "--persist needs --pmem"), (["--offset", "100"], "--offset 100"),
 ])
 def test_probe_refuses_bad_placement(args, fragment):
     run = stream(*args)

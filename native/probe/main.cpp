@@ -28,7 +28,7 @@ const char* kUsage =
     "  clock [--samples N]  resolution and read cost of the host steady clock\n"
     "  stream [--kernels copy,scale,add,triad,read,write] [--size BYTES] [--iterations N]\n"
     "         [--threads N] [--cpus LIST] [--node N] [--first-touch on|off]\n"
-    "         [--hugepages none|thp|hugetlb] [--pmem PATH [--persist]] [--no-pin]\n"
+    "         [--hugepages none|thp|hugetlb] [--pmem PATH [--persist]] [--no-pin] [--offset BYTES]\n"
     "                       STREAM kernels; one JSON line per timed iteration\n"
     "  latency [--sizes B,B,..] [--node N] [--cpu C] [--min-time S] [--repeats N]\n"
     "                       pointer-chase latency over working-set sizes\n"
