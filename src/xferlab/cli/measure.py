@@ -124,6 +124,7 @@ def memory_results(outcome, plot: Optional[Path]) -> dict:
         "latency": [_row(s) for s in sums if s["metric"] == "latency_seconds"],
         "loaded": _loaded_points(outcome.rows),
         "failures": [{"step": r.step.label, "reason": r.failure} for r in outcome.failures],
+        "app_direct": _mappings(outcome.rows),
         "plots": [],
     }
     if plot:
@@ -142,7 +143,9 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     """Print a run's results (bandwidth, latency, loaded latency, failures) and write its plots."""
     result = memory_results(outcome, plot)
     bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
-    notes = [f"run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
+             f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
+    notes += [f"run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += [f"failed: {f['step']}: {f['reason']}" for f in failures]
     notes += [f"plot: {p}" for p in result["plots"]]
     if fmt != "table":
@@ -156,13 +159,14 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
 
 
 def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
-    placement = [Column("node", "node"), Column("mode", "mode", justify="left"), Column("threads", "threads"),
+    placement = [Column("node", "node"), Column("mode", "mode", justify="left", no_wrap=True), Column("threads", "threads"),
                  Column("cpus", "CPUs")]
     if bandwidth:
         emit("measure memory", bandwidth, [
-            Column("test", "kernel", justify="left"), *placement, Column("size_bytes", "array", format_size),
-            Column("best_bytes_per_second", "best", format_rate), Column("median_bytes_per_second", "median", format_rate),
-            Column("min_bytes_per_second", "min", format_rate), Column("cov", "CoV", lambda v: f"{v:.1%}"),
+            Column("test", "kernel", justify="left"), *placement, Column("size_bytes", "array", format_size, no_wrap=True),
+            Column("best_bytes_per_second", "best", format_rate, no_wrap=True),
+            Column("median_bytes_per_second", "median", format_rate, no_wrap=True),
+            Column("min_bytes_per_second", "min", format_rate, no_wrap=True), Column("cov", "CoV", lambda v: f"{v:.1%}"),
             Column("count", "n"),
         ], "table", title="Memory bandwidth (STREAM counting; headline: best of the timed iterations, STREAM's figure)")
     if latency:
@@ -176,6 +180,16 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
             Column("node", "node"), Column("delay", "traffic delay"), Column("bandwidth_bytes_per_second", "traffic", format_rate),
             Column("latency_seconds", "latency", format_time),
         ], "table", title="Loaded latency: the chase under traffic from the other CPUs")
+
+
+def _mappings(rows: list[dict]) -> list[dict]:
+    """For each App-Direct mode run: whether the mapping was DAX and how stores were persisted."""
+    seen: dict[str, dict] = {}
+    for r in rows:
+        if str(r.get("mode", "")).startswith("app-direct") and r["mode"] not in seen:
+            seen[r["mode"]] = {"mode": r["mode"], "dax": r.get("dax"), "map_sync": r.get("map_sync"),
+                               "persist_mechanism": r.get("persist_mechanism")}
+    return list(seen.values())
 
 
 def _loaded_points(rows: list[dict]) -> list[dict]:
