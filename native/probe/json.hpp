@@ -59,6 +59,8 @@ class JsonLine {
     out_ += value ? "true" : "false";
     return *this;
   }
+  // The object as text (for nesting inside another record).
+  std::string text() const { return out_ + "}"; }
   // Writes the object and a newline to stdout, flushed so a parent process
   // that kills the probe later still keeps every finished line.
   void emit() {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "args.hpp"
+#include "backend.hpp"
 #include "json.hpp"
 #include "placement.hpp"
 #include "probe.hpp"
@@ -35,6 +36,17 @@ const char* kUsage =
     "  loaded [--size B] [--cpus LIST] [--node N] [--delays D,D,..] [--traffic read|write]\n"
     "                       chase latency under increasing traffic from the other CPUs\n"
     "  nodes                NUMA nodes and the CPUs this process may use\n"
+    "  devices [--backend opencl|cuda]\n"
+    "                       the accelerators a backend sees, with their inventory\n"
+    "  transfer [--backend B] [--device N] [--kinds pageable,pinned,svm-coarse,svm-fine,managed,\n"
+    "         managed-prefetch] [--sizes B,B,..] [--directions h2d,d2h,d2d,bidir] [--iterations N]\n"
+    "         [--max-iterations N] [--min-time S] [--warmup N] [--node N]\n"
+    "                       host<->device copies over a size sweep, validated\n"
+    "  launch [--backend B] [--device N] [--count N] [--args K,K,..] [--pin CPU] [--warmup N]\n"
+    "                       empty-kernel launch latency\n"
+    "  chunks [--backend B] [--device N] [--total B] [--chunks B,B,..] [--kinds ..] [--repeats N]\n"
+    "                       one total moved in transfers of each chunk size\n"
+    "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n";
 
@@ -86,14 +98,23 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "version") return run_version();
   try {
-    if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes") {
+    if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
+        command == "devices" || command == "transfer" || command == "launch" || command == "chunks") {
       xferlab::Args args(argc, argv, 2);
       if (command == "stream") return xferlab::run_stream(args);
       if (command == "latency") return xferlab::run_latency(args);
       if (command == "loaded") return xferlab::run_loaded(args);
+      if (command == "devices") return xferlab::run_devices(args);
+      if (command == "transfer") return xferlab::run_transfer(args);
+      if (command == "launch") return xferlab::run_launch(args);
+      if (command == "chunks") return xferlab::run_chunks(args);
       args.finish();
       return run_nodes();
     }
+  } catch (const xferlab::NotAvailable& error) {
+    // Exit code 3: the backend's runtime or device is missing; not a failure of the measurement.
+    std::fprintf(stderr, "xferlab-probe: %s: not available: %s\n", command.c_str(), error.what());
+    return 3;
   } catch (const xferlab::BadArgument& error) {
     return bad_argument(command + ": " + error.what());
   } catch (const std::exception& error) {
@@ -116,5 +137,6 @@ int main(int argc, char** argv) {
     }
     return xferlab::run_clock(samples);
   }
-  return bad_argument("unknown command '" + command + "' (allowed: version, clock, stream, latency, loaded, nodes)");
+  return bad_argument("unknown command '" + command +
+                      "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks)");
 }

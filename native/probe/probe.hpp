@@ -10,5 +10,10 @@ int run_clock(int samples);
 int run_stream(Args& args);   // stream.cpp
 int run_latency(Args& args);  // latency.cpp
 int run_loaded(Args& args);   // latency.cpp
+int run_devices(Args& args);   // device.cpp
+int run_transfer(Args& args);  // device.cpp
+int run_launch(Args& args);    // device.cpp
+int run_chunks(Args& args);    // device.cpp
+int run_cuda_ptx(Args& args);  // cuda_ptx.cpp: checks the embedded CUDA PTX (no GPU needed)
 
 }  // namespace xferlab

@@ -1,0 +1,93 @@
+#include "opencl_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace xferlab::cl {
+
+namespace {
+template <class F>
+bool resolve(void* lib, const char* symbol, F& out) {
+  out = reinterpret_cast<F>(dlsym(lib, symbol));
+  return out != nullptr;
+}
+}  // namespace
+
+std::string load(Api& api) {
+  static void* lib = nullptr;
+  static std::string failure;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    const char* override_path = std::getenv("XFERLAB_OPENCL_LIBRARY");
+    const char* path = override_path && *override_path ? override_path : "libOpenCL.so.1";
+    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = dlerror();
+      failure = std::string("cannot load the OpenCL library ") + path + ": " + (why ? why : "unknown reason");
+    }
+  }
+  if (!lib) return failure;
+  bool ok = true;
+#define XFERLAB_CL(name) ok = resolve(lib, "cl" #name, api.name) && ok
+  XFERLAB_CL(GetPlatformIDs);
+  XFERLAB_CL(GetPlatformInfo);
+  XFERLAB_CL(GetDeviceIDs);
+  XFERLAB_CL(GetDeviceInfo);
+  XFERLAB_CL(CreateContext);
+  XFERLAB_CL(ReleaseContext);
+  XFERLAB_CL(CreateCommandQueue);
+  XFERLAB_CL(ReleaseCommandQueue);
+  XFERLAB_CL(CreateBuffer);
+  XFERLAB_CL(ReleaseMemObject);
+  XFERLAB_CL(EnqueueWriteBuffer);
+  XFERLAB_CL(EnqueueReadBuffer);
+  XFERLAB_CL(EnqueueCopyBuffer);
+  XFERLAB_CL(EnqueueMapBuffer);
+  XFERLAB_CL(EnqueueUnmapMemObject);
+  XFERLAB_CL(CreateProgramWithSource);
+  XFERLAB_CL(BuildProgram);
+  XFERLAB_CL(GetProgramBuildInfo);
+  XFERLAB_CL(ReleaseProgram);
+  XFERLAB_CL(CreateKernel);
+  XFERLAB_CL(ReleaseKernel);
+  XFERLAB_CL(SetKernelArg);
+  XFERLAB_CL(EnqueueNDRangeKernel);
+  XFERLAB_CL(Flush);
+  XFERLAB_CL(Finish);
+  XFERLAB_CL(WaitForEvents);
+  XFERLAB_CL(GetEventProfilingInfo);
+  XFERLAB_CL(ReleaseEvent);
+#undef XFERLAB_CL
+  if (!ok) return "the OpenCL library lacks OpenCL 1.2 entry points";
+  // OpenCL 2.0: optional.
+  resolve(lib, "clCreateCommandQueueWithProperties", api.CreateCommandQueueWithProperties);
+  resolve(lib, "clSetKernelArgSVMPointer", api.SetKernelArgSVMPointer);
+  resolve(lib, "clSVMAlloc", api.SVMAlloc);
+  resolve(lib, "clSVMFree", api.SVMFree);
+  resolve(lib, "clEnqueueSVMMemcpy", api.EnqueueSVMMemcpy);
+  resolve(lib, "clEnqueueSVMMap", api.EnqueueSVMMap);
+  resolve(lib, "clEnqueueSVMUnmap", api.EnqueueSVMUnmap);
+  return "";
+}
+
+std::string error_name(cl_int code) {
+  static const struct {
+    cl_int code;
+    const char* name;
+  } names[] = {
+      {0, "CL_SUCCESS"}, {-1, "CL_DEVICE_NOT_FOUND"}, {-2, "CL_DEVICE_NOT_AVAILABLE"},
+      {-3, "CL_COMPILER_NOT_AVAILABLE"}, {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"}, {-5, "CL_OUT_OF_RESOURCES"},
+      {-6, "CL_OUT_OF_HOST_MEMORY"}, {-11, "CL_BUILD_PROGRAM_FAILURE"}, {-30, "CL_INVALID_VALUE"},
+      {-33, "CL_INVALID_DEVICE"}, {-34, "CL_INVALID_CONTEXT"}, {-36, "CL_INVALID_COMMAND_QUEUE"},
+      {-38, "CL_INVALID_MEM_OBJECT"}, {-48, "CL_INVALID_KERNEL"}, {-51, "CL_INVALID_ARG_SIZE"},
+      {-54, "CL_INVALID_WORK_GROUP_SIZE"}, {-59, "CL_INVALID_OPERATION"}, {-61, "CL_INVALID_BUFFER_SIZE"},
+      {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
+  };
+  for (auto& n : names)
+    if (n.code == code) return std::string(n.name) + " (" + std::to_string(code) + ")";
+  return "OpenCL error " + std::to_string(code);
+}
+
+}  // namespace xferlab::cl

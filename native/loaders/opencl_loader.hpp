@@ -1,0 +1,116 @@
+// The OpenCL API, resolved at run time from the ICD loader (libOpenCL.so.1) with dlopen, in the
+// manner of Blender Cycles' CLEW: no OpenCL headers or SDK are needed to build xferlab. The types,
+// constants and prototypes below are the subset xferlab uses, written from the Khronos OpenCL 3.0
+// API specification (values as in its cl.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace xferlab::cl {
+
+using cl_int = int32_t;
+using cl_uint = uint32_t;
+using cl_ulong = uint64_t;
+using cl_bool = cl_uint;
+using cl_bitfield = cl_ulong;
+using cl_device_type = cl_bitfield;
+using cl_mem_flags = cl_bitfield;
+using cl_svm_mem_flags = cl_bitfield;
+using cl_map_flags = cl_bitfield;
+using cl_command_queue_properties = cl_bitfield;
+using cl_device_svm_capabilities = cl_bitfield;
+using cl_queue_properties = cl_bitfield;
+using cl_context_properties = intptr_t;
+using cl_platform_info = cl_uint;
+using cl_device_info = cl_uint;
+using cl_profiling_info = cl_uint;
+using cl_program_build_info = cl_uint;
+using cl_platform_id = struct _cl_platform_id*;
+using cl_device_id = struct _cl_device_id*;
+using cl_context = struct _cl_context*;
+using cl_command_queue = struct _cl_command_queue*;
+using cl_mem = struct _cl_mem*;
+using cl_program = struct _cl_program*;
+using cl_kernel = struct _cl_kernel*;
+using cl_event = struct _cl_event*;
+
+constexpr cl_int CL_SUCCESS = 0;
+constexpr cl_bool CL_FALSE = 0, CL_TRUE = 1;
+constexpr cl_device_type CL_DEVICE_TYPE_ALL = 0xFFFFFFFF;
+constexpr cl_device_type CL_DEVICE_TYPE_CPU = 1 << 1, CL_DEVICE_TYPE_GPU = 1 << 2, CL_DEVICE_TYPE_ACCELERATOR = 1 << 3;
+constexpr cl_platform_info CL_PLATFORM_VERSION = 0x0901, CL_PLATFORM_NAME = 0x0902, CL_PLATFORM_VENDOR = 0x0903;
+constexpr cl_device_info CL_DEVICE_TYPE = 0x1000, CL_DEVICE_MAX_COMPUTE_UNITS = 0x1002,
+                         CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010, CL_DEVICE_MEM_BASE_ADDR_ALIGN = 0x1019,
+                         CL_DEVICE_GLOBAL_MEM_SIZE = 0x101F, CL_DEVICE_PROFILING_TIMER_RESOLUTION = 0x1025,
+                         CL_DEVICE_QUEUE_PROPERTIES = 0x102A, CL_DEVICE_NAME = 0x102B, CL_DEVICE_VENDOR = 0x102C,
+                         CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F,
+                         CL_DEVICE_HOST_UNIFIED_MEMORY = 0x1035, CL_DEVICE_OPENCL_C_VERSION = 0x103D,
+                         CL_DEVICE_SVM_CAPABILITIES = 0x1053;
+constexpr cl_device_svm_capabilities CL_DEVICE_SVM_COARSE_GRAIN_BUFFER = 1 << 0,
+                                     CL_DEVICE_SVM_FINE_GRAIN_BUFFER = 1 << 1,
+                                     CL_DEVICE_SVM_FINE_GRAIN_SYSTEM = 1 << 2, CL_DEVICE_SVM_ATOMICS = 1 << 3;
+constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0, CL_MEM_ALLOC_HOST_PTR = 1 << 4,
+                       CL_MEM_SVM_FINE_GRAIN_BUFFER = 1 << 10, CL_MEM_SVM_ATOMICS = 1 << 11;
+constexpr cl_map_flags CL_MAP_READ = 1 << 0, CL_MAP_WRITE = 1 << 1;
+constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;
+constexpr cl_queue_properties CL_QUEUE_PROPERTIES = 0x1093;
+constexpr cl_profiling_info CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;
+constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
+
+// Every entry point xferlab calls; null until load() succeeds.
+struct Api {
+  cl_int (*GetPlatformIDs)(cl_uint, cl_platform_id*, cl_uint*);
+  cl_int (*GetPlatformInfo)(cl_platform_id, cl_platform_info, size_t, void*, size_t*);
+  cl_int (*GetDeviceIDs)(cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*);
+  cl_int (*GetDeviceInfo)(cl_device_id, cl_device_info, size_t, void*, size_t*);
+  cl_context (*CreateContext)(const cl_context_properties*, cl_uint, const cl_device_id*,
+                              void (*)(const char*, const void*, size_t, void*), void*, cl_int*);
+  cl_int (*ReleaseContext)(cl_context);
+  cl_command_queue (*CreateCommandQueueWithProperties)(cl_context, cl_device_id, const cl_queue_properties*, cl_int*);
+  cl_command_queue (*CreateCommandQueue)(cl_context, cl_device_id, cl_command_queue_properties, cl_int*);
+  cl_int (*ReleaseCommandQueue)(cl_command_queue);
+  cl_mem (*CreateBuffer)(cl_context, cl_mem_flags, size_t, void*, cl_int*);
+  cl_int (*ReleaseMemObject)(cl_mem);
+  cl_int (*EnqueueWriteBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint,
+                               const cl_event*, cl_event*);
+  cl_int (*EnqueueReadBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*,
+                              cl_event*);
+  cl_int (*EnqueueCopyBuffer)(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event*,
+                              cl_event*);
+  void* (*EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,
+                            const cl_event*, cl_event*, cl_int*);
+  cl_int (*EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void*, cl_uint, const cl_event*, cl_event*);
+  cl_program (*CreateProgramWithSource)(cl_context, cl_uint, const char**, const size_t*, cl_int*);
+  cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*);
+  cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*);
+  cl_int (*ReleaseProgram)(cl_program);
+  cl_kernel (*CreateKernel)(cl_program, const char*, cl_int*);
+  cl_int (*ReleaseKernel)(cl_kernel);
+  cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void*);
+  cl_int (*SetKernelArgSVMPointer)(cl_kernel, cl_uint, const void*);
+  cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*,
+                                 cl_uint, const cl_event*, cl_event*);
+  cl_int (*Flush)(cl_command_queue);
+  cl_int (*Finish)(cl_command_queue);
+  cl_int (*WaitForEvents)(cl_uint, const cl_event*);
+  cl_int (*GetEventProfilingInfo)(cl_event, cl_profiling_info, size_t, void*, size_t*);
+  cl_int (*ReleaseEvent)(cl_event);
+  void* (*SVMAlloc)(cl_context, cl_svm_mem_flags, size_t, cl_uint);
+  void (*SVMFree)(cl_context, void*);
+  cl_int (*EnqueueSVMMemcpy)(cl_command_queue, cl_bool, void*, const void*, size_t, cl_uint, const cl_event*,
+                             cl_event*);
+  cl_int (*EnqueueSVMMap)(cl_command_queue, cl_bool, cl_map_flags, void*, size_t, cl_uint, const cl_event*,
+                          cl_event*);
+  cl_int (*EnqueueSVMUnmap)(cl_command_queue, void*, cl_uint, const cl_event*, cl_event*);
+};
+
+// Loads the library (XFERLAB_OPENCL_LIBRARY, else libOpenCL.so.1) once. Returns "" on success or
+// why it failed. Entry points of OpenCL 2.0 (SVM, queues with properties) may stay null on 1.x
+// loaders; callers check.
+std::string load(Api& api);
+
+// A readable name for an error code: "CL_OUT_OF_RESOURCES (-5)".
+std::string error_name(cl_int code);
+
+}  // namespace xferlab::cl

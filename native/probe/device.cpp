@@ -1,0 +1,343 @@
+// Host <-> accelerator measurements, written once over the Backend interface (backend.hpp):
+//
+//   devices   the devices a backend sees, with their inventory
+//   transfer  H2D, D2H, D2D and bidirectional copies over a size sweep, per host memory kind
+//   launch    empty-kernel launch latency, with 0..8 buffer arguments, optionally pinned to a CPU
+//   chunks    one total moved as many small or few large transfers (seed 004's granularity study)
+//
+// Method: warm-up copies are run and not reported; each timed copy reports the host steady clock
+// around submit + wait and the device's own timestamps; the copied data is checked outside the
+// timed region after each (kind, direction, size). Every host buffer is at least 64-byte aligned
+// (pageable ones page-aligned): seed 004 saw the Intel FPGA runtime warn and fall back to slow
+// copies, and a kernel panic of its DMA driver, on host buffers not aligned to 64 bytes.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "backend.hpp"
+#include "json.hpp"
+#include "placement.hpp"
+#include "probe.hpp"
+
+namespace xferlab {
+
+namespace {
+
+const char* kKindNames[] = {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"};
+
+std::unique_ptr<Backend> open_backend(Args& args, int& device) {
+  auto backend = make_backend(args.text("backend", "opencl"));
+  device = static_cast<int>(args.integer("device", 0, 0, 4096));
+  return backend;
+}
+
+// A byte pattern that differs for every position and every `seed`.
+inline unsigned char pattern(size_t i, unsigned seed) {
+  return static_cast<unsigned char>((i * 2654435761u + seed * 40503u) >> 13);
+}
+
+void fill(void* p, size_t n, unsigned seed) {
+  auto* b = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = pattern(i, seed);
+}
+
+// Index of the first byte that differs from the pattern, or -1.
+long long first_wrong(const void* p, size_t n, unsigned seed) {
+  auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != pattern(i, seed)) return static_cast<long long>(i);
+  return -1;
+}
+
+std::vector<long long> default_sizes(size_t limit) {
+  std::vector<long long> sizes;
+  for (long long s = 1; s <= static_cast<long long>(limit); s *= 2) sizes.push_back(s);
+  return sizes;
+}
+
+}  // namespace
+
+const char* host_kind_name(HostKind kind) { return kKindNames[static_cast<int>(kind)]; }
+
+bool parse_host_kind(const std::string& name, HostKind& kind) {
+  for (int i = 0; i < 6; ++i)
+    if (name == kKindNames[i]) {
+      kind = static_cast<HostKind>(i);
+      return true;
+    }
+  return false;
+}
+
+// TEMPORARY until cuda_backend.cpp lands (being written in parallel).
+__attribute__((weak)) std::unique_ptr<Backend> make_cuda_backend() { throw NotAvailable("CUDA backend not built"); }
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  if (name == "opencl") return make_opencl_backend();
+  if (name == "cuda") return make_cuda_backend();
+  throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda");
+}
+
+int run_devices(Args& args) {
+  auto backend = make_backend(args.text("backend", "opencl"));
+  args.finish();
+  int count = backend->device_count();
+  for (int i = 0; i < count; ++i) JsonLine().str("probe", "device").raw("device", backend->describe(i)).emit();
+  return 0;
+}
+
+int run_transfer(Args& args) {
+  int device = 0;
+  auto backend = open_backend(args, device);
+  const auto kind_names = args.words("kinds", "pageable,pinned",
+                                     {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"});
+  const std::string sizes_text = args.text("sizes", "");
+  const auto directions = args.words("directions", "h2d,d2h,d2d,bidir", {"h2d", "d2h", "d2d", "bidir"});
+  const int min_iterations = static_cast<int>(args.integer("iterations", 5, 1, 1000000));
+  const int max_iterations = static_cast<int>(args.integer("max-iterations", 1000, 1, 10000000));
+  const double min_time = args.real("min-time", 0.02, 0.0, 3600.0);
+  const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
+  const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
+  const bool corrupt = args.flag("corrupt-copy");  // test hook: damage one copy, which must be caught
+  args.finish();
+  if (node >= 0) check_node(node);
+
+  backend->open(device);
+  const size_t limit = std::min<size_t>(backend->max_allocation(), 1ull << 30);
+  std::vector<long long> sizes;
+  if (sizes_text.empty()) {
+    sizes = default_sizes(limit);
+  } else {
+    size_t start = 0;
+    while (start <= sizes_text.size()) {
+      size_t comma = sizes_text.find(',', start);
+      std::string item = sizes_text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      char* end = nullptr;
+      long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end || v < 1) throw BadArgument("--sizes item '" + item + "' is not a positive byte count");
+      sizes.push_back(v);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  const size_t largest = static_cast<size_t>(*std::max_element(sizes.begin(), sizes.end()));
+  if (largest > backend->max_allocation())
+    throw BadArgument("size " + std::to_string(largest) + " exceeds the device's largest allocation of " +
+                      std::to_string(backend->max_allocation()) + " bytes");
+  std::vector<HostKind> kinds;
+  for (auto& n : kind_names) {
+    HostKind k = HostKind::pageable;
+    parse_host_kind(n, k);
+    if (!backend->supports(k)) throw BadArgument("host memory kind '" + n + "' is not supported by this device/backend");
+    kinds.push_back(k);
+  }
+
+  JsonLine()
+      .str("probe", "transfer")
+      .str("record", "setup")
+      .str("backend", backend->name())
+      .raw("device", backend->describe(device))
+      .integer("node", node)
+      .integer("warmup", warmup)
+      .integer("min_iterations", min_iterations)
+      .number("min_time_seconds", min_time)
+      .str("clock", "std::chrono::steady_clock around submit+wait; device: profiling events")
+      .str("alignment", "host buffers page-aligned (pageable) or runtime-aligned to at least 64 bytes")
+      .emit();
+
+  auto dev_a = backend->allocate_device(largest);
+  auto dev_b = backend->allocate_device(largest);
+  bool all_ok = true;
+  for (HostKind kind : kinds) {
+    auto host_src = backend->allocate_host(kind, largest);
+    auto host_dst = backend->allocate_host(kind, largest);
+    auto check_buf = backend->allocate_host(HostKind::pageable, largest);  // read-backs for validation
+    std::string placed = "{}";
+    if (node >= 0) {
+      for (Memory* m : {host_src.get(), host_dst.get()}) {
+        auto page = reinterpret_cast<uintptr_t>(m->host) & ~uintptr_t(4095);
+        std::string why = bind_to_node(reinterpret_cast<void*>(page), largest + 4096, node);
+        if (!why.empty()) throw BadArgument("memory node " + std::to_string(node) + ": " + why);
+      }
+    }
+    fill(host_src->host, largest, 1);
+    std::memset(host_dst->host, 0, largest);
+    if (node >= 0) placed = page_nodes_json(page_nodes(host_src->host, largest));
+    JsonLine().str("probe", "transfer").str("record", "kind").str("kind", host_kind_name(kind)).raw("page_nodes", placed).emit();
+    backend->copy(*dev_a, *host_src, largest);  // the device holds the pattern for D2H and D2D
+    for (long long size_ll : sizes) {
+      const size_t size = static_cast<size_t>(size_ll);
+      for (auto& dir : directions) {
+        auto once = [&]() -> Timing {
+          if (dir == "h2d") {
+            if (kind == HostKind::managed_prefetch) backend->prefetch(*host_src, true);
+            return backend->copy(*dev_b, *host_src, size);
+          }
+          if (dir == "d2h") return backend->copy(*host_dst, *dev_a, size);
+          if (dir == "d2d") return backend->copy(*dev_b, *dev_a, size);
+          return backend->copy_both(*dev_b, *host_src, *host_dst, *dev_a, size);
+        };
+        for (int w = 0; w < warmup; ++w) once();
+        std::memset(host_dst->host, 0, size);
+        double spent = 0.0;
+        int it = 0;
+        while (it < max_iterations && (it < min_iterations || spent < min_time)) {
+          Timing t = once();
+          spent += t.host_seconds;
+          JsonLine()
+              .str("probe", "transfer")
+              .str("record", "sample")
+              .str("kind", host_kind_name(kind))
+              .str("direction", dir)
+              .integer("size_bytes", size_ll)
+              .integer("iteration", it)
+              .number("host_seconds", t.host_seconds)
+              .number("device_seconds", t.device_seconds)
+              .emit();
+          ++it;
+        }
+        // Validation, outside the timed region: read back what the copy wrote.
+        if (corrupt && size > 0) {
+          if (dir == "d2h" || dir == "bidir") static_cast<unsigned char*>(host_dst->host)[size / 2] ^= 0x5A;
+          else {
+            fill(check_buf->host, size, 1);
+            static_cast<unsigned char*>(check_buf->host)[size / 2] ^= 0x5A;
+            backend->copy(*dev_b, *check_buf, size);
+          }
+        }
+        long long wrong = -1;
+        if (dir == "d2h" || dir == "bidir") wrong = first_wrong(host_dst->host, size, 1);
+        if (wrong < 0 && dir != "d2h") {
+          std::memset(check_buf->host, 0, size);
+          backend->copy(*check_buf, *dev_b, size);
+          wrong = first_wrong(check_buf->host, size, 1);
+        }
+        all_ok = all_ok && wrong < 0;
+        JsonLine()
+            .str("probe", "transfer")
+            .str("record", "validation")
+            .str("kind", host_kind_name(kind))
+            .str("direction", dir)
+            .integer("size_bytes", size_ll)
+            .boolean("ok", wrong < 0)
+            .integer("first_wrong_byte", wrong)
+            .emit();
+      }
+    }
+  }
+  if (!all_ok) {
+    std::fprintf(stderr, "xferlab-probe: transfer: validation failed: copied data differs from what was sent\n");
+    return 1;
+  }
+  return 0;
+}
+
+int run_launch(Args& args) {
+  int device = 0;
+  auto backend = open_backend(args, device);
+  const long long count = args.integer("count", 10000, 1, 100000000);
+  const int warmup = static_cast<int>(args.integer("warmup", 100, 0, 1000000));
+  const auto arg_counts = args.integers("args", "0", 0, 8);
+  const int pin = static_cast<int>(args.integer("pin", -1, 0, 65535));
+  const int chunk = static_cast<int>(args.integer("chunk", 1000, 1, 1000000));
+  args.finish();
+  if (pin >= 0) {
+    check_cpus({pin});
+    pin_to_cpu(pin);
+  }
+  backend->open(device);
+  std::vector<std::unique_ptr<Memory>> buffers;
+  for (int i = 0; i < 8; ++i) buffers.push_back(backend->allocate_device(4096));
+  JsonLine()
+      .str("probe", "launch")
+      .str("record", "setup")
+      .str("backend", backend->name())
+      .raw("device", backend->describe(device))
+      .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
+      .integer("warmup", warmup)
+      .str("clock", "std::chrono::steady_clock around set-arguments + submit + wait; device: profiling events")
+      .emit();
+  for (long long nargs : arg_counts) {
+    std::vector<const Memory*> kernel_args;
+    for (int i = 0; i < nargs; ++i) kernel_args.push_back(buffers[i].get());
+    for (int w = 0; w < warmup; ++w) backend->launch_empty(kernel_args);
+    std::vector<double> host, dev;
+    auto flush = [&](long long first) {
+      std::string h = "[", d = "[";
+      char buf[32];
+      for (size_t i = 0; i < host.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s%.4e", i ? "," : "", host[i]);
+        h += buf;
+        std::snprintf(buf, sizeof buf, "%s%.4e", i ? "," : "", dev[i]);
+        d += buf;
+      }
+      JsonLine()
+          .str("probe", "launch")
+          .str("record", "samples")
+          .integer("args", nargs)
+          .integer("first_iteration", first)
+          .raw("host_seconds", h + "]")
+          .raw("device_seconds", d + "]")
+          .emit();
+      host.clear();
+      dev.clear();
+    };
+    long long first = 0;
+    for (long long i = 0; i < count; ++i) {
+      Timing t = backend->launch_empty(kernel_args);
+      host.push_back(t.host_seconds);
+      dev.push_back(t.device_seconds);
+      if (static_cast<int>(host.size()) == chunk) {
+        flush(first);
+        first = i + 1;
+      }
+    }
+    if (!host.empty()) flush(first);
+  }
+  return 0;
+}
+
+int run_chunks(Args& args) {
+  int device = 0;
+  auto backend = open_backend(args, device);
+  const long long total = args.integer("total", 64ll << 20, 1, 1ll << 40);
+  const auto chunks = args.integers("chunks", "81920,8388608", 1, 1ll << 40);
+  const auto kind_names = args.words("kinds", "pageable", {"pageable", "pinned", "svm-coarse", "svm-fine", "managed",
+                                                           "managed-prefetch"});
+  const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
+  args.finish();
+  backend->open(device);
+  const long long largest = *std::max_element(chunks.begin(), chunks.end());
+  if (static_cast<size_t>(largest) > backend->max_allocation())
+    throw BadArgument("chunk " + std::to_string(largest) + " exceeds the device's largest allocation");
+  JsonLine().str("probe", "chunks").str("record", "setup").str("backend", backend->name())
+      .raw("device", backend->describe(device)).integer("total_bytes", total).emit();
+  auto dev = backend->allocate_device(static_cast<size_t>(largest));
+  for (auto& n : kind_names) {
+    HostKind kind = HostKind::pageable;
+    parse_host_kind(n, kind);
+    if (!backend->supports(kind)) throw BadArgument("host memory kind '" + n + "' is not supported by this device/backend");
+    auto host = backend->allocate_host(kind, static_cast<size_t>(largest));
+    fill(host->host, static_cast<size_t>(largest), 2);
+    for (long long c : chunks) {
+      const long long transfers = (total + c - 1) / c;
+      for (int r = 0; r < repeats + 1; ++r) {  // repeat 0 is a warm-up
+        double host_s = 0.0, dev_s = 0.0;
+        for (long long t = 0; t < transfers; ++t) {
+          const long long bytes = std::min(c, total - t * c);
+          Timing timing = backend->copy(*dev, *host, static_cast<size_t>(bytes));
+          host_s += timing.host_seconds;
+          dev_s += timing.device_seconds;
+        }
+        JsonLine().str("probe", "chunks").str("record", "sample").str("kind", n).integer("chunk_bytes", c)
+            .integer("transfers", transfers).integer("repeat", r).boolean("warmup", r == 0)
+            .number("host_seconds", host_s).number("device_seconds", dev_s).emit();
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace xferlab

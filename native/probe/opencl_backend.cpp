@@ -1,0 +1,363 @@
+// The OpenCL backend: any ICD (PoCL, NVIDIA, AMD, Intel, Xilinx) through the run-time loader.
+//
+// Host memory kinds: pageable = 64-byte-aligned malloc handed to clEnqueueRead/WriteBuffer (the
+// runtime stages it); pinned = a CL_MEM_ALLOC_HOST_PTR buffer mapped once for its host pointer
+// (the pattern vendors recommend for DMA-speed transfers); svm_coarse / svm_fine = clSVMAlloc
+// buffers, copied with clEnqueueSVMMemcpy. Device timing comes from the queue's profiling events
+// (COMMAND_START to COMMAND_END).
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "../loaders/opencl_loader.hpp"
+#include "args.hpp"
+#include "backend.hpp"
+#include "json.hpp"
+
+namespace xferlab {
+
+using namespace cl;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxArgs = 8;
+
+void check(cl_int code, const char* what) {
+  if (code != CL_SUCCESS) throw std::runtime_error(std::string(what) + ": " + error_name(code));
+}
+
+class OpenCLBackend final : public Backend {
+ public:
+  const char* name() const override { return "opencl"; }
+
+  int device_count() override {
+    enumerate();
+    return static_cast<int>(devices_.size());
+  }
+
+  std::string describe(int index) override {
+    enumerate();
+    if (index < 0 || index >= static_cast<int>(devices_.size())) throw_bad_index(index);
+    cl_device_id d = devices_[index].second;
+    cl_device_svm_capabilities svm = 0;
+    api_.GetDeviceInfo(d, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, nullptr);
+    cl_device_type type = 0;
+    api_.GetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    cl_command_queue_properties queue = 0;
+    api_.GetDeviceInfo(d, CL_DEVICE_QUEUE_PROPERTIES, sizeof queue, &queue, nullptr);
+    cl_uint units = 0, align_bits = 0;
+    api_.GetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+    api_.GetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, nullptr);
+    size_t resolution = 0;
+    api_.GetDeviceInfo(d, CL_DEVICE_PROFILING_TIMER_RESOLUTION, sizeof resolution, &resolution, nullptr);
+    std::string json = JsonLine()
+                           .str("backend", "opencl")
+                           .integer("index", index)
+                           .str("name", text(d, CL_DEVICE_NAME))
+                           .str("vendor", text(d, CL_DEVICE_VENDOR))
+                           .str("version", text(d, CL_DEVICE_VERSION))
+                           .str("driver", text(d, CL_DRIVER_VERSION))
+                           .str("opencl_c", text(d, CL_DEVICE_OPENCL_C_VERSION))
+                           .str("platform", platform_text(devices_[index].first, CL_PLATFORM_NAME))
+                           .str("type", type & CL_DEVICE_TYPE_GPU ? "gpu" : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
+                                                                  : type & CL_DEVICE_TYPE_CPU ? "cpu" : "other")
+                           .integer("compute_units", units)
+                           .integer("global_memory_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_GLOBAL_MEM_SIZE)))
+                           .integer("max_allocation_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)))
+                           .integer("base_address_alignment_bytes", align_bits / 8)
+                           .boolean("svm_coarse_grain", svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER)
+                           .boolean("svm_fine_grain", svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)
+                           .boolean("svm_fine_grain_system", svm & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM)
+                           .boolean("svm_atomics", svm & CL_DEVICE_SVM_ATOMICS)
+                           .boolean("profiling", queue & CL_QUEUE_PROFILING_ENABLE)
+                           .number("profiling_resolution_seconds", resolution * 1e-9)
+                           .text();
+    return json;
+  }
+
+  void open(int index) override {
+    enumerate();
+    if (index < 0 || index >= static_cast<int>(devices_.size())) throw_bad_index(index);
+    device_ = devices_[index].second;
+    cl_int err = CL_SUCCESS;
+    context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    check(err, "clCreateContext");
+    queue_ = make_queue();
+    second_ = make_queue();
+    max_alloc_ = ulong_info(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    api_.GetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof svm_, &svm_, nullptr);
+    build_empty_kernels();
+  }
+
+  size_t max_allocation() const override { return max_alloc_; }
+
+  bool supports(HostKind kind) const override {
+    switch (kind) {
+      case HostKind::pageable:
+      case HostKind::pinned: return true;
+      case HostKind::svm_coarse: return api_.SVMAlloc && (svm_ & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER);
+      case HostKind::svm_fine: return api_.SVMAlloc && (svm_ & CL_DEVICE_SVM_FINE_GRAIN_BUFFER);
+      default: return false;
+    }
+  }
+
+  std::unique_ptr<Memory> allocate_device(size_t bytes) override {
+    auto m = std::make_unique<Memory>();
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = api_.CreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &err);
+    check(err, "clCreateBuffer");
+    m->on_device = true;
+    m->bytes = bytes;
+    m->handle = reinterpret_cast<uintptr_t>(mem);
+    auto* api = &api_;
+    m->release = [api, mem] { api->ReleaseMemObject(mem); };
+    return m;
+  }
+
+  std::unique_ptr<Memory> allocate_host(HostKind kind, size_t bytes) override {
+    auto m = std::make_unique<Memory>();
+    m->kind = kind;
+    m->bytes = bytes;
+    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    auto* api = &api_;
+    if (kind == HostKind::pageable) {
+      void* p = std::aligned_alloc(4096, (rounded + 4095) / 4096 * 4096);  // page-aligned: NUMA binding works
+      if (!p) throw std::runtime_error("out of host memory for " + std::to_string(bytes) + " bytes");
+      m->host = p;
+      m->release = [p] { std::free(p); };
+    } else if (kind == HostKind::pinned) {
+      cl_int err = CL_SUCCESS;
+      cl_mem mem = api_.CreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, rounded, nullptr, &err);
+      check(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+      void* p = api_.EnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, rounded, 0, nullptr,
+                                      nullptr, &err);
+      check(err, "clEnqueueMapBuffer");
+      m->host = p;
+      m->handle = reinterpret_cast<uintptr_t>(mem);
+      cl_command_queue q = queue_;
+      m->release = [api, q, mem, p] {
+        api->EnqueueUnmapMemObject(q, mem, p, 0, nullptr, nullptr);
+        api->Finish(q);
+        api->ReleaseMemObject(mem);
+      };
+    } else if (kind == HostKind::svm_coarse || kind == HostKind::svm_fine) {
+      if (!supports(kind)) throw std::runtime_error(std::string(host_kind_name(kind)) + " is not supported by this device");
+      cl_svm_mem_flags flags = CL_MEM_READ_WRITE | (kind == HostKind::svm_fine ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0);
+      void* p = api_.SVMAlloc(context_, flags, rounded, 64);
+      if (!p) throw std::runtime_error("clSVMAlloc of " + std::to_string(bytes) + " bytes failed");
+      if (kind == HostKind::svm_coarse) {  // host access to coarse-grained SVM needs a map; keep it mapped
+        check(api_.EnqueueSVMMap(queue_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, p, rounded, 0, nullptr, nullptr),
+              "clEnqueueSVMMap");
+      }
+      m->host = p;
+      m->handle = reinterpret_cast<uintptr_t>(p);
+      cl_context c = context_;
+      cl_command_queue q = queue_;
+      bool coarse = kind == HostKind::svm_coarse;
+      m->release = [api, c, q, p, coarse] {
+        if (coarse) api->EnqueueSVMUnmap(q, p, 0, nullptr, nullptr);
+        api->Finish(q);
+        api->SVMFree(c, p);
+      };
+    } else {
+      throw std::runtime_error(std::string(host_kind_name(kind)) + " is not an OpenCL memory kind");
+    }
+    return m;
+  }
+
+  Timing copy(Memory& dst, const Memory& src, size_t bytes) override {
+    auto start = Clock::now();
+    cl_event ev = submit_copy(queue_, dst, src, bytes);
+    check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
+    Timing t;
+    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.device_seconds = event_seconds(ev);
+    api_.ReleaseEvent(ev);
+    return t;
+  }
+
+  Timing copy_both(Memory& dst1, const Memory& src1, Memory& dst2, const Memory& src2, size_t bytes) override {
+    auto start = Clock::now();
+    cl_event evs[2] = {submit_copy(queue_, dst1, src1, bytes), submit_copy(second_, dst2, src2, bytes)};
+    api_.Flush(queue_);
+    api_.Flush(second_);
+    check(api_.WaitForEvents(2, evs), "clWaitForEvents");
+    Timing t;
+    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.device_seconds = std::max(event_seconds(evs[0]), event_seconds(evs[1]));
+    api_.ReleaseEvent(evs[0]);
+    api_.ReleaseEvent(evs[1]);
+    return t;
+  }
+
+  Timing prefetch(Memory&, bool) override { return Timing{0.0, -1.0}; }
+
+  Timing launch_empty(const std::vector<const Memory*>& args) override {
+    if (args.size() > kMaxArgs) throw BadArgument("at most " + std::to_string(kMaxArgs) + " kernel arguments");
+    cl_kernel k = kernels_[args.size()];
+    auto start = Clock::now();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i]->on_device || args[i]->kind == HostKind::pinned) {
+        cl_mem mem = reinterpret_cast<cl_mem>(args[i]->handle);
+        check(api_.SetKernelArg(k, static_cast<cl_uint>(i), sizeof mem, &mem), "clSetKernelArg");
+      } else {
+        check(api_.SetKernelArgSVMPointer(k, static_cast<cl_uint>(i), args[i]->host), "clSetKernelArgSVMPointer");
+      }
+    }
+    const size_t global = 1;
+    cl_event ev = nullptr;
+    check(api_.EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, nullptr, 0, nullptr, &ev), "clEnqueueNDRangeKernel");
+    check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
+    Timing t;
+    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.device_seconds = event_seconds(ev);
+    api_.ReleaseEvent(ev);
+    return t;
+  }
+
+  ~OpenCLBackend() override {
+    for (auto k : kernels_)
+      if (k) api_.ReleaseKernel(k);
+    if (program_) api_.ReleaseProgram(program_);
+    if (second_) api_.ReleaseCommandQueue(second_);
+    if (queue_) api_.ReleaseCommandQueue(queue_);
+    if (context_) api_.ReleaseContext(context_);
+  }
+
+ private:
+  void enumerate() {
+    if (enumerated_) return;
+    std::string why = load(api_);
+    if (!why.empty()) throw NotAvailable(why);
+    cl_uint platforms = 0;
+    cl_int err = api_.GetPlatformIDs(0, nullptr, &platforms);
+    if (err != CL_SUCCESS || platforms == 0)
+      throw NotAvailable("no OpenCL platform is installed (" + error_name(err) + "); install an ICD such as pocl-opencl-icd");
+    std::vector<cl_platform_id> ids(platforms);
+    api_.GetPlatformIDs(platforms, ids.data(), nullptr);
+    for (auto p : ids) {
+      cl_uint count = 0;
+      if (api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+      std::vector<cl_device_id> found(count);
+      api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, found.data(), nullptr);
+      for (auto d : found) devices_.emplace_back(p, d);
+    }
+    enumerated_ = true;
+    if (devices_.empty()) throw NotAvailable("the OpenCL platforms have no devices");
+  }
+
+  [[noreturn]] void throw_bad_index(int index) const {
+    throw BadArgument("device " + std::to_string(index) + " does not exist; OpenCL devices: 0.." +
+                      std::to_string(static_cast<int>(devices_.size()) - 1));
+  }
+
+  std::string text(cl_device_id d, cl_device_info what) const {
+    size_t size = 0;
+    api_.GetDeviceInfo(d, what, 0, nullptr, &size);
+    std::string out(size, '\0');
+    api_.GetDeviceInfo(d, what, size, out.data(), nullptr);
+    while (!out.empty() && out.back() == '\0') out.pop_back();
+    return out;
+  }
+
+  std::string platform_text(cl_platform_id p, cl_platform_info what) const {
+    size_t size = 0;
+    api_.GetPlatformInfo(p, what, 0, nullptr, &size);
+    std::string out(size, '\0');
+    api_.GetPlatformInfo(p, what, size, out.data(), nullptr);
+    while (!out.empty() && out.back() == '\0') out.pop_back();
+    return out;
+  }
+
+  cl_ulong ulong_info(cl_device_id d, cl_device_info what) const {
+    cl_ulong value = 0;
+    api_.GetDeviceInfo(d, what, sizeof value, &value, nullptr);
+    return value;
+  }
+
+  cl_command_queue make_queue() {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = nullptr;
+    if (api_.CreateCommandQueueWithProperties) {
+      cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+      q = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
+    } else {
+      q = api_.CreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
+    }
+    check(err, "clCreateCommandQueue");
+    return q;
+  }
+
+  void build_empty_kernels() {
+    std::ostringstream src;
+    for (int n = 0; n <= kMaxArgs; ++n) {
+      src << "__kernel void xferlab_empty" << n << "(";
+      for (int i = 0; i < n; ++i) src << (i ? ", " : "") << "__global char* a" << i;
+      src << ") {}\n";
+    }
+    std::string text = src.str();
+    const char* p = text.c_str();
+    cl_int err = CL_SUCCESS;
+    program_ = api_.CreateProgramWithSource(context_, 1, &p, nullptr, &err);
+    check(err, "clCreateProgramWithSource");
+    err = api_.BuildProgram(program_, 1, &device_, "", nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      size_t size = 0;
+      api_.GetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string log(size, '\0');
+      api_.GetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      throw std::runtime_error("building the empty kernels failed: " + error_name(err) + ": " + log);
+    }
+    for (int n = 0; n <= kMaxArgs; ++n) {
+      kernels_[n] = api_.CreateKernel(program_, ("xferlab_empty" + std::to_string(n)).c_str(), &err);
+      check(err, "clCreateKernel");
+    }
+  }
+
+  cl_event submit_copy(cl_command_queue q, Memory& dst, const Memory& src, size_t bytes) {
+    cl_event ev = nullptr;
+    auto mem = [](const Memory& m) { return reinterpret_cast<cl_mem>(m.handle); };
+    if (dst.on_device && src.on_device) {
+      check(api_.EnqueueCopyBuffer(q, mem(src), mem(dst), 0, 0, bytes, 0, nullptr, &ev), "clEnqueueCopyBuffer");
+    } else if (dst.on_device) {
+      check(api_.EnqueueWriteBuffer(q, mem(dst), CL_FALSE, 0, bytes, src.host, 0, nullptr, &ev), "clEnqueueWriteBuffer");
+    } else if (src.on_device) {
+      check(api_.EnqueueReadBuffer(q, mem(src), CL_FALSE, 0, bytes, dst.host, 0, nullptr, &ev), "clEnqueueReadBuffer");
+    } else if (api_.EnqueueSVMMemcpy) {
+      check(api_.EnqueueSVMMemcpy(q, CL_FALSE, dst.host, src.host, bytes, 0, nullptr, &ev), "clEnqueueSVMMemcpy");
+    } else {
+      throw std::runtime_error("host-to-host copies need OpenCL 2.0 (clEnqueueSVMMemcpy)");
+    }
+    return ev;
+  }
+
+  double event_seconds(cl_event ev) const {
+    cl_ulong start = 0, end = 0;
+    if (api_.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) != CL_SUCCESS ||
+        api_.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) != CL_SUCCESS)
+      return -1.0;
+    return end >= start ? (end - start) * 1e-9 : -1.0;
+  }
+
+  Api api_{};
+  bool enumerated_ = false;
+  std::vector<std::pair<cl_platform_id, cl_device_id>> devices_;
+  cl_device_id device_ = nullptr;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr, second_ = nullptr;
+  cl_program program_ = nullptr;
+  cl_kernel kernels_[kMaxArgs + 1] = {};
+  size_t max_alloc_ = 0;
+  cl_device_svm_capabilities svm_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_opencl_backend() { return std::make_unique<OpenCLBackend>(); }
+
+}  // namespace xferlab
