@@ -8,9 +8,11 @@ import pytest
 class Cli:
     """Runs `python -m xferlab …` as a user would, returning (exit code, stdout, stderr)."""
 
-    def __call__(self, *args, check=None):
+    def __call__(self, *args, check=None, env=None):
+        import os
+
         done = subprocess.run([sys.executable, "-m", "xferlab", *map(str, args)], capture_output=True, text=True,
-                              timeout=120)
+                              timeout=300, env={**os.environ, **(env or {})})
         if check is not None:
             assert done.returncode == check, (done.returncode, done.stdout, done.stderr)
         return done.returncode, done.stdout, done.stderr

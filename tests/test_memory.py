@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from xferlab.measure.memory import MemoryPlan, Step, latency_sizes, rows_of, steps, summaries
+from xferlab.measure.memory import MemoryPlan, latency_sizes, rows_of, steps, summaries
+from xferlab.measure.steps import Step
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
 from xferlab.system.inventory import data_cache_sizes, inventory

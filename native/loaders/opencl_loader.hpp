@@ -47,6 +47,14 @@ constexpr cl_device_info CL_DEVICE_TYPE = 0x1000, CL_DEVICE_MAX_COMPUTE_UNITS = 
                          CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F,
                          CL_DEVICE_HOST_UNIFIED_MEMORY = 0x1035, CL_DEVICE_OPENCL_C_VERSION = 0x103D,
                          CL_DEVICE_SVM_CAPABILITIES = 0x1053;
+// OpenCL 3.0 (cl.h: CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES and the
+// cl_device_atomic_capabilities bits); a 2.x device answers the atomic query with an error.
+using cl_device_atomic_capabilities = cl_bitfield;
+constexpr cl_device_info CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES = 0x1063;
+constexpr cl_device_atomic_capabilities CL_DEVICE_ATOMIC_ORDER_RELAXED = 1 << 0, CL_DEVICE_ATOMIC_ORDER_ACQ_REL = 1 << 1,
+                                        CL_DEVICE_ATOMIC_ORDER_SEQ_CST = 1 << 2, CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM = 1 << 3,
+                                        CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP = 1 << 4, CL_DEVICE_ATOMIC_SCOPE_DEVICE = 1 << 5,
+                                        CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES = 1 << 6;
 constexpr cl_device_svm_capabilities CL_DEVICE_SVM_COARSE_GRAIN_BUFFER = 1 << 0,
                                      CL_DEVICE_SVM_FINE_GRAIN_BUFFER = 1 << 1,
                                      CL_DEVICE_SVM_FINE_GRAIN_SYSTEM = 1 << 2, CL_DEVICE_SVM_ATOMICS = 1 << 3;

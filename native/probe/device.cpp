@@ -71,9 +71,6 @@ bool parse_host_kind(const std::string& name, HostKind& kind) {
   return false;
 }
 
-// TEMPORARY until cuda_backend.cpp lands (being written in parallel).
-__attribute__((weak)) std::unique_ptr<Backend> make_cuda_backend() { throw NotAvailable("CUDA backend not built"); }
-
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   if (name == "opencl") return make_opencl_backend();
   if (name == "cuda") return make_cuda_backend();

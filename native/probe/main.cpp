@@ -46,6 +46,10 @@ const char* kUsage =
     "                       empty-kernel launch latency\n"
     "  chunks [--backend B] [--device N] [--total B] [--chunks B,B,..] [--kinds ..] [--repeats N]\n"
     "                       one total moved in transfers of each chunk size\n"
+    "  cuda-ptx             check the embedded PTX of the CUDA backend (no GPU needed)\n"
+    "  collab [--device N] [--pattern histogram|taskqueue] [--version D|U] [--size N] [--host-threads T]\n"
+    "         [--device-share F] [--repeats R] [--block N] [--iterations N] [--seed S] [--corrupt]\n"
+    "                       CHAI-style CPU+device collaboration (OpenCL): D copies, U shared SVM + atomics\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n";
@@ -99,7 +103,8 @@ int main(int argc, char** argv) {
   if (command == "version") return run_version();
   try {
     if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
-        command == "devices" || command == "transfer" || command == "launch" || command == "chunks") {
+        command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
+        command == "cuda-ptx" || command == "collab") {
       xferlab::Args args(argc, argv, 2);
       if (command == "stream") return xferlab::run_stream(args);
       if (command == "latency") return xferlab::run_latency(args);
@@ -108,6 +113,8 @@ int main(int argc, char** argv) {
       if (command == "transfer") return xferlab::run_transfer(args);
       if (command == "launch") return xferlab::run_launch(args);
       if (command == "chunks") return xferlab::run_chunks(args);
+      if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
+      if (command == "collab") return xferlab::run_collab(args);
       args.finish();
       return run_nodes();
     }
@@ -138,5 +145,6 @@ int main(int argc, char** argv) {
     return xferlab::run_clock(samples);
   }
   return bad_argument("unknown command '" + command +
-                      "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks)");
+                      "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks, "
+                      "cuda-ptx, collab)");
 }

@@ -15,5 +15,6 @@ int run_transfer(Args& args);  // device.cpp
 int run_launch(Args& args);    // device.cpp
 int run_chunks(Args& args);    // device.cpp
 int run_cuda_ptx(Args& args);  // cuda_ptx.cpp: checks the embedded CUDA PTX (no GPU needed)
+int run_collab(Args& args);    // collab.cpp: CHAI-style CPU-device collaboration, D and U versions
 
 }  // namespace xferlab

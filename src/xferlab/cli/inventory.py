@@ -15,6 +15,9 @@ def inventory(json_: bool = JSON) -> None:
     """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders)."""
     machine = read_inventory()
     if json_:
+        from ..measure.device import BACKENDS, devices
+
+        machine["accelerators"] = {b: dict(zip(("devices", "not_available"), devices(b))) for b in BACKENDS}
         print(json.dumps({"command": "inventory", "results": [machine]}, indent=1))
         return
     stdout.print(f"{machine['cpu_model']} ({machine['architecture']}): {machine['cores']} cores, {machine['threads']} "
@@ -28,6 +31,23 @@ def inventory(json_: bool = JSON) -> None:
          [Column("node", "node"), Column("kind", "kind", justify="left"), Column("cpus", "CPUs"),
           Column("memory_total_bytes", "memory", format_size), Column("memory_free_bytes", "free", format_size)],
          "table", title="Memory nodes (memory-only: how Linux shows CXL memory expanders)")
+    from ..measure.device import BACKENDS, devices
+
+    accelerators, missing = [], []
+    for backend in BACKENDS:
+        found, why = devices(backend)
+        accelerators += found
+        if why:
+            missing.append(f"{backend}: not available: {why}")
+    if accelerators:
+        emit("inventory", accelerators, [
+            Column("backend", "backend", justify="left"), Column("index", "#"), Column("name", "device", justify="left"),
+            Column("type", "type", justify="left"),
+            Column("max_allocation_bytes", "max allocation", format_size), Column("global_memory_bytes", "memory", format_size),
+            Column("svm_fine_grain", "fine SVM", lambda v: "yes" if v else "no"),
+        ], "table", title="Accelerators")
+    for line in missing:
+        stdout.print(line, highlight=False)
     hp = machine["hugepages"]
     stdout.print(f"huge pages: {hp['total']} of {format_size(hp['size_bytes'])} reserved, {hp['free']} free; "
                  f"transparent: {hp['transparent']}; governor: {machine['frequency_governor']}; "

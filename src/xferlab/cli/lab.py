@@ -19,11 +19,15 @@ from .. import __version__, scenarios
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
-from ..measure.memory import MemoryPlan, steps
+from ..measure.device import BACKENDS, SEED_CHUNKS, DevicePlan, devices
+from ..measure.device import rows_of as device_rows
+from ..measure.device import steps as device_steps
+from ..measure.memory import MemoryPlan, rows_of, steps
 from ..measure.run import measure
 from ..system import inventory as inv
 from .common import JSON
 from .measure import STORE, memory_params, memory_results, print_tables
+from .measure_device import device_results, print_device_tables
 from .output import Column, emit, stderr, stdout
 
 DEFAULT_OUT = Path("xferlab-results")
@@ -50,14 +54,30 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     stderr.print("[2/4] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
     plan = quick_memory_plan()
     # The memory steps may use most of the budget; the model stages take seconds.
-    outcome = measure("lab", steps(plan), {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
-                      timeout=max(60.0, seconds), budget=0.8 * seconds)
+    outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
+                      timeout=max(60.0, seconds), budget=0.5 * seconds)
     memory = memory_results(outcome, folder)
     summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
                              "failures": memory["failures"]}
     (folder / "memory.json").write_text(json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1, default=str))
 
-    stderr.print("[3/4] link presets", highlight=False)
+    stderr.print("[3/4] accelerators: copies, granularity and launch latency of every device found", highlight=False)
+    device_runs = []
+    for plan in quick_device_plans():
+        left = seconds - (_time.monotonic() - t0)
+        if left < 0.15 * seconds:
+            summary.setdefault("skipped_devices", []).append(f"{plan.backend} #{plan.device}: time budget used up")
+            continue
+        run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device},
+                      store, timeout=max(60.0, seconds), budget=0.6 * left, extra_inventory={"accelerator": plan.info})
+        result = device_results(run, folder / f"{plan.backend}{plan.device}")
+        device_runs.append({"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"),
+                            "run_id": run.run_id, **{k: v for k, v in result.items() if k not in ("transfers", "plots")}})
+    summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
+    summary["accelerators_not_available"] = not_available()
+    (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
+
+    stderr.print("[4/4] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
     (folder / "presets.json").write_text(json.dumps(presets, indent=1))
@@ -79,12 +99,17 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     (folder / "lab.json").write_text(json.dumps(summary, indent=1))
 
     if json_:
-        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"],
+        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"], "devices": device_runs,
                                              "memory": {k: v for k, v in memory.items() if k != "plots"},
                                              "run_id": outcome.run_id, "store": str(outcome.store_path)})
         return
     print_tables(memory["bandwidth"], [r for r in memory["latency"] if r["size_bytes"] in landmark_sizes(memory["latency"])],
                  memory["loaded"])
+    for d in device_runs:
+        stdout.print(f"{d['backend']} device {d['device']}: {d['name']} (run {d['run_id']})", highlight=False)
+        print_device_tables(d)
+    for line in summary["accelerators_not_available"]:
+        stdout.print(line, highlight=False)
     emit("lab", rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
                        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
@@ -99,7 +124,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         stdout.print(f"probe: failed: {clock.failure}", highlight=False)
     stdout.print(f"memory run {outcome.run_id} recorded in {outcome.store_path} (`xferlab results show {outcome.run_id}`)",
                  highlight=False)
-    stdout.print(f"results: {folder}/ (lab.json, memory.json and plots, presets.json, one JSON and two plots per scenario)",
+    stdout.print(f"results: {folder}/ (lab.json, memory.json and plots, devices.json and a plot folder per device, "
+                 "presets.json, one JSON and two plots per scenario)",
                  highlight=False)
 
 
@@ -109,6 +135,25 @@ def quick_memory_plan() -> MemoryPlan:
     plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2)
     plan.check()
     return plan
+
+
+def quick_device_plans() -> list[DevicePlan]:
+    """Every accelerator found: copies from 1 B to 64 MiB in every host memory kind it supports, the
+    seed's granularity study on 64 MiB, 2,000 launches with 0 and 4 arguments."""
+    plans = []
+    for backend in BACKENDS:
+        found, _ = devices(backend)
+        for index in range(len(found)):
+            plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
+                              launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
+                              chunk_total=64 * 2**20)
+            plan.check()
+            plans.append(plan)
+    return plans
+
+
+def not_available() -> list[str]:
+    return [f"{b}: not available: {why}" for b in BACKENDS for why in [devices(b)[1]] if why]
 
 
 def landmark_sizes(latency_rows: list[dict]) -> set[int]:

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, steps, summaries
+from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps, summaries
 from ..measure.run import measure
 from ..store import STORE_HELP
 from ..system import inventory as inv
@@ -94,7 +94,7 @@ def memory(
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
     budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
-    outcome = measure("measure memory", steps(plan), params=memory_params(plan), store_path=store,
+    outcome = measure("measure memory", steps(plan), rows_of, "memory", params=memory_params(plan), store_path=store,
                       timeout=parse_time(timeout, "--timeout", allow_zero=False), budget=budget_s)
     report(outcome, fmt, plot)
 
@@ -199,3 +199,13 @@ def _loaded_points(rows: list[dict]) -> list[dict]:
             p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
             p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
     return list(points.values())
+
+
+def _register_device_commands() -> None:
+    from . import measure_device
+
+    app.command("device")(measure_device.device)
+    app.command("launch")(measure_device.launch_cmd)
+
+
+_register_device_commands()

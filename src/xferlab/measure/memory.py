@@ -10,15 +10,15 @@ whose arrays fail validation is recorded as a failure with its reason, and the s
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_size
-from .probe import ProbeRun, run_probe
+from .probe import ProbeRun
+from .steps import Step
 from .stats import summarize
 
 KERNELS = ("copy", "scale", "add", "triad", "read", "write")
@@ -121,17 +121,6 @@ def check_pmem_path(path: Path) -> None:
         raise BadValue(f"--pmem '{path}': cannot create a file in '{path.parent}' (missing or not writable)")
 
 
-@dataclass
-class Step:
-    """One probe run: its arguments, what it measures, and the placement it stands for."""
-
-    label: str
-    test: str  # stream, latency, loaded
-    args: list[str]
-    placement: dict[str, Any]
-    estimate_seconds: float
-
-
 def steps(plan: MemoryPlan) -> list[Step]:
     """The probe runs of ``plan``, in order."""
     out: list[Step] = []
@@ -223,33 +212,6 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
             rows.append({**shared, "metric": "bandwidth_bytes_per_second",
                          "value": r["traffic_bandwidth_bytes_per_second"]})
     return rows, failure
-
-
-@dataclass
-class StepResult:
-    step: Step
-    rows: list[dict[str, Any]]
-    failure: Optional[str]
-    seconds: float
-
-
-def run_steps(plan_steps: list[Step], timeout: float, on_result: Callable[[StepResult], None],
-              on_start: Callable[[Step], None] = lambda s: None, deadline: Optional[float] = None) -> list[StepResult]:
-    """Runs each step; ``on_result`` (e.g. a store write) is called as soon as a step finishes."""
-    results = []
-    for step in plan_steps:
-        on_start(step)
-        t0 = time.monotonic()
-        if deadline is not None and t0 >= deadline:
-            result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
-        else:
-            limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
-            run = run_probe(step.args, timeout=limit)
-            rows, failure = rows_of(step, run)
-            result = StepResult(step, rows, failure, time.monotonic() - t0)
-        on_result(result)
-        results.append(result)
-    return results
 
 
 def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

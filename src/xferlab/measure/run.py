@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from .. import __version__
 from ..store import open_store
 from ..system.inventory import inventory
-from .memory import Step, StepResult, run_steps
+from .steps import Converter, Step, StepResult, run_steps
 from .probe import run_probe
 
 
@@ -55,10 +55,11 @@ class RunOutcome:
         return [r for r in self.results if r.failure]
 
 
-def measure(command: str, steps: list[Step], params: dict[str, Any], store_path: Optional[Path],
-            timeout: float, budget: Optional[float] = None) -> RunOutcome:
+def measure(command: str, steps: list[Step], convert: Converter, suite: str, params: dict[str, Any],
+            store_path: Optional[Path], timeout: float, budget: Optional[float] = None,
+            extra_inventory: Optional[dict[str, Any]] = None) -> RunOutcome:
     """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr."""
-    machine = inventory()
+    machine = {**inventory(), **(extra_inventory or {})}
     with open_store(store_path) as store:
         run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
         deadline = time.monotonic() + budget if budget else None
@@ -78,13 +79,13 @@ def measure(command: str, steps: list[Step], params: dict[str, Any], store_path:
                     if result.rows:
                         store.add_samples(run_id, result.rows)
                     if result.failure:
-                        store.add_failure(run_id, "memory", result.step.label, result.failure)
+                        store.add_failure(run_id, suite, result.step.label, result.failure)
                     progress.advance(task, result.step.estimate_seconds)
                     outcome = f"failed: {result.failure}" if result.failure else f"{len(result.rows)} samples stored"
                     progress.console.print(f"{result.step.label}: {outcome} ({result.seconds:.1f} s)", highlight=False,
                                            markup=False)
 
-                results = run_steps(steps, timeout, finished, started, deadline)
+                results = run_steps(steps, convert, timeout, finished, started, deadline)
             failed = sum(1 for r in results if r.failure)
             status = "ok" if not failed else "failed" if failed == len(results) else "ok"
             store.finish_run(run_id, status, {"steps": len(results), "failed_steps": failed})

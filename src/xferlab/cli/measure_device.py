@@ -1,0 +1,156 @@
+"""`xferlab measure device | launch`: host–accelerator copies and kernel launch latency (registered on
+the `measure` verb by cli/measure.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..measure.device import (DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, launch_summary, rows_of,
+                              steps, transfer_overview, transfer_summary)
+from ..measure.run import measure
+from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
+from .common import CSV, JSON
+from .output import Column, emit, output_format, stderr, stdout
+
+BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (driver API).",
+                       metavar="opencl|cuda")
+DEVICE = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N")
+BUDGET = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.", metavar="TIME")
+TIMEOUT = typer.Option("10m", "--timeout", help="Kill a probe run (a hung copy or kernel) after this long.", metavar="TIME")
+
+
+def _store_option():
+    from .measure import STORE
+
+    return STORE
+
+
+def device(backend: str = BACKEND, device_: int = DEVICE,
+           kinds: Optional[str] = typer.Option(None, "--kinds", help=f"Host memory kinds: {', '.join(KINDS)} (default: all the device supports).",
+                                               metavar="LIST"),
+           sizes: Optional[str] = typer.Option(None, "--sizes", help=f"Copy sizes: {LIST_HELP} (default: 1B..1GiB, within the device's largest allocation).",
+                                               metavar="LIST"),
+           directions: str = typer.Option(",".join(DIRECTIONS), "--directions", help="h2d, d2h, d2d, bidir.", metavar="LIST"),
+           iterations: int = typer.Option(5, "--iterations", help="Timed copies per point, at least."),
+           min_time: str = typer.Option("20ms", "--min-time", help="Keep timing a point until this much has passed.", metavar="TIME"),
+           node: Optional[int] = typer.Option(None, "--node", help="NUMA node for the host buffers (memory-only CXL nodes too).", metavar="N"),
+           chunks: str = typer.Option(",".join(map(str, SEED_CHUNKS)), "--chunks", help="Chunk sizes for the granularity study ('' to skip).",
+                                      metavar="LIST"),
+           total: str = typer.Option("256MiB", "--total", help="Bytes moved in all by the granularity study.", metavar="SIZE"),
+           launch: bool = typer.Option(True, "--launch/--no-launch", help="Also measure kernel launch latency."),
+           budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
+           plot: Optional[Path] = typer.Option(None, "--plot", help="Write plots into DIR.", metavar="DIR"),
+           store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+           json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency."""
+    fmt = output_format(json_, csv_)
+    plan = DevicePlan(backend=backend, device=device_,
+                      kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
+                      sizes=[int(s) for s in parse_list(sizes, parse_size, "--sizes")] if sizes else None,
+                      directions=[d.strip() for d in directions.split(",")], iterations=iterations,
+                      min_time=parse_time(min_time, "--min-time"), node=node, launch=launch, launch_count=2000,
+                      chunks=[int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks else [],
+                      chunk_total=parse_size(total, "--total"))
+    plan.check()
+    _run("measure device", plan, fmt, budget, timeout, store, plot)
+
+
+def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
+               count: int = typer.Option(100_000, "--count", help="Launches per argument count."),
+               args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
+               pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
+               budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
+               plot: Optional[Path] = typer.Option(None, "--plot", help="Write the latency distribution into DIR.", metavar="DIR"),
+               store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+               json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Kernel launch latency: an empty kernel launched and waited for, COUNT times (median and tail)."""
+    fmt = output_format(json_, csv_)
+    try:
+        arg_counts = [int(a) for a in args.split(",")]
+    except ValueError:
+        from ..errors import BadValue
+        raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
+    plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
+                      launch_args=arg_counts, pin=pin)
+    plan.check()
+    _run("measure launch", plan, fmt, budget, timeout, store, plot)
+
+
+def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeout: str, store: Optional[Path],
+         plot: Optional[Path]) -> None:
+    outcome = measure(command, steps(plan), rows_of, "device",
+                      params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
+                              "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
+                              "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
+                              "chunks": plan.chunks},
+                      store_path=store, timeout=parse_time(timeout, "--timeout", allow_zero=False),
+                      budget=parse_time(budget, "--budget", allow_zero=False) if budget else None,
+                      extra_inventory={"accelerator": plan.info})
+    report(outcome, plan, fmt, plot)
+
+
+def device_results(outcome, plot: Optional[Path]) -> dict:
+    rows = outcome.rows
+    result = {"transfers": transfer_summary(rows), "launch": launch_summary(rows), "chunks": chunk_summary(rows),
+              "failures": [{"step": r.step.label, "reason": r.failure} for r in outcome.failures], "plots": []}
+    result["overview"] = transfer_overview(result["transfers"]) if result["transfers"] else []
+    if plot:
+        from ..report.plots import plot_chunk_study, plot_device_transfers, plot_launch
+
+        if result["transfers"]:
+            result["plots"] += plot_device_transfers(result["transfers"], plot)
+        if rows and result["launch"]:
+            result["plots"].append(plot_launch(rows, plot / "launch-latency.png"))
+        if result["chunks"]:
+            result["plots"].append(plot_chunk_study(result["chunks"], plot / "chunks.png"))
+    return result
+
+
+def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
+    result = device_results(outcome, plot)
+    name = plan.info.get("name", "?")
+    notes = [f"device: {plan.backend} #{plan.device} {name}; run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes += [f"failed: {f['step']}: {f['reason']}" for f in result["failures"]]
+    notes += [f"plot: {p}" for p in result["plots"]]
+    if fmt != "table":
+        rows = ([{"test": "transfer", **r} for r in result["transfers"]] + [{"test": "launch", **r} for r in result["launch"]]
+                + [{"test": "chunks", **r} for r in result["chunks"]])
+        emit(outcome_command(outcome), rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
+                    "overview": result["overview"], "failures": result["failures"]})
+        return
+    print_device_tables(result)
+    for note in notes:
+        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)
+
+
+def outcome_command(outcome) -> str:
+    return "measure device" if any(r.step.test == "transfer" for r in outcome.results) else "measure launch"
+
+
+def print_device_tables(result: dict) -> None:
+    if result["overview"]:
+        emit("measure device", result["overview"], [
+            Column("kind", "host memory", justify="left"), Column("direction", "direction", justify="left"),
+            Column("latency_seconds", "latency (smallest)", format_time, no_wrap=True),
+            Column("bandwidth_bytes_per_second", "bandwidth (largest)", format_rate, no_wrap=True),
+            Column("device_bandwidth_bytes_per_second", "device clock", format_rate, no_wrap=True),
+            Column("largest_bytes", "at", format_size, no_wrap=True),
+            Column("half_bandwidth_bytes", "n½", format_size, no_wrap=True),
+        ], "table", title="Copies (medians; latency of the smallest copy, bandwidth of the largest, n½ = size reaching half of it)")
+    if result["chunks"]:
+        emit("measure device", result["chunks"], [
+            Column("kind", "host memory", justify="left"), Column("chunk_bytes", "chunk", lambda v: format_size(v, 10), no_wrap=True),
+            Column("transfers", "transfers"), Column("median_seconds", "total time", format_time, no_wrap=True),
+            Column("median_bytes_per_second", "bandwidth", format_rate, no_wrap=True), Column("count", "n"),
+        ], "table", title="Granularity: the same total in small or large transfers (seed 004)")
+    if result["launch"]:
+        emit("measure launch", result["launch"], [
+            Column("args", "buffer args"), Column("pinned_cpu", "pinned"),
+            Column("median_seconds", "median", format_time, no_wrap=True), Column("p99_seconds", "p99", format_time, no_wrap=True),
+            Column("max_seconds", "max", format_time, no_wrap=True),
+            Column("device_median_seconds", "device (kernel)", format_time, no_wrap=True), Column("count", "n"),
+        ], "table", title="Kernel launch latency: empty kernel, submit + wait (host clock; headline: median)")

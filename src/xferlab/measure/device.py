@@ -1,0 +1,262 @@
+"""The host–accelerator suite: copies over a size sweep for each host memory kind, kernel launch
+latency, and one total moved in small or large chunks, on any OpenCL device or CUDA GPU.
+
+Each step is one run of the probe's ``transfer``, ``launch`` or ``chunks`` subcommand; rows carry
+both clocks: ``seconds`` is the host steady clock around submit + wait, ``device_seconds`` (in the
+params) the device's own timestamps. Summaries name their headline: the median, as nvbandwidth
+reports, for copies and launches.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import BadValue, Unavailable
+from ..units import format_size
+from .probe import ProbeRun, run_probe
+from .stats import summarize
+from .steps import Step
+
+BACKENDS = ("opencl", "cuda")
+KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
+DIRECTIONS = ("h2d", "d2h", "d2d", "bidir")
+SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,000
+
+
+def devices(backend: str) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """The devices ``backend`` sees, or ([], why not) when its runtime is not available."""
+    run = run_probe(["devices", "--backend", backend], timeout=60)
+    if run.returncode == 3:
+        return [], (run.failure or "").split("not available: ", 1)[-1]
+    if not run.ok:
+        return [], run.failure
+    return [r["device"] for r in run.records if r.get("probe") == "device"], None
+
+
+def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
+    if backend == "cuda":
+        return ["pageable", "pinned", "managed"] + (["managed-prefetch"] if device.get("concurrent_managed_access") else [])
+    kinds = ["pageable", "pinned"]
+    if device.get("svm_coarse_grain"):
+        kinds.append("svm-coarse")
+    if device.get("svm_fine_grain"):
+        kinds.append("svm-fine")
+    return kinds
+
+
+@dataclass
+class DevicePlan:
+    backend: str = "opencl"
+    device: int = 0
+    kinds: Optional[list[str]] = None        # default: every kind the device supports
+    sizes: Optional[list[int]] = None        # default: 1 B, 2 B … up to min(1 GiB, max allocation)
+    max_size: Optional[int] = None
+    directions: list[str] = field(default_factory=lambda: list(DIRECTIONS))
+    iterations: int = 5
+    max_iterations: int = 200
+    min_time: float = 0.02
+    node: Optional[int] = None
+    transfers: bool = True
+    launch: bool = False
+    launch_count: int = 10_000
+    launch_args: list[int] = field(default_factory=lambda: [0, 1, 4, 8])
+    pin: Optional[int] = None               # also measure launches pinned to this CPU
+    chunks: list[int] = field(default_factory=list)
+    chunk_total: int = 256 * 2**20
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Validate against the device itself; an unavailable backend is an error the user asked for."""
+        if self.backend not in BACKENDS:
+            raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
+        found, why = devices(self.backend)
+        if why is not None:
+            raise Unavailable(f"the {self.backend} backend is not available: {why}")
+        if not 0 <= self.device < len(found):
+            raise BadValue(f"--device {self.device} does not exist; {self.backend} devices: 0..{len(found) - 1}")
+        self.info = found[self.device]
+        allowed = supported_kinds(self.backend, self.info)
+        for kind in self.kinds or []:
+            if kind not in KINDS:
+                raise BadValue(f"memory kind '{kind}' is not known; allowed: {', '.join(KINDS)}")
+            if kind not in allowed:
+                raise BadValue(f"memory kind '{kind}' is not supported by {self.info.get('name')}; it supports: "
+                               f"{', '.join(allowed)}")
+        for d in self.directions:
+            if d not in DIRECTIONS:
+                raise BadValue(f"direction '{d}' is not known; allowed: {', '.join(DIRECTIONS)}")
+        limit = int(self.info.get("max_allocation_bytes") or 2**62)
+        for s in (self.sizes or []) + self.chunks + ([self.max_size] if self.max_size else []):
+            if s > limit:
+                raise BadValue(f"size {format_size(s)} ({s} B) is above the device's largest allocation, "
+                               f"{format_size(limit)}")
+        if self.iterations < 1:
+            raise BadValue(f"--iterations {self.iterations}: at least 1")
+        if self.launch_count < 1:
+            raise BadValue(f"--count {self.launch_count}: at least 1 launch")
+        for a in self.launch_args:
+            if not 0 <= a <= 8:
+                raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
+        if self.pin is not None and self.pin not in os.sched_getaffinity(0):
+            raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
+                           f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
+
+    def kind_list(self) -> list[str]:
+        return self.kinds or supported_kinds(self.backend, self.info)
+
+    def size_list(self) -> list[int]:
+        if self.sizes:
+            return self.sizes
+        limit = min(self.max_size or 2**30, int(self.info.get("max_allocation_bytes") or 2**30), 2**30)
+        return [2**i for i in range(int(math.log2(limit)) + 1)]
+
+
+def steps(plan: DevicePlan) -> list[Step]:
+    where = ["--backend", plan.backend, "--device", str(plan.device)]
+    place = {"node": "default" if plan.node is None else str(plan.node)}
+    out: list[Step] = []
+    if plan.transfers:
+        sizes = plan.size_list()
+        moved = sum(sizes) * len(plan.directions)
+        for kind in plan.kind_list():
+            args = ["transfer", *where, "--kinds", kind, "--sizes", ",".join(map(str, sizes)),
+                    "--directions", ",".join(plan.directions), "--iterations", str(plan.iterations),
+                    "--max-iterations", str(max(plan.iterations, plan.max_iterations)), "--min-time", str(plan.min_time)]
+            if plan.node is not None:
+                args += ["--node", str(plan.node)]
+            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
+                            {**place, "mode": kind},
+                            len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9))
+    if plan.chunks:
+        for kind in plan.kind_list()[:2]:
+            args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
+                    "--chunks", ",".join(map(str, plan.chunks))]
+            out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
+                            {**place, "mode": kind}, 4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks)))
+    if plan.launch:
+        for pin in [None] + ([plan.pin] if plan.pin is not None else []):
+            args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args))]
+            if pin is not None:
+                args += ["--pin", str(pin)]
+            out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
+                            args, {**place, "cpus": None if pin is None else str(pin), "mode": "launch"},
+                            plan.launch_count * len(plan.launch_args) * 80e-6))
+    return out
+
+
+def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """Tidy rows of one probe run, and why it failed (None if it did not)."""
+    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    device = setup.get("device", {})
+    base = {"suite": "device", "node": step.placement.get("node"), "backend": setup.get("backend"),
+            "device_name": device.get("name"), "device_index": device.get("index")}
+    rows: list[dict[str, Any]] = []
+    failure = run.failure
+    if step.test == "transfer":
+        bad = [r for r in run.records if r.get("record") == "validation" and not r["ok"]]
+        if bad:
+            first = bad[0]
+            return [], (f"validation failed: {len(bad)} copies wrong, first {first['kind']} {first['direction']} "
+                        f"{first['size_bytes']} B at byte {first['first_wrong_byte']}")
+        for r in run.records:
+            if r.get("record") == "sample":
+                dev = r["device_seconds"] if r["device_seconds"] is not None and r["device_seconds"] >= 0 else None
+                rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
+                             "value": r["size_bytes"] / r["host_seconds"], "mode": r["kind"], "size_bytes": r["size_bytes"],
+                             "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
+                             "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev})
+    elif step.test == "launch":
+        for r in run.records:
+            if r.get("record") == "samples":
+                for i, (h, d) in enumerate(zip(r["host_seconds"], r["device_seconds"])):
+                    rows.append({**base, "test": "launch", "metric": "latency_seconds", "value": h,
+                                 "mode": f"{r['args']} args", "cpus": step.placement.get("cpus"), "args": r["args"],
+                                 "iteration": r["first_iteration"] + i, "warmup": False, "seconds": h,
+                                 "device_seconds": d if d >= 0 else None})
+    else:
+        for r in run.records:
+            if r.get("record") == "sample":
+                total = setup.get("total_bytes")
+                rows.append({**base, "test": "chunks", "metric": "bandwidth_bytes_per_second",
+                             "value": total / r["host_seconds"], "mode": r["kind"], "size_bytes": r["chunk_bytes"],
+                             "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
+                             "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"]})
+    if not rows and failure is None:
+        failure = "the probe reported no samples"
+    return rows, failure
+
+
+def _quantile(data: list[float], q: float) -> float:
+    data = sorted(data)
+    return data[min(len(data) - 1, int(q * len(data)))]
+
+
+def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (kind, direction, size): median latency and bandwidth by both clocks."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["test"] in DIRECTIONS:
+            groups.setdefault((r["mode"], r["test"], r["size_bytes"]), []).append(r)
+    out = []
+    for (kind, direction, size), members in groups.items():
+        host = summarize(m["seconds"] for m in members)
+        devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
+        dev_median = summarize(devs)["median"] if devs else None
+        moved = members[0]["bytes"]
+        out.append({"kind": kind, "direction": direction, "size_bytes": size, "count": host["count"],
+                    "headline": "median", "median_seconds": host["median"], "min_seconds": host["min"],
+                    "cov": host["cov"], "median_bytes_per_second": moved / host["median"],
+                    "best_bytes_per_second": moved / host["min"],
+                    "device_median_seconds": dev_median,
+                    "device_median_bytes_per_second": moved / dev_median if dev_median else None})
+    return out
+
+
+def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (kind, direction): latency of the smallest copy, bandwidth of the largest, and n½, the
+    smallest size reaching half of that bandwidth (Hockney's half-performance length)."""
+    out = []
+    for key in dict.fromkeys((s["kind"], s["direction"]) for s in summary):
+        points = sorted((s for s in summary if (s["kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
+        peak = max(p["median_bytes_per_second"] for p in points)
+        half = next((p["size_bytes"] for p in points if p["median_bytes_per_second"] >= peak / 2), None)
+        out.append({"kind": key[0], "direction": key[1], "smallest_bytes": points[0]["size_bytes"],
+                    "latency_seconds": points[0]["median_seconds"], "largest_bytes": points[-1]["size_bytes"],
+                    "bandwidth_bytes_per_second": points[-1]["median_bytes_per_second"],
+                    "peak_bytes_per_second": peak, "half_bandwidth_bytes": half,
+                    "device_bandwidth_bytes_per_second": points[-1]["device_median_bytes_per_second"]})
+    return out
+
+
+def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["test"] == "launch":
+            groups.setdefault((r["args"], r.get("cpus")), []).append(r)
+    out = []
+    for (nargs, cpu), members in groups.items():
+        host = [m["seconds"] for m in members]
+        s = summarize(host)
+        devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
+        out.append({"args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
+                    "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
+                    "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
+                    "device_median_seconds": summarize(devs)["median"] if devs else None})
+    return out
+
+
+def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["test"] == "chunks" and not r["warmup"]:
+            groups.setdefault((r["mode"], r["size_bytes"]), []).append(r)
+    out = []
+    for (kind, chunk), members in groups.items():
+        s = summarize(m["seconds"] for m in members)
+        out.append({"kind": kind, "chunk_bytes": chunk, "transfers": members[0]["transfers"], "total_bytes": members[0]["bytes"],
+                    "count": s["count"], "headline": "median", "median_seconds": s["median"],
+                    "median_bytes_per_second": members[0]["bytes"] / s["median"], "cov": s["cov"]})
+    return out

@@ -1,0 +1,54 @@
+"""A measurement suite is a list of *steps*, each one run of the native probe. This module runs
+them: each step with its timeout (or skipped once the time budget is spent), its JSON lines turned
+into tidy sample rows by the suite's converter, and a callback as soon as it ends, so that the
+caller can commit its samples before the next step starts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from .probe import ProbeRun, run_probe
+
+
+@dataclass
+class Step:
+    """One probe run: its arguments, what it measures, and the placement it stands for."""
+
+    label: str
+    test: str  # the probe subcommand: stream, latency, loaded, transfer, launch, chunks …
+    args: list[str]
+    placement: dict[str, Any]
+    estimate_seconds: float
+
+
+
+Converter = Callable[[Step, ProbeRun], "tuple[list[dict[str, Any]], Optional[str]]"]
+
+
+@dataclass
+class StepResult:
+    step: Step
+    rows: list[dict[str, Any]]
+    failure: Optional[str]
+    seconds: float
+
+
+def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_result: Callable[[StepResult], None],
+              on_start: Callable[[Step], None] = lambda s: None, deadline: Optional[float] = None) -> list[StepResult]:
+    """Runs each step; ``on_result`` (e.g. a store write) is called as soon as a step finishes."""
+    results = []
+    for step in plan_steps:
+        on_start(step)
+        t0 = time.monotonic()
+        if deadline is not None and t0 >= deadline:
+            result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
+        else:
+            limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
+            run = run_probe(step.args, timeout=limit)
+            rows, failure = convert(step, run)
+            result = StepResult(step, rows, failure, time.monotonic() - t0)
+        on_result(result)
+        results.append(result)
+    return results

@@ -1,0 +1,121 @@
+/* A stand-in for libcuda.so.1, written for tests/test_cuda.py: the driver calls xferlab-probe makes,
+   implemented over host memory, each checking how it is called. Not CUDA: it shows the call sequence. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+enum { OK = 0, INVALID_VALUE = 1, INVALID_DEVICE = 101, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500 };
+
+static struct { char* base; size_t bytes; char kind; } regions[1024]; /* D device, M managed, P pinned */
+static int launches, bad, live;
+static const char* module_text;
+
+static void note_bad(const char* what) { ++bad; fprintf(stderr, "fake-cuda: bad call: %s\n", what); }
+static void add(void* p, size_t n, char kind) {
+  for (int i = 0; i < 1024; ++i) if (!regions[i].base) { regions[i].base = p; regions[i].bytes = n; regions[i].kind = kind; ++live; return; }
+}
+static int drop(void* p, char kind) {
+  for (int i = 0; i < 1024; ++i) if (regions[i].base == p && regions[i].kind == kind) { regions[i].base = 0; --live; return OK; }
+  note_bad("free of a pointer not allocated as that kind"); return INVALID_VALUE;
+}
+/* 'D' or 'M' when [p, p+n) lies in a device or managed allocation, 'P' in pinned, 0 elsewhere. */
+static char kind_of(const void* p, size_t n) {
+  for (int i = 0; i < 1024; ++i)
+    if (regions[i].base && (const char*)p >= regions[i].base && (const char*)p + n <= regions[i].base + regions[i].bytes)
+      return regions[i].kind;
+  return 0;
+}
+static int dev(const void* p, size_t n) { char k = kind_of(p, n); return k == 'D' || k == 'M'; }
+
+__attribute__((destructor)) static void report(void) {
+  if (getenv("FAKE_CUDA_REPORT")) fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d\n", launches, bad, live);
+}
+
+CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : (getenv("FAKE_CUDA_INIT") ? atoi(getenv("FAKE_CUDA_INIT")) : OK); }
+CUresult cuDriverGetVersion(int* v) { *v = 12040; return OK; }
+CUresult cuGetErrorString(CUresult r, const char** s) {
+  *s = r == 100 ? "no CUDA-capable device is detected" : r == 1 ? "invalid argument" : "fake error"; return OK;
+}
+CUresult cuGetErrorName(CUresult r, const char** s) { *s = r == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_FAKE"; return OK; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return OK; }
+CUresult cuDeviceGet(int* d, int ordinal) { if (ordinal != 0) return INVALID_DEVICE; *d = 0; return OK; }
+CUresult cuDeviceGetName(char* name, int len, int d) { snprintf(name, len, "xferlab \"fake\" device %d", d); return OK; }
+CUresult cuDeviceTotalMem_v2(size_t* bytes, int d) { (void)d; *bytes = 1ull << 30; return OK; }
+CUresult cuDeviceGetAttribute(int* v, int a, int d) {
+  (void)d;
+  switch (a) {
+    case 75: *v = 8; break;  case 76: *v = 6; break;  case 16: *v = 2; break;
+    case 41: case 83: case 19: *v = 1; break;
+    case 89: *v = getenv("FAKE_CUDA_NO_CMA") ? 0 : 1; break;
+    case 33: *v = 0x65; break;
+    default: *v = 0;
+  }
+  return OK;
+}
+CUresult cuCtxCreate_v2(void** ctx, unsigned flags, int d) { (void)flags; if (d) return INVALID_DEVICE; *ctx = (void*)16; return OK; }
+CUresult cuCtxDestroy_v2(void* ctx) { return ctx == (void*)16 ? OK : INVALID_HANDLE; }
+CUresult cuCtxSynchronize(void) { return OK; }
+CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = 1ull << 30; return OK; }
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) { void* m = malloc(n); add(m, n, 'D'); *p = (CUdeviceptr)m; return n ? OK : INVALID_VALUE; }
+CUresult cuMemFree_v2(CUdeviceptr p) { if (drop((void*)p, kind_of((void*)p, 1) == 'M' ? 'M' : 'D') == OK) free((void*)p); return OK; }
+CUresult cuMemHostAlloc(void** p, size_t n, unsigned flags) { (void)flags; *p = aligned_alloc(4096, (n + 4095) / 4096 * 4096); add(*p, n, 'P'); return OK; }
+CUresult cuMemFreeHost(void* p) { if (drop(p, 'P') == OK) free(p); return OK; }
+CUresult cuMemAllocManaged(CUdeviceptr* p, size_t n, unsigned flags) {
+  if (flags != 1) note_bad("cuMemAllocManaged without CU_MEM_ATTACH_GLOBAL");
+  void* m = malloc(n); add(m, n, 'M'); *p = (CUdeviceptr)m; return OK;
+}
+CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int to, void* s) {
+  (void)s; if (kind_of((void*)p, n) != 'M' || (to != 0 && to != -1)) { note_bad("cuMemPrefetchAsync"); return INVALID_VALUE; } return OK;
+}
+#define COPY(name, cond, ...) \
+  CUresult name(__VA_ARGS__) { if (!(cond)) { note_bad(#name); return INVALID_VALUE; } memcpy((void*)dst, (const void*)src, n); return OK; }
+COPY(cuMemcpy, 1, CUdeviceptr dst, CUdeviceptr src, size_t n)
+COPY(cuMemcpyHtoD_v2, dev((void*)dst, n) && !dev(src, n), CUdeviceptr dst, const void* src, size_t n)
+COPY(cuMemcpyDtoH_v2, !dev(dst, n) && dev((void*)src, n), void* dst, CUdeviceptr src, size_t n)
+COPY(cuMemcpyDtoD_v2, dev((void*)dst, n) && dev((void*)src, n), CUdeviceptr dst, CUdeviceptr src, size_t n)
+COPY(cuMemcpyAsync, s, CUdeviceptr dst, CUdeviceptr src, size_t n, void* s)
+COPY(cuMemcpyHtoDAsync_v2, s && dev((void*)dst, n) && !dev(src, n), CUdeviceptr dst, const void* src, size_t n, void* s)
+COPY(cuMemcpyDtoHAsync_v2, s && !dev(dst, n) && dev((void*)src, n), void* dst, CUdeviceptr src, size_t n, void* s)
+#ifndef FAKE_OLD_DRIVER
+COPY(cuMemcpyDtoDAsync_v2, s && dev((void*)dst, n) && dev((void*)src, n), CUdeviceptr dst, CUdeviceptr src, size_t n, void* s)
+#endif
+CUresult cuModuleLoadData(void** m, const void* image) {
+  module_text = image;
+  if (!strstr(module_text, ".version") || !strstr(module_text, ".target")) return INVALID_PTX;
+  *m = (void*)32; return OK;
+}
+CUresult cuModuleUnload(void* m) { return m == (void*)32 ? OK : INVALID_HANDLE; }
+CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
+  char entry[128];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  if (m != (void*)32 || !strstr(module_text, entry) || strncmp(name, "xferlab_empty", 13)) return NOT_FOUND;
+  *f = (void*)(long)(100 + atoi(name + 13)); return OK;  /* remembers how many parameters it takes */
+}
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void* s, void** params, void** extra) {
+  int n = (int)(long)f - 100;
+  ++launches;
+  if (n < 0 || n > 8 || gx * gy * gz * bx * by * bz != 1 || shared || !s || extra || (n && !params)) { note_bad("cuLaunchKernel"); return INVALID_VALUE; }
+  for (int i = 0; i < n; ++i)
+    if (!params[i] || !dev((void*)*(CUdeviceptr*)params[i], 1)) { note_bad("cuLaunchKernel parameter"); return INVALID_VALUE; }
+  return OK;
+}
+CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = malloc(1); return OK; }
+CUresult cuStreamSynchronize(void* s) { return s ? OK : INVALID_HANDLE; }
+CUresult cuStreamDestroy_v2(void* s) { free(s); return OK; }
+CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = calloc(1, sizeof(double)); return OK; }
+CUresult cuEventRecord(void* e, void* s) {
+  struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+  if (!s) return INVALID_HANDLE;
+  *(double*)e = t.tv_sec * 1e3 + t.tv_nsec * 1e-6; return OK;
+}
+CUresult cuEventSynchronize(void* e) { return *(double*)e > 0 ? OK : INVALID_HANDLE; }
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) {
+  if (*(double*)a <= 0 || *(double*)b <= 0) return INVALID_HANDLE;
+  *ms = (float)(*(double*)b - *(double*)a); return OK;
+}
+CUresult cuEventDestroy_v2(void* e) { free(e); return OK; }

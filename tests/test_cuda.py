@@ -1,0 +1,161 @@
+"""The CUDA backend of the probe, without a GPU.
+
+What is checked here: the embedded PTX of the empty kernels (`xferlab-probe cuda-ptx`); the
+"not available" answer (exit 3, naming the library) when there is no driver, as on this machine
+and CI; and the backend's calls, run against ``fake_libcuda.c``: a stand-in for libcuda.so.1
+written for these tests that implements the driver calls over host memory and rejects wrong ones
+(a host-to-device copy whose destination is not device memory, a launch whose parameters are not
+device pointers, a free of something never allocated) and reports leaks. The stand-in shows that
+the backend drives the API as documented and that its data arrive; it is not CUDA, and nothing
+here measures a GPU.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from xferlab.measure.probe import probe_path, run_probe
+
+FAKE_SOURCE = Path(__file__).with_name("fake_libcuda.c")
+
+
+def probe(*args, env=None):
+    done = subprocess.run([str(probe_path()), *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    return done.returncode, done.stdout, done.stderr
+
+
+def cuda_driver_installed():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+
+
+def test_embedded_ptx_declares_nine_empty_kernels():
+    run = run_probe(["cuda-ptx"])
+    assert run.ok, run.failure
+    (record,) = run.records
+    assert record["probe"] == "cuda-ptx" and record["valid"] is True
+    assert record["max_args"] == 8
+    assert record["entries"] == [f"xferlab_empty{n}" for n in range(9)]
+    assert 1000 < record["ptx_bytes"] < 10000
+
+
+def test_cuda_ptx_takes_no_options():
+    code, out, err = probe("cuda-ptx", "--arch", "sm_90")
+    assert code == 2 and "'--arch'" in err and out == ""
+
+
+@pytest.mark.parametrize("library", [
+    pytest.param(None, marks=pytest.mark.skipif(cuda_driver_installed(), reason="this machine has a CUDA driver")),
+    "/nonexistent/libcuda.so.1",
+])
+def test_without_a_driver_cuda_is_not_available(library, monkeypatch):
+    monkeypatch.delenv("XFERLAB_CUDA_LIBRARY", raising=False)
+    env = {"XFERLAB_CUDA_LIBRARY": library} if library else {}
+    code, out, err = probe("devices", "--backend", "cuda", env=env)
+    assert code == 3 and out == ""
+    assert "not available: " in err and (library or "libcuda.so.1") in err
+    assert "cannot open shared object file" in err
+
+
+# --- the stand-in driver -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    """Builds the stand-in driver (and a variant lacking one entry point, as an old driver would)."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in libcuda")
+    out = tmp_path_factory.mktemp("fake_cuda")
+    built = {}
+    for name, flags in {"libcuda.so.1": [], "libcuda-old.so": ["-DFAKE_OLD_DRIVER"]}.items():
+        subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(out / name), str(FAKE_SOURCE)],
+                       check=True, capture_output=True)
+        built[name] = str(out / name)
+    return built
+
+
+def with_fake(fake, *args, library="libcuda.so.1", **env):
+    code, out, err = probe(*args, env={"XFERLAB_CUDA_LIBRARY": fake[library], "FAKE_CUDA_REPORT": "1", **env})
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    report = [line for line in err.splitlines() if line.startswith("fake-cuda: launches=")]
+    assert len(report) == 1, err
+    counts = dict(item.split("=") for item in report[0].split(": ")[1].split())
+    assert counts["bad"] == "0", err  # every call was made as the API documents it
+    assert counts["live"] == "0", err  # everything allocated was freed
+    return code, records, err, int(counts["launches"])
+
+
+def test_a_driver_without_devices_is_not_available(fake):
+    code, records, err, _ = with_fake(fake, "devices", "--backend", "cuda", FAKE_CUDA_INIT="100")
+    assert code == 3 and records == []
+    assert "not available: cuInit returned 100 (no CUDA-capable device is detected)" in err
+
+
+def test_a_driver_lacking_an_entry_point_is_not_available(fake):
+    code, _, err, _ = with_fake(fake, "devices", "--backend", "cuda", library="libcuda-old.so")
+    assert code == 3
+    assert f"not available: {fake['libcuda-old.so']} does not export cuMemcpyDtoDAsync_v2" in err
+
+
+def test_devices_describes_the_device_from_its_attributes(fake):
+    code, records, err, _ = with_fake(fake, "devices", "--backend", "cuda")
+    assert code == 0, err
+    (record,) = records
+    device = record["device"]
+    assert device["name"] == 'xferlab "fake" device 0'  # quotes survive the JSON
+    assert device["compute_capability"] == "8.6" and device["driver_version"] == "12.4"
+    assert device["pci_bus_id"] == "0000:65:00.0"
+    assert device["global_memory_bytes"] == 2**30 and device["max_allocation_bytes"] == 2**28
+    assert device["unified_addressing"] and device["concurrent_managed_access"]
+    assert device["host_kinds"] == ["pageable", "pinned", "managed", "managed-prefetch"]
+
+
+def test_prefetch_is_offered_only_with_concurrent_managed_access(fake):
+    code, records, err, _ = with_fake(fake, "devices", "--backend", "cuda", FAKE_CUDA_NO_CMA="1")
+    assert code == 0, err
+    assert records[0]["device"]["host_kinds"] == ["pageable", "pinned", "managed"]
+    code, _, err, _ = with_fake(fake, "transfer", "--backend", "cuda", "--kinds", "managed-prefetch",
+                                FAKE_CUDA_NO_CMA="1")
+    assert code == 2 and "'managed-prefetch' is not supported" in err
+
+
+def test_a_missing_device_names_the_index_and_the_count(fake):
+    code, _, err, _ = with_fake(fake, "launch", "--backend", "cuda", "--device", "1")
+    assert code == 2 and "device 1 does not exist; the CUDA driver sees 1 device (0..0)" in err
+
+
+def test_transfers_of_every_kind_and_direction_arrive(fake):
+    kinds = ["pageable", "pinned", "managed", "managed-prefetch"]
+    sizes = [1, 4096, 65536]
+    code, records, err, _ = with_fake(fake, "transfer", "--backend", "cuda", "--kinds", ",".join(kinds),
+                                      "--sizes", ",".join(map(str, sizes)), "--iterations", "2", "--min-time", "0",
+                                      "--warmup", "1")
+    assert code == 0, err
+    validations = [r for r in records if r.get("record") == "validation"]
+    assert len(validations) == len(kinds) * len(sizes) * 4 and all(v["ok"] for v in validations)
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert {(s["kind"], s["direction"]) for s in samples} == {(k, d) for k in kinds
+                                                               for d in ("h2d", "d2h", "d2d", "bidir")}
+    assert all(s["host_seconds"] > 0 and s["device_seconds"] >= 0 for s in samples)
+
+
+def test_launches_pass_as_many_device_pointers_as_the_kernel_declares(fake):
+    code, records, err, launches = with_fake(fake, "launch", "--backend", "cuda", "--args", "0,1,8", "--count", "5",
+                                             "--warmup", "1")
+    assert code == 0, err
+    samples = [r for r in records if r.get("record") == "samples"]
+    assert [s["args"] for s in samples] == [0, 1, 8]
+    assert all(len(s["host_seconds"]) == 5 and len(s["device_seconds"]) == 5 for s in samples)
+    assert launches == 3 * (1 + 5) * 2  # each launch_empty launches once per clock

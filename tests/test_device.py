@@ -1,0 +1,145 @@
+"""The host–device suite on a real OpenCL device (PoCL in CI): copies of every host memory kind,
+validation, launch latency, granularity, and the errors a user can meet."""
+
+import json
+import os
+import stat
+
+import pytest
+
+from xferlab.measure.device import DevicePlan, devices, rows_of, steps, transfer_overview, transfer_summary
+from xferlab.measure.probe import probe_path, run_probe
+from xferlab.measure.steps import Step
+
+FOUND, WHY = devices("opencl")
+# CI installs PoCL (make test's sysdeps): the device tests must run there, not skip.
+if not FOUND and os.environ.get("CI") != "true":
+    pytest.skip(f"no OpenCL device here: {WHY} (CI installs pocl-opencl-icd)", allow_module_level=True)
+
+
+def transfer(*extra):
+    return run_probe(["transfer", "--sizes", "1,64,4096,1048576", "--iterations", "3", "--max-iterations", "3",
+                      "--min-time", "0", *extra], timeout=300)
+
+
+def test_device_inventory():
+    device = FOUND[0]
+    assert device["backend"] == "opencl" and device["name"] and device["max_allocation_bytes"] > 2**20
+    for key in ("svm_coarse_grain", "svm_fine_grain", "svm_atomics", "profiling", "global_memory_bytes"):
+        assert key in device
+
+
+def test_every_kind_and_direction_validates():
+    kinds = ["pageable", "pinned"] + [k for k, flag in (("svm-coarse", "svm_coarse_grain"), ("svm-fine", "svm_fine_grain"))
+                                      if FOUND[0][flag]]
+    run = transfer("--kinds", ",".join(kinds))
+    assert run.ok, run.failure
+    checks = [r for r in run.records if r.get("record") == "validation"]
+    assert len(checks) == len(kinds) * 4 * 4 and all(c["ok"] for c in checks)
+    samples = [r for r in run.records if r.get("record") == "sample"]
+    assert {r["kind"] for r in samples} == set(kinds) and {r["direction"] for r in samples} == {"h2d", "d2h", "d2d", "bidir"}
+    assert all(r["host_seconds"] > 0 for r in samples)
+    assert any(r["device_seconds"] > 0 for r in samples)  # profiling events timed the copies too
+    step = Step("t", "transfer", [], {"node": "default", "mode": "pageable"}, 1.0)
+    rows, failure = rows_of(step, run)
+    assert failure is None and len(rows) == len(samples)
+    bidir = next(r for r in rows if r["test"] == "bidir" and r["size_bytes"] == 4096)
+    assert bidir["bytes"] == 2 * 4096  # both directions counted
+    overview = transfer_overview(transfer_summary(rows))
+    assert {(o["kind"], o["direction"]) for o in overview} == {(k, d) for k in kinds for d in ("h2d", "d2h", "d2d", "bidir")}
+
+
+def test_a_corrupted_copy_is_detected():
+    run = transfer("--kinds", "pageable", "--corrupt-copy")
+    assert run.returncode == 1 and "validation failed" in run.failure
+    rows, failure = rows_of(Step("t", "transfer", [], {"node": "default"}, 1.0), run)
+    assert rows == [] and failure.startswith("validation failed") and "at byte" in failure
+
+
+def test_launch_latency_both_clocks():
+    run = run_probe(["launch", "--count", "300", "--args", "0,3", "--warmup", "20", "--pin", "0"], timeout=120)
+    assert run.ok, run.failure
+    assert run.records[0]["pinned_cpu"] == 0
+    chunks = [r for r in run.records if r.get("record") == "samples"]
+    assert {c["args"] for c in chunks} == {0, 3} and sum(len(c["host_seconds"]) for c in chunks) == 600
+    for c in chunks:
+        assert all(h > 0 for h in c["host_seconds"])
+        # The device's own time of an empty kernel is shorter than the host's round trip.
+        assert sorted(c["device_seconds"])[150] < sorted(c["host_seconds"])[150]
+
+
+@pytest.mark.parametrize("args, code, fragment", [
+    (["transfer", "--device", "9"], 2, "device 9 does not exist"),
+    (["transfer", "--sizes", str(2**40)], 2, "exceeds the device's largest allocation"),
+    (["transfer", "--kinds", "managed"], 2, "'managed' is not supported"),
+    (["transfer", "--kinds", "warp"], 2, "'warp' is not allowed"),
+    (["launch", "--args", "9"], 2, "--args item '9'"),
+    (["devices", "--backend", "metal"], 2, "--backend 'metal'"),
+])
+def test_probe_bad_input(args, code, fragment):
+    run = run_probe(args, timeout=60)
+    assert run.returncode == code and fragment in run.failure
+
+
+def test_missing_opencl_library(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("XFERLAB_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1")
+    run = run_probe(["devices"], timeout=60)
+    assert run.returncode == 3 and "not available" in run.failure and "/nonexistent/libOpenCL.so.1" in run.failure
+    # Asked for explicitly: a one-line error and exit 2; nothing recorded.
+    code, out, err = cli("measure", "device", "--store", tmp_path / "s.duckdb")
+    assert code == 2 and err.startswith("error: the opencl backend is not available") and len(err.splitlines()) == 1
+    assert not (tmp_path / "s.duckdb").exists()
+    # Not asked for: the inventory says it plainly and goes on.
+    code, out, _ = cli("inventory")
+    assert code == 0 and "opencl: not available" in out
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--device", "7"], "--device 7 does not exist"), (["--sizes", "4TiB"], "above the device's largest allocation"),
+    (["--kinds", "managed"], "'managed' is not supported"), (["--kinds", "gpu-direct"], "'gpu-direct' is not known"),
+    (["--backend", "metal"], "--backend 'metal'"), (["--sizes", "-5"], "'-5'"), (["--directions", "up"], "'up'"),
+])
+def test_cli_bad_input(cli, tmp_path, args, fragment):
+    code, out, err = cli("measure", "device", "--store", tmp_path / "s.duckdb", *args)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1 and fragment in err, err
+
+
+def test_cli_sweep_recorded(cli, tmp_path):
+    store = tmp_path / "s.duckdb"
+    doc = cli.json("measure", "device", "--sizes", "1B..64KiB", "--kinds", "pageable,pinned", "--min-time", "0",
+                   "--iterations", "3", "--chunks", "4KiB,64KiB", "--total", "256KiB", "--store", store,
+                   "--plot", tmp_path / "plots")
+    tests = {r["test"] for r in doc["results"]}
+    assert tests == {"transfer", "launch", "chunks"}
+    h2d = [r for r in doc["results"] if r["test"] == "transfer" and r["kind"] == "pinned" and r["direction"] == "h2d"]
+    assert [r["size_bytes"] for r in h2d] == [2**i for i in range(17)]
+    assert all(r["headline"] == "median" and r["median_bytes_per_second"] > 0 for r in h2d)
+    chunks = {r["chunk_bytes"]: r for r in doc["results"] if r["test"] == "chunks" and r["kind"] == "pageable"}
+    assert chunks[4096]["transfers"] == 64 and chunks[65536]["transfers"] == 4
+    for name in ("device-bandwidth.png", "device-latency.png", "launch-latency.png", "chunks.png"):
+        assert (tmp_path / "plots" / name).stat().st_size > 5000
+    code, out, _ = cli("results", "show", doc["run_id"], "--store", store, "--json", check=0)
+    run = json.loads(out)["run"]
+    assert run["inventory"]["accelerator"]["name"] == FOUND[0]["name"]
+
+
+def test_a_hung_probe_is_killed_and_recorded(cli, tmp_path):
+    """A transfer that never returns (a hung kernel or DMA) is killed at --timeout; the run goes on."""
+    fake = tmp_path / "xferlab-probe"
+    fake.write_text(f"#!/bin/sh\ncase \"$1\" in transfer) sleep 60 ;; *) exec {probe_path()} \"$@\" ;; esac\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    store = tmp_path / "s.duckdb"
+    code, out, err = cli("measure", "device", "--sizes", "64B", "--kinds", "pageable", "--chunks", "", "--timeout", "2s",
+                         "--store", store, "--json", env={"XFERLAB_PROBE": str(fake)})
+    assert code == 0, err
+    doc = json.loads(out)
+    (failure,) = doc["failures"]
+    assert "timeout" in failure["reason"] and "transfers" in failure["step"]
+    assert any(r["test"] == "launch" for r in doc["results"])  # the next step still ran
+
+
+def test_plan_steps():
+    plan = DevicePlan(sizes=[64, 4096], kinds=["pageable"], launch=True, launch_count=10, pin=0, chunks=[4096])
+    plan.check()
+    labels = [s.test for s in steps(plan)]
+    assert labels == ["transfer", "chunks", "launch", "launch"]
