@@ -10,16 +10,20 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xferlab-installed
 SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -name '*.pyc' 2>/dev/null)
 APT_PACKAGES := cmake g++ make
+# An OpenCL device for the device suite: PoCL runs OpenCL on the CPU (Debian's pocl-opencl-icd).
+OPENCL_PACKAGES := ocl-icd-libopencl1 pocl-opencl-icd
 
-.PHONY: lab test bench sysdeps clean
+.PHONY: lab test bench sysdeps opencl clean
 
 lab: $(STAMP)
+	-@$(MAKE) --no-print-directory opencl
 	$(BIN)/xferlab lab
 
-test: sysdeps $(STAMP)
+test: sysdeps opencl $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q '.[bench]'
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # System packages: a C++ compiler and CMake build the probe. Installed with apt-get when missing
@@ -32,6 +36,14 @@ sysdeps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	  else echo "missing system tools:$$missing (install them, then rerun)"; exit 1; fi; \
 	fi
+
+# An OpenCL ICD loader with at least one platform; installed with apt-get when missing and we are root.
+opencl:
+	@if ldconfig -p | grep -q 'libOpenCL.so.1' && ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing an OpenCL platform: $(OPENCL_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(OPENCL_PACKAGES) >/dev/null; \
+	else echo "no OpenCL platform: install $(OPENCL_PACKAGES) (the device tests need one)"; exit 1; fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -37,11 +37,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
@@ -135,10 +139,12 @@ __kernel void tasks_u(__global float* data, uint n, uint block, int iterations, 
 }
 )CLC";
 
-// The host's copy of the task transform, same operations in the same order.
-inline float transform(float x, int iterations) {
-  for (int k = 0; k < iterations; ++k) x = x * 0.96875f + x * x * 0.015625f + 0.0078125f;
-  return x;
+// The host's copy of the task transform over x[0, n): the same operations in the same order for
+// each element as the kernel's `transform`, iterations outermost so that the compiler vectorizes
+// the inner loop over a block that stays in cache.
+inline void transform_span(float* x, size_t n, int iterations) {
+  for (int k = 0; k < iterations; ++k)
+    for (size_t i = 0; i < n; ++i) x[i] = x[i] * 0.96875f + x[i] * x[i] * 0.015625f + 0.0078125f;
 }
 
 // Deterministic pseudo-random input: a 64-bit mix (splitmix64's finalizer) of (seed, index).
@@ -160,6 +166,30 @@ void parallel(int threads, size_t n, F body) {
   }
   for (auto& th : pool) th.join();
 }
+
+// Silences file descriptor 2 while it lives: OpenCL compilers print their diagnostics there.
+class QuietStderr {
+ public:
+  QuietStderr() {
+    std::fflush(stderr);
+    saved_ = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null >= 0) dup2(null, 2);
+    if (null >= 0) close(null);
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      dup2(saved_, 2);
+      close(saved_);
+    }
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
 
 struct Options {
   std::string pattern, version;
@@ -228,26 +258,35 @@ class Device {
     check(err, "clCreateCommandQueue");
   }
 
-  // Builds the program: OpenCL C 2.0 atomics first, then 3.0, then CL1.2's atomic_add. Returns
-  // the seconds it took; `atomics` says which one was built, `refused` why the others were not.
+  // Builds the program, trying in turn: OpenCL C 2.0 (the C11 atomics with memory_scope_all_svm_devices);
+  // OpenCL C 3.0 with them; OpenCL C 3.0 with __opencl_c_atomic_scope_all_devices defined by us when
+  // the device reports CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES (OpenCL 3.0 ties the feature macro to that
+  // capability; PoCL 3.x reports the capability but its compiler leaves the macro undefined and its
+  // CL2.0 mode lacks the C11 atomic functions); and last OpenCL C 1.2's atomic_add. Returns the
+  // seconds it took; `atomics` says which one was built, `refused` why the others were not.
   double build() {
     auto t0 = Clock::now();
-    const struct {
-      const char* options;
-      const char* atomics;
-    } attempts[] = {
-        {"-cl-std=CL2.0 -DXFERLAB_C11=1",
-         "OpenCL C 2.0 atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)"},
-        {"-cl-std=CL3.0 -DXFERLAB_C11=1",
-         "OpenCL C 3.0 atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)"},
-        {"-DXFERLAB_C11=0", "OpenCL C 1.2 atomic_add (no memory scope)"},
+    struct Attempt {
+      std::string options, atomics;
     };
+    const std::string c11 = "atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)";
+    std::vector<Attempt> attempts = {
+        {"-cl-std=CL2.0 -DXFERLAB_C11=1", "OpenCL C 2.0 " + c11},
+        {"-cl-std=CL3.0 -DXFERLAB_C11=1", "OpenCL C 3.0 " + c11},
+    };
+    if (atomic_caps_ & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES)
+      attempts.push_back({"-cl-std=CL3.0 -DXFERLAB_C11=1 -D__opencl_c_atomic_scope_all_devices=1",
+                          "OpenCL C 3.0 " + c11 +
+                              " (feature macro __opencl_c_atomic_scope_all_devices defined by xferlab: the device "
+                              "reports CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES)"});
+    attempts.push_back({"-DXFERLAB_C11=0", "OpenCL C 1.2 atomic_add (no memory scope)"});
+    QuietStderr quiet;  // the compiler's own messages; the build logs are kept in `refused`
     for (auto& a : attempts) {
       cl_int err = CL_SUCCESS;
       const char* src = kSource;
       cl_program p = api_.CreateProgramWithSource(context_, 1, &src, nullptr, &err);
       check(err, "clCreateProgramWithSource");
-      err = api_.BuildProgram(p, 1, &device_, a.options, nullptr, nullptr);
+      err = api_.BuildProgram(p, 1, &device_, a.options.c_str(), nullptr, nullptr);
       if (err == CL_SUCCESS) {
         program_ = p;
         options = a.options;
@@ -258,10 +297,15 @@ class Device {
       api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
       std::string log(size, '\0');
       api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-      std::string first = log.substr(0, log.find('\n'));
-      refused += (refused.empty() ? "" : "; ") + std::string(a.options) + ": " + error_name(err) +
-                 (first.empty() ? "" : " " + first.substr(0, 200));
+      // The first error, without the temporary file's path: "error: /tmp/x.cl:2:56: use of …".
+      std::string first;
+      std::smatch m;
+      static const std::regex located(R"(error:.*?\.cl:\d+:\d+(?: <[^>]*>)?: (.*))");
+      std::istringstream lines(log);
+      for (std::string line; first.empty() && std::getline(lines, line);)
+        if (line.find("error") != std::string::npos) first = std::regex_search(line, m, located) ? m[1].str() : line;
+      refused += (refused.empty() ? "" : "; ") + a.options + ": " + error_name(err) +
+                 (first.empty() ? "" : " " + first.substr(0, 300));
       api_.ReleaseProgram(p);
     }
     throw std::runtime_error("the collab kernels do not build: " + refused);
@@ -502,14 +546,15 @@ struct TaskQueue {
     ku = dev.kernel("tasks_u");
     tasks = (o.size + o.block - 1) / o.block;
     reference.resize(o.size);
-    parallel(o.host_threads, o.size, [&](int, size_t lo, size_t hi) {
-      for (size_t i = lo; i < hi; ++i) reference[i] = transform(float_at(i, o.seed), o.iterations);
+    parallel(o.host_threads, tasks, [&](int, size_t lo, size_t hi) {
+      for (size_t i = lo * o.block; i < std::min(o.size, hi * o.block); ++i) reference[i] = float_at(i, o.seed);
+      for (size_t t = lo; t < hi; ++t) run_task(reference.data(), t);
     });
   }
 
   void run_task(float* data, size_t t) const {
     const size_t first = t * o.block, end = std::min(o.size, first + o.block);
-    for (size_t i = first; i < end; ++i) data[i] = transform(data[i], o.iterations);
+    transform_span(data + first, end - first, o.iterations);
   }
 
   void fill_input(float* data) const {
