@@ -24,7 +24,8 @@ test: sysdeps opencl $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q '.[bench]'
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "below target:$$failed"; exit 1; fi
 
 # System packages: a C++ compiler and CMake build the probe. Installed with apt-get when missing
 # and we are root; otherwise say what is missing.

@@ -90,4 +90,45 @@ std::string error_name(cl_int code) {
   return "OpenCL error " + std::to_string(code);
 }
 
+std::vector<std::pair<cl_platform_id, cl_device_id>> all_devices(const Api& api, std::string& why) {
+  std::vector<std::pair<cl_platform_id, cl_device_id>> devices;
+  cl_uint platforms = 0;
+  cl_int err = api.GetPlatformIDs(0, nullptr, &platforms);
+  if (err != CL_SUCCESS || platforms == 0) {
+    why = "no OpenCL platform is installed (" + error_name(err) + "); install an ICD such as pocl-opencl-icd";
+    return devices;
+  }
+  std::vector<cl_platform_id> ids(platforms);
+  api.GetPlatformIDs(platforms, ids.data(), nullptr);
+  for (auto p : ids) {
+    cl_uint count = 0;
+    if (api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    std::vector<cl_device_id> found(count);
+    api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, found.data(), nullptr);
+    for (auto d : found) devices.emplace_back(p, d);
+  }
+  if (devices.empty()) why = "the OpenCL platforms have no devices";
+  return devices;
+}
+
+namespace {
+template <class Handle, class Info>
+std::string query_text(cl_int (*query)(Handle, Info, size_t, void*, size_t*), Handle handle, Info what) {
+  size_t size = 0;
+  query(handle, what, 0, nullptr, &size);
+  std::string out(size, '\0');
+  query(handle, what, size, out.data(), nullptr);
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+}  // namespace
+
+std::string device_text(const Api& api, cl_device_id device, cl_device_info what) {
+  return query_text(api.GetDeviceInfo, device, what);
+}
+
+std::string platform_text(const Api& api, cl_platform_id platform, cl_platform_info what) {
+  return query_text(api.GetPlatformInfo, platform, what);
+}
+
 }  // namespace xferlab::cl

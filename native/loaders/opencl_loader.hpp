@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xferlab::cl {
 
@@ -120,5 +122,13 @@ std::string load(Api& api);
 
 // A readable name for an error code: "CL_OUT_OF_RESOURCES (-5)".
 std::string error_name(cl_int code);
+
+// Every device of every platform, in the order `xferlab-probe devices` numbers them. Empty, with
+// `why` set, when there is no platform or no device.
+std::vector<std::pair<cl_platform_id, cl_device_id>> all_devices(const Api& api, std::string& why);
+
+// A string-valued query of a device or a platform, without the trailing NUL.
+std::string device_text(const Api& api, cl_device_id device, cl_device_info what);
+std::string platform_text(const Api& api, cl_platform_id platform, cl_platform_info what);
 
 }  // namespace xferlab::cl

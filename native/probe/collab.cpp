@@ -12,16 +12,18 @@
 //                 counts into its own device-buffer histogram, which is read back
 //                 (clEnqueueReadBuffer) and added to the host threads' histogram.
 //              U: input and the one histogram live in fine-grained SVM; the kernel adds with
-//                 atomic_fetch_add_explicit(memory_scope_all_svm_devices) (OpenCL C 2.0; the
-//                 CL1.2 atomic_add when the compiler refuses 2.0) while host threads add with
-//                 __atomic_fetch_add to the same bins.
+//                 atomic_fetch_add_explicit(memory_scope_all_svm_devices) (OpenCL C 2.0 or 3.0;
+//                 CL1.2's atomic_add when the compiler refuses them: see build_kernels, and the
+//                 setup record's atomics_path) while host threads add with __atomic_fetch_add to
+//                 the same bins.
 //   taskqueue  task partitioning (CHAI TQH, simplified): N floats in K = N / block tasks; a task
 //              transforms its block in place, x <- x*31/32 + x*x/64 + 1/128, `iterations` times.
 //              D: static split: the device's first tasks are copied over, transformed by one
 //                 work-group per task, read back; host threads take the other tasks.
 //              U: data and a task counter in fine-grained SVM; persistent device work-groups and
 //                 host threads pop tasks from the same counter (atomic fetch-add) until none are
-//                 left, working in place; the device's share is measured, not chosen.
+//                 left, working in place; the device's share is measured, not chosen
+//                 (--device-share 0 or 1 runs the host or the device alone).
 //
 // Timing (std::chrono::steady_clock, per repeat): allocation (buffers / SVM, and initialising the
 // inputs), copy (explicit transfers, 0 for U), kernel (from the kernel's enqueue until both it and
@@ -37,19 +39,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "cl_device.hpp"
 #include "json.hpp"
 #include "probe.hpp"
 
@@ -64,10 +63,6 @@ constexpr int kBins = 256;
 constexpr size_t kLocal = 64;  // work-items per work-group
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-void check(cl_int code, const char* what) {
-  if (code != CL_SUCCESS) throw std::runtime_error(std::string(what) + ": " + error_name(code));
-}
 
 // The kernels. FP_CONTRACT OFF keeps the task transform bit-identical to the host's reference.
 // SHARED_* are the atomics on memory shared with the host (U version): C11-style with the
@@ -167,30 +162,6 @@ void parallel(int threads, size_t n, F body) {
   for (auto& th : pool) th.join();
 }
 
-// Silences file descriptor 2 while it lives: OpenCL compilers print their diagnostics there.
-class QuietStderr {
- public:
-  QuietStderr() {
-    std::fflush(stderr);
-    saved_ = dup(2);
-    int null = open("/dev/null", O_WRONLY);
-    if (saved_ >= 0 && null >= 0) dup2(null, 2);
-    if (null >= 0) close(null);
-  }
-  ~QuietStderr() {
-    std::fflush(stderr);
-    if (saved_ >= 0) {
-      dup2(saved_, 2);
-      close(saved_);
-    }
-  }
-  QuietStderr(const QuietStderr&) = delete;
-  QuietStderr& operator=(const QuietStderr&) = delete;
-
- private:
-  int saved_ = -1;
-};
-
 struct Options {
   std::string pattern, version;
   int device = 0;
@@ -199,196 +170,6 @@ struct Options {
   double share = 0.5;
   uint64_t seed = 1;
   bool corrupt = false;
-};
-
-// One OpenCL device with its context, in-order queue and the collab program.
-class Device {
- public:
-  explicit Device(int index) {
-    std::string why = load(api_);
-    if (!why.empty()) throw NotAvailable(why);
-    cl_uint platforms = 0;
-    cl_int err = api_.GetPlatformIDs(0, nullptr, &platforms);
-    if (err != CL_SUCCESS || platforms == 0)
-      throw NotAvailable("no OpenCL platform is installed (" + error_name(err) + "); install an ICD such as pocl-opencl-icd");
-    std::vector<cl_platform_id> ids(platforms);
-    api_.GetPlatformIDs(platforms, ids.data(), nullptr);
-    std::vector<cl_device_id> all;  // the order `xferlab-probe devices` lists them in
-    for (auto p : ids) {
-      cl_uint count = 0;
-      if (api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
-      std::vector<cl_device_id> found(count);
-      api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, found.data(), nullptr);
-      all.insert(all.end(), found.begin(), found.end());
-    }
-    if (all.empty()) throw NotAvailable("the OpenCL platforms have no devices");
-    if (index < 0 || index >= static_cast<int>(all.size()))
-      throw BadArgument("device " + std::to_string(index) + " does not exist; OpenCL devices: 0.." +
-                        std::to_string(all.size() - 1));
-    device_ = all[index];
-    api_.GetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof svm_, &svm_, nullptr);
-    if (api_.GetDeviceInfo(device_, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomic_caps_, &atomic_caps_,
-                           nullptr) != CL_SUCCESS)
-      atomic_caps_ = 0;
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units_, &units_, nullptr);
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc_, &max_alloc_, nullptr);
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group_, &max_group_, nullptr);
-  }
-
-  // Why the U version cannot run here, or "".
-  std::string lacks_shared_atomics() const {
-    if (!api_.SVMAlloc || !api_.SetKernelArgSVMPointer)
-      return "the OpenCL library has no SVM entry points (clSVMAlloc, clSetKernelArgSVMPointer: OpenCL 2.0)";
-    if (!(svm_ & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(svm_ & CL_DEVICE_SVM_ATOMICS))
-      return "device '" + text(CL_DEVICE_NAME) + "' lacks fine-grained SVM buffers with SVM atomics "
-             "(CL_DEVICE_SVM_CAPABILITIES = " + std::to_string(svm_) + ")";
-    return "";
-  }
-
-  void open() {
-    cl_int err = CL_SUCCESS;
-    context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
-    check(err, "clCreateContext");
-    if (api_.CreateCommandQueueWithProperties) {
-      cl_queue_properties props[] = {0};
-      queue_ = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
-    } else {
-      queue_ = api_.CreateCommandQueue(context_, device_, 0, &err);
-    }
-    check(err, "clCreateCommandQueue");
-  }
-
-  // Builds the program, trying in turn: OpenCL C 2.0 (the C11 atomics with memory_scope_all_svm_devices);
-  // OpenCL C 3.0 with them; OpenCL C 3.0 with __opencl_c_atomic_scope_all_devices defined by us when
-  // the device reports CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES (OpenCL 3.0 ties the feature macro to that
-  // capability; PoCL 3.x reports the capability but its compiler leaves the macro undefined and its
-  // CL2.0 mode lacks the C11 atomic functions); and last OpenCL C 1.2's atomic_add. Returns the
-  // seconds it took; `atomics` says which one was built, `refused` why the others were not.
-  double build() {
-    auto t0 = Clock::now();
-    struct Attempt {
-      std::string options, atomics;
-    };
-    const std::string c11 = "atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)";
-    std::vector<Attempt> attempts = {
-        {"-cl-std=CL2.0 -DXFERLAB_C11=1", "OpenCL C 2.0 " + c11},
-        {"-cl-std=CL3.0 -DXFERLAB_C11=1", "OpenCL C 3.0 " + c11},
-    };
-    if (atomic_caps_ & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES)
-      attempts.push_back({"-cl-std=CL3.0 -DXFERLAB_C11=1 -D__opencl_c_atomic_scope_all_devices=1",
-                          "OpenCL C 3.0 " + c11 +
-                              " (feature macro __opencl_c_atomic_scope_all_devices defined by xferlab: the device "
-                              "reports CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES)"});
-    attempts.push_back({"-DXFERLAB_C11=0", "OpenCL C 1.2 atomic_add (no memory scope)"});
-    QuietStderr quiet;  // the compiler's own messages; the build logs are kept in `refused`
-    for (auto& a : attempts) {
-      cl_int err = CL_SUCCESS;
-      const char* src = kSource;
-      cl_program p = api_.CreateProgramWithSource(context_, 1, &src, nullptr, &err);
-      check(err, "clCreateProgramWithSource");
-      err = api_.BuildProgram(p, 1, &device_, a.options.c_str(), nullptr, nullptr);
-      if (err == CL_SUCCESS) {
-        program_ = p;
-        options = a.options;
-        atomics = a.atomics;
-        return since(t0);
-      }
-      size_t size = 0;
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-      std::string log(size, '\0');
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-      // The first error, without the temporary file's path: "error: /tmp/x.cl:2:56: use of …".
-      std::string first;
-      std::smatch m;
-      static const std::regex located(R"(error:.*?\.cl:\d+:\d+(?: <[^>]*>)?: (.*))");
-      std::istringstream lines(log);
-      for (std::string line; first.empty() && std::getline(lines, line);)
-        if (line.find("error") != std::string::npos) first = std::regex_search(line, m, located) ? m[1].str() : line;
-      refused += (refused.empty() ? "" : "; ") + a.options + ": " + error_name(err) +
-                 (first.empty() ? "" : " " + first.substr(0, 300));
-      api_.ReleaseProgram(p);
-    }
-    throw std::runtime_error("the collab kernels do not build: " + refused);
-  }
-
-  cl_kernel kernel(const char* name) {
-    cl_int err = CL_SUCCESS;
-    cl_kernel k = api_.CreateKernel(program_, name, &err);
-    check(err, "clCreateKernel");
-    kernels_.push_back(k);
-    return k;
-  }
-
-  template <class T>
-  void arg(cl_kernel k, cl_uint i, const T& v) {
-    check(api_.SetKernelArg(k, i, sizeof v, &v), "clSetKernelArg");
-  }
-  void svm_arg(cl_kernel k, cl_uint i, const void* p) {
-    check(api_.SetKernelArgSVMPointer(k, i, p), "clSetKernelArgSVMPointer");
-  }
-  void launch(cl_kernel k, size_t groups) {
-    const size_t global = groups * kLocal, local = kLocal;
-    check(api_.EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-          "clEnqueueNDRangeKernel");
-    check(api_.Flush(queue_), "clFlush");  // start it now: the host threads work meanwhile
-  }
-  void finish() { check(api_.Finish(queue_), "clFinish"); }
-
-  cl_mem buffer(size_t bytes) {
-    cl_int err = CL_SUCCESS;
-    cl_mem m = api_.CreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr, &err);
-    check(err, "clCreateBuffer");
-    return m;
-  }
-  void release(cl_mem m) {
-    if (m) api_.ReleaseMemObject(m);
-  }
-  void write(cl_mem m, const void* p, size_t bytes) {
-    if (bytes) check(api_.EnqueueWriteBuffer(queue_, m, CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
-  }
-  void read(cl_mem m, void* p, size_t bytes) {
-    if (bytes) check(api_.EnqueueReadBuffer(queue_, m, CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueReadBuffer");
-  }
-  void* svm(size_t bytes, bool atomic) {
-    cl_svm_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | (atomic ? CL_MEM_SVM_ATOMICS : 0);
-    void* p = api_.SVMAlloc(context_, flags, std::max<size_t>(bytes, 64), 128);
-    if (!p) throw std::runtime_error("clSVMAlloc of " + std::to_string(bytes) + " fine-grained bytes failed");
-    return p;
-  }
-  void svm_free(void* p) {
-    if (p) api_.SVMFree(context_, p);
-  }
-
-  std::string text(cl_device_info what) const {
-    size_t size = 0;
-    api_.GetDeviceInfo(device_, what, 0, nullptr, &size);
-    std::string out(size, '\0');
-    api_.GetDeviceInfo(device_, what, size, out.data(), nullptr);
-    while (!out.empty() && out.back() == '\0') out.pop_back();
-    return out;
-  }
-
-  ~Device() {
-    for (auto k : kernels_) api_.ReleaseKernel(k);
-    if (program_) api_.ReleaseProgram(program_);
-    if (queue_) api_.ReleaseCommandQueue(queue_);
-    if (context_) api_.ReleaseContext(context_);
-  }
-
-  cl_device_svm_capabilities svm_ = 0;
-  cl_device_atomic_capabilities atomic_caps_ = 0;
-  cl_uint units_ = 1;
-  cl_ulong max_alloc_ = 0;
-  size_t max_group_ = 0;
-  std::string options, atomics, refused;
-
- private:
-  Api api_{};
-  cl_device_id device_ = nullptr;
-  cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
-  cl_program program_ = nullptr;
-  std::vector<cl_kernel> kernels_;
 };
 
 // What one repeat measured, and what its validation found.
@@ -407,11 +188,11 @@ struct Outcome {
 
 struct Histogram {
   Options& o;
-  Device& dev;
+  ClDevice& dev;
   cl_kernel kd, ku;
   std::vector<uint64_t> reference = std::vector<uint64_t>(kBins, 0);
 
-  Histogram(Options& opts, Device& d) : o(opts), dev(d) {
+  Histogram(Options& opts, ClDevice& d) : o(opts), dev(d) {
     kd = dev.kernel("hist_d");
     ku = dev.kernel("hist_u");
     // The host-only reference, computed once, outside every timed region.
@@ -424,7 +205,7 @@ struct Histogram {
   }
 
   size_t device_values() const { return static_cast<size_t>(std::llround(o.size * o.share)); }
-  size_t groups() const { return std::max<size_t>(1, dev.units_ * 4); }
+  size_t groups() const { return std::max<size_t>(1, dev.units * 4); }
 
   // Host threads: count [lo, hi) privately, then add to `shared` with one atomic per bin.
   static void count_host(const uint32_t* in, size_t lo, size_t hi, uint32_t* shared) {
@@ -466,7 +247,7 @@ struct Histogram {
         dev.arg(kd, 0, din);
         dev.arg(kd, 1, static_cast<cl_uint>(nd));
         dev.arg(kd, 2, dhist);
-        dev.launch(kd, groups());
+        dev.launch(kd, groups(), kLocal);
       }
       if (nh) parallel(o.host_threads, nh, [&](int, size_t lo, size_t hi) { count_host(in + nd, lo, hi, host_hist.data()); });
       dev.finish();
@@ -493,7 +274,7 @@ struct Histogram {
           dev.svm_arg(ku, 0, in);
           dev.arg(ku, 1, static_cast<cl_uint>(nd));
           dev.svm_arg(ku, 2, hist);
-          dev.launch(ku, groups());
+          dev.launch(ku, groups(), kLocal);
         }
         if (nh) parallel(o.host_threads, nh, [&](int, size_t lo, size_t hi) { count_host(in + nd, lo, hi, hist); });
         dev.finish();
@@ -536,12 +317,12 @@ struct Histogram {
 
 struct TaskQueue {
   Options& o;
-  Device& dev;
+  ClDevice& dev;
   cl_kernel kd, ku;
   size_t tasks;
   std::vector<float> reference;
 
-  TaskQueue(Options& opts, Device& d) : o(opts), dev(d) {
+  TaskQueue(Options& opts, ClDevice& d) : o(opts), dev(d) {
     kd = dev.kernel("tasks_d");
     ku = dev.kernel("tasks_u");
     tasks = (o.size + o.block - 1) / o.block;
@@ -604,7 +385,7 @@ struct TaskQueue {
         dev.arg(kd, 1, static_cast<cl_uint>(dev_floats));
         dev.arg(kd, 2, static_cast<cl_uint>(o.block));
         dev.arg(kd, 3, static_cast<cl_int>(o.iterations));
-        dev.launch(kd, kd_tasks);
+        dev.launch(kd, kd_tasks, kLocal);
       }
       int next = static_cast<int>(kd_tasks);
       out.host_tasks = host_work(data, &next, tasks);
@@ -633,9 +414,9 @@ struct TaskQueue {
           dev.arg(ku, 3, static_cast<cl_int>(o.iterations));
           dev.arg(ku, 4, static_cast<cl_uint>(tasks));
           dev.svm_arg(ku, 5, svm_next);
-          dev.launch(ku, std::max<cl_uint>(1, dev.units_));
+          dev.launch(ku, std::max<cl_uint>(1, dev.units), kLocal);
         }
-        out.host_tasks = host_work(svm_data, svm_next, tasks);
+        out.host_tasks = o.share < 1 ? host_work(svm_data, svm_next, tasks) : 0;  // 1: the device alone
         dev.finish();
         out.kernel = since(t2);
         out.total = since(t0);
@@ -689,6 +470,45 @@ std::string capabilities_json(cl_device_atomic_capabilities caps) {
   return out + "]";
 }
 
+// Why the U version cannot run on `dev`, or "".
+std::string lacks_shared_atomics(ClDevice& dev) {
+  if (!dev.svm_api()) return "the OpenCL library has no SVM entry points (clSVMAlloc, clSetKernelArgSVMPointer: OpenCL 2.0)";
+  if (!(dev.svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(dev.svm_caps & CL_DEVICE_SVM_ATOMICS))
+    return "device '" + dev.text(CL_DEVICE_NAME) + "' lacks fine-grained SVM buffers with SVM atomics "
+           "(CL_DEVICE_SVM_CAPABILITIES = " + std::to_string(dev.svm_caps) + ")";
+  return "";
+}
+
+// Builds the kernels, trying in turn: OpenCL C 2.0 (the C11 atomics with
+// memory_scope_all_svm_devices); OpenCL C 3.0 with them; OpenCL C 3.0 with the feature macro
+// __opencl_c_atomic_scope_all_devices defined by us, only when the device reports
+// CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES (OpenCL 3.0 ties the macro to that capability; PoCL 3.x
+// reports the capability but its compiler leaves the macro undefined, and its CL2.0 mode lacks the
+// C11 atomic functions); last, OpenCL C 1.2's atomic_add. Sets the options and the atomics that
+// were built; returns the seconds it took.
+double build_kernels(ClDevice& dev, std::string& options, std::string& atomics, std::string& path) {
+  auto t0 = Clock::now();
+  const std::string c11 = "atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)";
+  std::vector<std::string> tried = {"-cl-std=CL2.0 -DXFERLAB_C11=1", "-cl-std=CL3.0 -DXFERLAB_C11=1"};
+  std::vector<std::string> names = {"OpenCL C 2.0 " + c11, "OpenCL C 3.0 " + c11};
+  std::vector<std::string> paths = {"c11-cl2.0", "c11-cl3.0"};
+  if (dev.atomic_caps & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES) {
+    tried.push_back("-cl-std=CL3.0 -DXFERLAB_C11=1 -D__opencl_c_atomic_scope_all_devices=1");
+    names.push_back("OpenCL C 3.0 " + c11 +
+                    " (feature macro __opencl_c_atomic_scope_all_devices defined by xferlab: the device reports "
+                    "CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES)");
+    paths.push_back("c11-cl3.0-feature-defined");
+  }
+  tried.push_back("-DXFERLAB_C11=0");
+  names.push_back("OpenCL C 1.2 atomic_add (no memory scope)");
+  paths.push_back("cl1.2-atomic_add");
+  const size_t built = dev.build(kSource, tried);
+  options = tried[built];
+  atomics = names[built];
+  path = paths[built];
+  return since(t0);
+}
+
 // One word from `allowed` (not a list).
 std::string one_of(Args& args, const char* name, const char* fallback, const std::vector<std::string>& allowed) {
   auto words = args.words(name, fallback, allowed);
@@ -718,19 +538,20 @@ int run_collab(Args& args) {
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
     throw BadArgument("--size / --block gives more than 2^30 tasks");
 
-  Device dev(o.device);
+  ClDevice dev(o.device);
   if (o.version == "U") {
-    std::string why = dev.lacks_shared_atomics();
+    std::string why = lacks_shared_atomics(dev);
     if (!why.empty()) throw NotAvailable(why);
   }
-  if (o.size * 4 > dev.max_alloc_)
+  if (o.size * 4 > dev.max_alloc)
     throw BadArgument("--size " + std::to_string(o.size) + " needs " + std::to_string(o.size * 4) +
-                      "-byte buffers, above the device's largest allocation of " + std::to_string(dev.max_alloc_) + " bytes");
-  if (dev.max_group_ && dev.max_group_ < kLocal)
-    throw NotAvailable("the device's work-groups hold at most " + std::to_string(dev.max_group_) + " work-items; collab needs " +
+                      "-byte buffers, above the device's largest allocation of " + std::to_string(dev.max_alloc) + " bytes");
+  if (dev.max_group && dev.max_group < kLocal)
+    throw NotAvailable("the device's work-groups hold at most " + std::to_string(dev.max_group) + " work-items; collab needs " +
                        std::to_string(kLocal));
   dev.open();
-  const double build_seconds = dev.build();
+  std::string options, atomics, path;
+  const double build_seconds = build_kernels(dev, options, atomics, path);
 
   std::unique_ptr<Histogram> hist;
   std::unique_ptr<TaskQueue> queue;
@@ -740,10 +561,10 @@ int run_collab(Args& args) {
   const bool u = o.version == "U";
   std::string shared;
   if (o.pattern == "histogram")
-    shared = u ? dev.atomics + " on one fine-grained SVM histogram; host: __atomic_fetch_add"
+    shared = u ? atomics + " on one fine-grained SVM histogram; host: __atomic_fetch_add"
                : "none shared: device histogram in a device buffer, read back and added to the host threads' one";
   else
-    shared = u ? dev.atomics + " on a fine-grained SVM task counter; host: __atomic_fetch_add"
+    shared = u ? atomics + " on a fine-grained SVM task counter; host: __atomic_fetch_add"
                : "none shared: static split, the device's tasks copied over and back";
   JsonLine setup;
   setup.str("probe", "collab")
@@ -753,12 +574,13 @@ int run_collab(Args& args) {
       .str("device_name", dev.text(CL_DEVICE_NAME))
       .str("device_version", dev.text(CL_DEVICE_VERSION))
       .str("opencl_c", dev.text(CL_DEVICE_OPENCL_C_VERSION))
-      .integer("compute_units", dev.units_)
-      .boolean("svm_fine_grain", dev.svm_ & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)
-      .boolean("svm_atomics", dev.svm_ & CL_DEVICE_SVM_ATOMICS)
-      .raw("atomic_memory_capabilities", capabilities_json(dev.atomic_caps_))
-      .str("build_options", dev.options)
-      .str("atomics", dev.atomics)
+      .integer("compute_units", dev.units)
+      .boolean("svm_fine_grain", dev.svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)
+      .boolean("svm_atomics", dev.svm_caps & CL_DEVICE_SVM_ATOMICS)
+      .raw("atomic_memory_capabilities", capabilities_json(dev.atomic_caps))
+      .str("build_options", options)
+      .str("atomics", atomics)
+      .str("atomics_path", path)
       .str("build_refused", dev.refused)
       .number("build_seconds", build_seconds)
       .str("shared_atomics", shared)
@@ -777,7 +599,7 @@ int run_collab(Args& args) {
         .integer("tasks", static_cast<long long>(queue->tasks))
         .integer("iterations", o.iterations)
         .str("split", u ? "dynamic" : "static")
-        .integer("work_groups", u ? static_cast<long long>(std::max<cl_uint>(1, dev.units_)) : -1);
+        .integer("work_groups", u ? static_cast<long long>(std::max<cl_uint>(1, dev.units)) : -1);
   }
   setup.str("clock", "std::chrono::steady_clock; kernel = enqueue to completion of kernel and host threads")
       .boolean("corrupt", o.corrupt)

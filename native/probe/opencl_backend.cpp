@@ -65,7 +65,7 @@ class OpenCLBackend final : public Backend {
                            .str("version", text(d, CL_DEVICE_VERSION))
                            .str("driver", text(d, CL_DRIVER_VERSION))
                            .str("opencl_c", text(d, CL_DEVICE_OPENCL_C_VERSION))
-                           .str("platform", platform_text(devices_[index].first, CL_PLATFORM_NAME))
+                           .str("platform", platform_text(api_, devices_[index].first, CL_PLATFORM_NAME))
                            .str("type", type & CL_DEVICE_TYPE_GPU ? "gpu" : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
                                                                   : type & CL_DEVICE_TYPE_CPU ? "cpu" : "other")
                            .integer("compute_units", units)
@@ -89,8 +89,7 @@ class OpenCLBackend final : public Backend {
     cl_int err = CL_SUCCESS;
     context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     check(err, "clCreateContext");
-    queue_ = make_queue();
-    second_ = make_queue();
+    queue_ = make_queue();  // the second queue, for copy_both, is made when first needed
     max_alloc_ = ulong_info(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     api_.GetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof svm_, &svm_, nullptr);
     build_empty_kernels();
@@ -179,16 +178,11 @@ class OpenCLBackend final : public Backend {
 
   Timing copy(Memory& dst, const Memory& src, size_t bytes) override {
     auto start = Clock::now();
-    cl_event ev = submit_copy(queue_, dst, src, bytes, CL_TRUE);
-    check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
-    Timing t;
-    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    t.device_seconds = event_seconds(ev);
-    api_.ReleaseEvent(ev);
-    return t;
+    return wait_timed(start, submit_copy(queue_, dst, src, bytes, CL_TRUE));
   }
 
   Timing copy_both(Memory& dst1, const Memory& src1, Memory& dst2, const Memory& src2, size_t bytes) override {
+    if (!second_) second_ = make_queue();
     auto start = Clock::now();
     cl_event evs[2] = {submit_copy(queue_, dst1, src1, bytes, CL_FALSE), submit_copy(second_, dst2, src2, bytes, CL_FALSE)};
     api_.Flush(queue_);
@@ -219,12 +213,7 @@ class OpenCLBackend final : public Backend {
     const size_t global = 1;
     cl_event ev = nullptr;
     check(api_.EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, nullptr, 0, nullptr, &ev), "clEnqueueNDRangeKernel");
-    check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
-    Timing t;
-    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    t.device_seconds = event_seconds(ev);
-    api_.ReleaseEvent(ev);
-    return t;
+    return wait_timed(start, ev);
   }
 
   ~OpenCLBackend() override {
@@ -241,21 +230,9 @@ class OpenCLBackend final : public Backend {
     if (enumerated_) return;
     std::string why = load(api_);
     if (!why.empty()) throw NotAvailable(why);
-    cl_uint platforms = 0;
-    cl_int err = api_.GetPlatformIDs(0, nullptr, &platforms);
-    if (err != CL_SUCCESS || platforms == 0)
-      throw NotAvailable("no OpenCL platform is installed (" + error_name(err) + "); install an ICD such as pocl-opencl-icd");
-    std::vector<cl_platform_id> ids(platforms);
-    api_.GetPlatformIDs(platforms, ids.data(), nullptr);
-    for (auto p : ids) {
-      cl_uint count = 0;
-      if (api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
-      std::vector<cl_device_id> found(count);
-      api_.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, found.data(), nullptr);
-      for (auto d : found) devices_.emplace_back(p, d);
-    }
+    devices_ = all_devices(api_, why);
+    if (devices_.empty()) throw NotAvailable(why);
     enumerated_ = true;
-    if (devices_.empty()) throw NotAvailable("the OpenCL platforms have no devices");
   }
 
   [[noreturn]] void throw_bad_index(int index) const {
@@ -263,23 +240,7 @@ class OpenCLBackend final : public Backend {
                       std::to_string(static_cast<int>(devices_.size()) - 1));
   }
 
-  std::string text(cl_device_id d, cl_device_info what) const {
-    size_t size = 0;
-    api_.GetDeviceInfo(d, what, 0, nullptr, &size);
-    std::string out(size, '\0');
-    api_.GetDeviceInfo(d, what, size, out.data(), nullptr);
-    while (!out.empty() && out.back() == '\0') out.pop_back();
-    return out;
-  }
-
-  std::string platform_text(cl_platform_id p, cl_platform_info what) const {
-    size_t size = 0;
-    api_.GetPlatformInfo(p, what, 0, nullptr, &size);
-    std::string out(size, '\0');
-    api_.GetPlatformInfo(p, what, size, out.data(), nullptr);
-    while (!out.empty() && out.back() == '\0') out.pop_back();
-    return out;
-  }
+  std::string text(cl_device_id d, cl_device_info what) const { return device_text(api_, d, what); }
 
   cl_ulong ulong_info(cl_device_id d, cl_device_info what) const {
     cl_ulong value = 0;
@@ -343,6 +304,16 @@ class OpenCLBackend final : public Backend {
       throw std::runtime_error("host-to-host copies need OpenCL 2.0 (clEnqueueSVMMemcpy)");
     }
     return ev;
+  }
+
+  // Waits for `ev`; both clocks: the host's since `start`, the device's from the event's profile.
+  Timing wait_timed(Clock::time_point start, cl_event ev) {
+    check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
+    Timing t;
+    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.device_seconds = event_seconds(ev);
+    api_.ReleaseEvent(ev);
+    return t;
   }
 
   double event_seconds(cl_event ev) const {

@@ -19,7 +19,12 @@ from .. import __version__, scenarios
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
+from ..measure.collab import CollabPlan
+from ..measure.collab import rows_of as collab_rows
+from ..measure.collab import steps as collab_steps
+from ..measure.collab import summary as collab_summary
 from ..measure.device import BACKENDS, SEED_CHUNKS, DevicePlan, devices
+from ..report.plots import plot_collab
 from ..measure.device import rows_of as device_rows
 from ..measure.device import steps as device_steps
 from ..measure.memory import MemoryPlan, rows_of, steps
@@ -27,6 +32,7 @@ from ..measure.run import measure
 from ..system import inventory as inv
 from .common import JSON
 from .measure import STORE, memory_params, memory_results, print_tables
+from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import device_results, print_device_tables
 from .output import Column, emit, stderr, stdout
 
@@ -71,8 +77,17 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device},
                       store, timeout=max(60.0, seconds), budget=0.6 * left, extra_inventory={"accelerator": plan.info})
         result = device_results(run, folder / f"{plan.backend}{plan.device}")
-        device_runs.append({"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"),
-                            "run_id": run.run_id, **{k: v for k, v in result.items() if k not in ("transfers", "plots")}})
+        entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
+                 **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
+        collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info)
+        if plan.backend == "opencl" and collab_plan.shared_memory():
+            collab_plan.check()
+            run = measure("lab", collab_steps(collab_plan), collab_rows, "device", {"collab": True}, store,
+                          timeout=max(60.0, seconds), extra_inventory={"accelerator": plan.info})
+            entry["collab"] = collab_summary(run.rows)
+            if entry["collab"]:
+                plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
+        device_runs.append(entry)
     summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
     summary["accelerators_not_available"] = not_available()
     (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
@@ -108,6 +123,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     for d in device_runs:
         stdout.print(f"{d['backend']} device {d['device']}: {d['name']} (run {d['run_id']})", highlight=False)
         print_device_tables(d)
+        if d.get("collab"):
+            emit("lab", d["collab"], COLLAB_COLUMNS, "table", title="CHAI-style collaboration, normalized to D (seed 001, Figure 4)")
     for line in summary["accelerators_not_available"]:
         stdout.print(line, highlight=False)
     emit("lab", rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),

@@ -202,10 +202,11 @@ def _loaded_points(rows: list[dict]) -> list[dict]:
 
 
 def _register_device_commands() -> None:
-    from . import measure_device
+    from . import measure_collab, measure_device
 
     app.command("device")(measure_device.device)
     app.command("launch")(measure_device.launch_cmd)
+    app.command("collab")(measure_collab.collab)
 
 
 _register_device_commands()

@@ -36,6 +36,16 @@ def devices(backend: str) -> tuple[list[dict[str, Any]], Optional[str]]:
     return [r["device"] for r in run.records if r.get("probe") == "device"], None
 
 
+def find_device(backend: str, index: int) -> dict[str, Any]:
+    """The inventory of device ``index`` of ``backend``; the errors a user gets when it is not there."""
+    found, why = devices(backend)
+    if why is not None:
+        raise Unavailable(f"the {backend} backend is not available: {why}")
+    if not 0 <= index < len(found):
+        raise BadValue(f"--device {index} does not exist; {backend} devices: 0..{len(found) - 1}")
+    return found[index]
+
+
 def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
     if backend == "cuda":
         return ["pageable", "pinned", "managed"] + (["managed-prefetch"] if device.get("concurrent_managed_access") else [])
@@ -72,12 +82,7 @@ class DevicePlan:
         """Validate against the device itself; an unavailable backend is an error the user asked for."""
         if self.backend not in BACKENDS:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
-        found, why = devices(self.backend)
-        if why is not None:
-            raise Unavailable(f"the {self.backend} backend is not available: {why}")
-        if not 0 <= self.device < len(found):
-            raise BadValue(f"--device {self.device} does not exist; {self.backend} devices: 0..{len(found) - 1}")
-        self.info = found[self.device]
+        self.info = find_device(self.backend, self.device)
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
             if kind not in KINDS:
@@ -131,7 +136,10 @@ def steps(plan: DevicePlan) -> list[Step]:
                             {**place, "mode": kind},
                             len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9))
     if plan.chunks:
-        for kind in plan.kind_list()[:2]:
+        # Buffers against shared memory (seed 004's USM vs buffers): the explicit kinds and one shared kind.
+        kinds = plan.kind_list()
+        shared = [k for k in kinds if k.startswith(("svm", "managed"))]
+        for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks))]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,

@@ -191,3 +191,41 @@ def plot_chunk_study(summary: Sequence[dict], path: Path) -> Path:
     ax.set_ylabel("effective bandwidth (GB/s)")
     ax.set_title("Same total, small or large transfers")
     return _write(plt, fig, path)
+
+
+def plot_collab(summary: Sequence[dict], path: Path) -> Path:
+    """Seed 001's Figure 4: per pattern, a D and a U bar stacked from allocation, copy and kernel
+    (medians), each normalized to D's median total, so D's bar reaches 1."""
+    plt, fig, ax = _axes()
+    patterns = list(dict.fromkeys(s["pattern"] for s in summary))
+    phases = (("allocation", "#8da0cb"), ("copy", "#fc8d62"), ("kernel", "#66c2a5"))
+    x, labels, width = 0.0, [], 0.38
+    ticks, top = [], 1.0
+    for pattern in patterns:
+        for version in ("D", "U"):
+            entry = next((s for s in summary if s["pattern"] == pattern and s["version"] == version), None)
+            if entry is None:
+                continue
+            bottom = 0.0
+            for phase, colour in phases:
+                value = entry.get(f"{phase}_normalized")
+                if value is None:  # no D for this pattern: fall back to seconds
+                    value = entry[f"{phase}_seconds"]
+                ax.bar(x, value, width, bottom=bottom, color=colour, edgecolor="black", linewidth=0.5,
+                       label=phase if not labels else None)
+                bottom += value
+            ax.text(x, bottom, f"{bottom:.2f}", ha="center", va="bottom", fontsize=8)
+            top = max(top, bottom)
+            ticks.append(x)
+            labels.append(f"{pattern}\n{version}")
+            x += width + 0.05
+        x += 0.35
+    ax.set_xticks(ticks, labels, fontsize=8)
+    ax.axhline(1.0, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_ylabel("time normalized to D's total (median)")
+    ax.set_title("CPU–device collaboration: D (copies) vs U (shared memory + atomics)")
+    ax.set_ylim(0, top * 1.2)  # room for the legend above the bars
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, names, loc="upper center", ncol=3)
+    return _write(plt, fig, path)

@@ -1,0 +1,207 @@
+// One OpenCL device opened directly through the run-time loader (native/loaders/opencl_loader.hpp):
+// its context, one in-order queue, one program and the few calls a probe that writes its own
+// kernels needs (collab.cpp). Devices are numbered as `xferlab-probe devices` lists them: every
+// platform in order, every device of each. Header-only; errors follow the probe's conventions:
+// no runtime or device → NotAvailable (exit 3), a device index that does not exist → BadArgument
+// (exit 2), a failing call → std::runtime_error naming the call and the error code.
+#pragma once
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../loaders/opencl_loader.hpp"
+#include "args.hpp"
+#include "backend.hpp"
+
+namespace xferlab {
+
+inline void cl_check(cl::cl_int code, const char* what) {
+  if (code != cl::CL_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cl::error_name(code));
+}
+
+// Silences file descriptor 2 while it lives: OpenCL compilers print their diagnostics there, and
+// the probe's stderr is kept for its own one-line errors (build logs are returned instead).
+class QuietStderr {
+ public:
+  QuietStderr() {
+    std::fflush(stderr);
+    saved_ = dup(2);
+    int null = ::open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null >= 0) dup2(null, 2);
+    if (null >= 0) close(null);
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      dup2(saved_, 2);
+      close(saved_);
+    }
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+class ClDevice {
+ public:
+  // Loads the library and finds device `index`; nothing is created yet (see open()).
+  explicit ClDevice(int index) {
+    using namespace cl;
+    std::string why = load(api_);
+    if (!why.empty()) throw NotAvailable(why);
+    auto all = all_devices(api_, why);
+    if (all.empty()) throw NotAvailable(why);
+    if (index < 0 || index >= static_cast<int>(all.size()))
+      throw BadArgument("device " + std::to_string(index) + " does not exist; OpenCL devices: 0.." +
+                        std::to_string(all.size() - 1));
+    device_ = all[index].second;
+    api_.GetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof svm_caps, &svm_caps, nullptr);
+    if (api_.GetDeviceInfo(device_, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomic_caps, &atomic_caps, nullptr) !=
+        CL_SUCCESS)
+      atomic_caps = 0;  // before OpenCL 3.0
+    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, nullptr);
+  }
+
+  // Whether the library has the OpenCL 2.0 SVM entry points.
+  bool svm_api() const { return api_.SVMAlloc && api_.SVMFree && api_.SetKernelArgSVMPointer; }
+
+  // Creates the context and an in-order queue without profiling.
+  void open() {
+    using namespace cl;
+    cl_int err = CL_SUCCESS;
+    context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    cl_check(err, "clCreateContext");
+    if (api_.CreateCommandQueueWithProperties) {
+      cl_queue_properties props[] = {0};
+      queue_ = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
+    } else {
+      queue_ = api_.CreateCommandQueue(context_, device_, 0, &err);
+    }
+    cl_check(err, "clCreateCommandQueue");
+  }
+
+  // Builds `source` with each set of options in turn until one succeeds; returns its index. Why the
+  // others failed (their first compiler error) is kept in `refused`. Throws if none builds.
+  size_t build(const char* source, const std::vector<std::string>& options) {
+    using namespace cl;
+    QuietStderr quiet;
+    for (size_t i = 0; i < options.size(); ++i) {
+      cl_int err = CL_SUCCESS;
+      cl_program p = api_.CreateProgramWithSource(context_, 1, &source, nullptr, &err);
+      cl_check(err, "clCreateProgramWithSource");
+      err = api_.BuildProgram(p, 1, &device_, options[i].c_str(), nullptr, nullptr);
+      if (err == CL_SUCCESS) {
+        program_ = p;
+        return i;
+      }
+      size_t size = 0;
+      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string log(size, '\0');
+      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      api_.ReleaseProgram(p);
+      // The first error, without the temporary file's path: "error: /tmp/x.cl:2:56: use of …".
+      std::string first;
+      std::smatch m;
+      static const std::regex located(R"(error:.*?\.cl:\d+:\d+(?: <[^>]*>)?: (.*))");
+      std::istringstream lines(log);
+      for (std::string line; first.empty() && std::getline(lines, line);)
+        if (line.find("error") != std::string::npos) first = std::regex_search(line, m, located) ? m[1].str() : line;
+      refused += (refused.empty() ? "" : "; ") + options[i] + ": " + error_name(err) +
+                 (first.empty() ? "" : " " + first.substr(0, 300));
+    }
+    throw std::runtime_error("the kernels do not build: " + refused);
+  }
+
+  cl::cl_kernel kernel(const char* name) {
+    cl::cl_int err = cl::CL_SUCCESS;
+    cl::cl_kernel k = api_.CreateKernel(program_, name, &err);
+    cl_check(err, "clCreateKernel");
+    kernels_.push_back(k);
+    return k;
+  }
+  template <class T>
+  void arg(cl::cl_kernel k, cl::cl_uint i, const T& v) {
+    cl_check(api_.SetKernelArg(k, i, sizeof v, &v), "clSetKernelArg");
+  }
+  void svm_arg(cl::cl_kernel k, cl::cl_uint i, const void* p) {
+    cl_check(api_.SetKernelArgSVMPointer(k, i, p), "clSetKernelArgSVMPointer");
+  }
+  // Enqueues `groups` work-groups of `local` work-items and flushes, so that the device starts
+  // while the caller goes on (finish() waits).
+  void launch(cl::cl_kernel k, size_t groups, size_t local) {
+    const size_t global = groups * local;
+    cl_check(api_.EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+             "clEnqueueNDRangeKernel");
+    cl_check(api_.Flush(queue_), "clFlush");
+  }
+  void finish() { cl_check(api_.Finish(queue_), "clFinish"); }
+
+  cl::cl_mem buffer(size_t bytes) {
+    cl::cl_int err = cl::CL_SUCCESS;
+    cl::cl_mem m = api_.CreateBuffer(context_, cl::CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr, &err);
+    cl_check(err, "clCreateBuffer");
+    return m;
+  }
+  void release(cl::cl_mem m) {
+    if (m) api_.ReleaseMemObject(m);
+  }
+  // Blocking copies between host memory and a buffer.
+  void write(cl::cl_mem m, const void* p, size_t bytes) {
+    if (bytes)
+      cl_check(api_.EnqueueWriteBuffer(queue_, m, cl::CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+  }
+  void read(cl::cl_mem m, void* p, size_t bytes) {
+    if (bytes)
+      cl_check(api_.EnqueueReadBuffer(queue_, m, cl::CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueReadBuffer");
+  }
+  // Fine-grained SVM (host and device use the pointer directly), with SVM atomics if `atomic`.
+  void* svm(size_t bytes, bool atomic) {
+    cl::cl_svm_mem_flags flags =
+        cl::CL_MEM_READ_WRITE | cl::CL_MEM_SVM_FINE_GRAIN_BUFFER | (atomic ? cl::CL_MEM_SVM_ATOMICS : 0);
+    void* p = api_.SVMAlloc(context_, flags, std::max<size_t>(bytes, 64), 128);
+    if (!p) throw std::runtime_error("clSVMAlloc of " + std::to_string(bytes) + " fine-grained bytes failed");
+    return p;
+  }
+  void svm_free(void* p) {
+    if (p) api_.SVMFree(context_, p);
+  }
+
+  std::string text(cl::cl_device_info what) const { return cl::device_text(api_, device_, what); }
+
+  ~ClDevice() {
+    for (auto k : kernels_) api_.ReleaseKernel(k);
+    if (program_) api_.ReleaseProgram(program_);
+    if (queue_) api_.ReleaseCommandQueue(queue_);
+    if (context_) api_.ReleaseContext(context_);
+  }
+  ClDevice(const ClDevice&) = delete;
+  ClDevice& operator=(const ClDevice&) = delete;
+
+  cl::cl_device_svm_capabilities svm_caps = 0;
+  cl::cl_device_atomic_capabilities atomic_caps = 0;
+  cl::cl_uint units = 1;
+  cl::cl_ulong max_alloc = 0;
+  size_t max_group = 0;
+  std::string refused;  // why the build options that failed were refused
+
+ private:
+  cl::Api api_{};
+  cl::cl_device_id device_ = nullptr;
+  cl::cl_context context_ = nullptr;
+  cl::cl_command_queue queue_ = nullptr;
+  cl::cl_program program_ = nullptr;
+  std::vector<cl::cl_kernel> kernels_;
+};
+
+}  // namespace xferlab

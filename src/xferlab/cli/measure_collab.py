@@ -1,0 +1,119 @@
+"""`xferlab measure collab`: CHAI-style collaborative CPU–device patterns in their D (device buffers,
+explicit copies) and U (shared virtual memory, system atomics) versions, time split into allocation,
+copy and kernel and normalized to D as in seed 001's Figure 4. Registered on the `measure` verb by
+cli/measure.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadValue
+from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure.run import measure
+from ..units import format_time, parse_time
+from .common import CSV, JSON
+from .output import Column, emit, output_format, stderr, stdout
+
+_COUNT = re.compile(r"^\s*(\d+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
+_SCALE = {None: 1, "K": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+
+
+def parse_count(text: str, where: str) -> int:
+    """A whole count: 16777216, 16Mi (x 2^20) or 16M (x 10^6)."""
+    match = _COUNT.match(str(text))
+    if not match:
+        raise BadValue(f"{where} '{text}' is not a count such as 16777216, 16Mi (x 2^20) or 16M (x 10^6)")
+    return int(match.group(1)) * _SCALE[match.group(2)]
+
+
+def _time(value: float) -> str:
+    return "0" if value == 0 else format_time(value)
+
+
+def _ratio(value: Optional[float]) -> str:
+    return f"{value:.2f}" if value is not None else "–"
+
+
+def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the patterns need its shared virtual memory).",
+                                       metavar="opencl"),
+           device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
+           patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
+                                        help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),
+           size: str = typer.Option("16Mi", "--size", help="Values binned (histogram) or floats transformed (taskqueue).",
+                                    metavar="N"),
+           host_threads: Optional[int] = typer.Option(None, "--host-threads",
+                                                      help="Host threads working beside the device (default: half the CPUs).",
+                                                      metavar="T"),
+           device_share: float = typer.Option(0.5, "--device-share",
+                                              help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
+                                              metavar="F"),
+           block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
+           iterations: int = typer.Option(16, "--iterations", help="Math iterations per float (taskqueue).", metavar="N"),
+           repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
+           budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.",
+                                                metavar="TIME"),
+           timeout: str = typer.Option("5m", "--timeout", help="Kill a probe run (a hung kernel) after this long.", metavar="TIME"),
+           plot: Optional[Path] = typer.Option(None, "--plot", help="Write the Figure 4-style bar chart into DIR.", metavar="DIR"),
+           store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+           json_: bool = JSON, csv_: bool = CSV) -> None:
+    """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D."""
+    fmt = output_format(json_, csv_)
+    plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
+                      size=parse_count(size, "--size"), block=block, iterations=iterations, host_threads=host_threads,
+                      repeats=repeats, device_share=device_share)
+    plan.check()
+    outcome = measure("measure collab", steps(plan), rows_of, "device",
+                      params={"backend": plan.backend, "device": plan.device, "patterns": plan.patterns,
+                              "versions": plan.versions, "size": plan.size, "block": plan.block,
+                              "iterations": plan.iterations, "host_threads": plan.threads, "repeats": plan.repeats,
+                              "device_share": plan.device_share},
+                      store_path=store, timeout=parse_time(timeout, "--timeout", allow_zero=False),
+                      budget=parse_time(budget, "--budget", allow_zero=False) if budget else None,
+                      extra_inventory={"accelerator": plan.info})
+    report(outcome, plan, fmt, plot)
+
+
+COLUMNS = [
+    Column("pattern", "pattern", justify="left"), Column("version", "version", justify="left"),
+    Column("allocation_seconds", "allocation", _time, no_wrap=True),
+    Column("copy_seconds", "copy", _time, no_wrap=True),
+    Column("kernel_seconds", "kernel", _time, no_wrap=True),
+    Column("total_seconds", "total", _time, no_wrap=True),
+    Column("allocation_normalized", "alloc/D", _ratio), Column("copy_normalized", "copy/D", _ratio),
+    Column("kernel_normalized", "kernel/D", _ratio), Column("total_normalized", "total/D", _ratio),
+    Column("device_share", "device share", _ratio), Column("count", "n"),
+]
+
+
+def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
+    result = summary(outcome.rows)
+    failures = [{"step": r.step.label, "reason": r.failure} for r in outcome.failures]
+    plots = []
+    if plot and result:
+        from ..report.plots import plot_collab
+
+        plots.append(plot_collab(result, Path(plot) / "collab.png"))
+    name = plan.info.get("name", "?")
+    atomics = sorted({r["atomics_path"] for r in result if r["version"] == "U" and r.get("atomics_path")})
+    notes = [f"device: {plan.backend} #{plan.device} {name}; {plan.threads} host thread(s); "
+             f"run {outcome.run_id} recorded in {outcome.store_path}"]
+    if atomics:
+        notes.append(f"U atomics: {', '.join(atomics)}")
+    notes += [f"failed: {f['step']}: {f['reason']}" for f in failures]
+    notes += [f"plot: {p}" for p in plots]
+    if fmt != "table":
+        keys = list(dict.fromkeys(k for r in result for k in r))
+        emit("measure collab", result, [Column(k, k) for k in keys], fmt, notes=notes,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
+                    "failures": failures, "plots": [str(p) for p in plots]})
+        return
+    if result:
+        emit("measure collab", result, COLUMNS, "table",
+             title="CHAI-style collaboration: medians of the non-warm-up repeats; /D = divided by D's median total "
+                   "(seed 001, Figure 4)")
+    for note in notes:
+        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)

@@ -1,0 +1,207 @@
+"""Collaborative CPU–device patterns, CHAI-style: the comparison of seed 001's Figure 4.
+
+The AC922 paper runs the CHAI benchmarks in two versions: 'D' (device buffers, explicit copies,
+kernel launch and termination for synchronization) and 'U' (unified memory, system coherence and
+system atomics), and charts each one's time split into allocation, copy and kernel, normalized to
+D's total. Here the probe's ``collab`` subcommand runs two of CHAI's collaboration patterns on an
+OpenCL device while host threads work beside it:
+
+* ``histogram`` (data partitioning, CHAI HSTI): the device bins one part of the input, the host
+  threads the rest, into one histogram (U: fine-grained SVM with SVM atomics) or two merged on
+  the host after a read-back (D);
+* ``taskqueue`` (task partitioning, CHAI TQH): blocks of an array transformed in place, the tasks
+  split statically and copied over and back (D), or popped by device work-groups and host threads
+  alike from one atomic counter in fine-grained SVM (U).
+
+Each step is one probe run of one (pattern, version): repeat 0 is a warm-up, every repeat is
+validated against a host-only reference. Rows carry the split (``allocation_seconds``,
+``copy_seconds``, ``kernel_seconds``) with ``value`` = ``seconds`` = the repeat's total. The
+summary's headline is the median over the non-warm-up repeats, normalized, as in Figure 4, by D's
+median total for the same pattern.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import BadValue
+from .probe import ProbeRun
+from .stats import summarize
+from .steps import Step
+
+PATTERNS = ("histogram", "taskqueue")
+VERSIONS = ("D", "U")
+PHASES = ("allocation", "copy", "kernel")
+DEFAULT_SIZE = 16 * 2**20  # values (histogram) or floats (task queue), as the probe's default
+DEFAULT_BLOCK = 4096       # floats per task: 4096 tasks of 4096 floats
+
+
+def default_host_threads() -> int:
+    """Half the CPUs this process may use (the device's runtime gets the other half), at least 1."""
+    return max(1, len(os.sched_getaffinity(0)) // 2)
+
+
+@dataclass
+class CollabPlan:
+    backend: str = "opencl"
+    device: int = 0
+    patterns: list[str] = field(default_factory=lambda: list(PATTERNS))
+    versions: list[str] = field(default_factory=lambda: list(VERSIONS))
+    size: int = DEFAULT_SIZE
+    block: int = DEFAULT_BLOCK
+    iterations: int = 16
+    host_threads: Optional[int] = None  # default: default_host_threads()
+    repeats: int = 5                    # per (pattern, version), the first a warm-up
+    device_share: float = 0.5
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def threads(self) -> int:
+        return self.host_threads if self.host_threads is not None else default_host_threads()
+
+    def check(self, probe_devices: bool = True) -> None:
+        """Validate the values, then (``probe_devices``) the device itself."""
+        if self.backend != "opencl":
+            raise BadValue(f"--backend '{self.backend}' is not allowed for collab; allowed: opencl "
+                           "(the patterns need OpenCL's shared virtual memory and its atomics)")
+        if not self.patterns:
+            raise BadValue("--patterns is empty; allowed: " + ", ".join(PATTERNS))
+        for p in self.patterns:
+            if p not in PATTERNS:
+                raise BadValue(f"--patterns '{p}' is not known; allowed: {', '.join(PATTERNS)}")
+        for v in self.versions:
+            if v not in VERSIONS:
+                raise BadValue(f"version '{v}' is not known; allowed: {', '.join(VERSIONS)}")
+        if not 1 <= self.size <= 2**31 - 1:
+            raise BadValue(f"--size {self.size}: the number of values must be in 1..{2**31 - 1}")
+        if not 1 <= self.block <= 2**24:
+            raise BadValue(f"--block {self.block}: floats per task must be in 1..{2**24}")
+        if self.iterations < 0:
+            raise BadValue(f"--iterations {self.iterations}: at least 0")
+        if not 1 <= self.threads <= 1024:
+            raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
+        if self.repeats < 2:
+            raise BadValue(f"--repeats {self.repeats}: at least 2 (the first is a warm-up)")
+        if not 0.0 <= self.device_share <= 1.0:
+            raise BadValue(f"--device-share {self.device_share}: a fraction in 0..1")
+        if not probe_devices:
+            return
+        from .device import find_device
+
+        self.info = find_device(self.backend, self.device)
+        limit = int(self.info.get("max_allocation_bytes") or 2**62)
+        if self.size * 4 > limit:
+            raise BadValue(f"--size {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
+                           f"allocation of {limit} bytes")
+
+    def shared_memory(self) -> bool:
+        """Whether the device has what the U version needs (unknown counts as yes: the probe says)."""
+        if not self.info:
+            return True
+        return bool(self.info.get("svm_fine_grain")) and bool(self.info.get("svm_atomics"))
+
+
+def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = False) -> list[str]:
+    args = ["collab", "--backend", plan.backend, "--device", str(plan.device), "--pattern", pattern,
+            "--version", version, "--size", str(plan.size), "--host-threads", str(plan.threads),
+            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share))]
+    if pattern == "taskqueue":
+        args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
+    if corrupt:
+        args.append("--corrupt")
+    return args
+
+
+def steps(plan: CollabPlan) -> list[Step]:
+    """One step per (pattern, version), D before U so that a U failure keeps D's figures."""
+    out = []
+    for pattern in plan.patterns:
+        for version in plan.versions:
+            # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
+            work = plan.size * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
+            out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
+                            {"node": None, "mode": version, "pattern": pattern},
+                            1.0 + (plan.repeats + 1) * work * 3 / 1e9))
+    return out
+
+
+def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """Tidy rows of one probe run (one per repeat), and why it failed (None if it did not).
+
+    A repeat whose result differs from the host-only reference fails the whole step: its rows are
+    dropped and the reason names the repeat and what differed."""
+    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    bad = [r for r in run.records if r.get("record") == "validation" and not r.get("ok")]
+    if bad:
+        first = bad[0]
+        return [], (f"validation failed in {len(bad)} repeat(s) of {first.get('pattern')} {first.get('version')}: "
+                    f"repeat {first.get('repeat')}: {first.get('what')}")
+    rows = []
+    for r in run.records:
+        if r.get("record") != "sample":
+            continue
+        pattern = r["pattern"]
+        rows.append({
+            "suite": "device", "test": f"collab-{pattern}", "metric": "seconds", "value": r["total_seconds"],
+            "mode": r["version"], "iteration": r["repeat"], "warmup": bool(r["warmup"]),
+            "seconds": r["total_seconds"], "threads": r["host_threads"],
+            "size_bytes": setup.get("size", 0) * 4 if setup else None, "bytes": r.get("copied_bytes"),
+            "node": step.placement.get("node"),
+            "params": {
+                "pattern": pattern, "version": r["version"],
+                "allocation_seconds": r["allocation_seconds"], "copy_seconds": r["copy_seconds"],
+                "kernel_seconds": r["kernel_seconds"], "total_seconds": r["total_seconds"],
+                "device_share": r["device_share"], "host_threads": r["host_threads"],
+                "device_tasks": r.get("device_tasks"), "host_tasks": r.get("host_tasks"),
+                "size": setup.get("size"), "block": setup.get("block"), "iterations": setup.get("iterations"),
+                "split": setup.get("split", "static"),
+                # the atomics on memory shared with the host: only the U version has any
+                "atomics_path": setup.get("atomics_path") if r["version"] == "U" else None,
+                "backend": setup.get("backend"), "device_name": setup.get("device_name"),
+                "device_index": setup.get("device_index"),
+            },
+        })
+    failure = run.failure
+    if not rows and failure is None:
+        failure = "the probe reported no samples"
+    return rows, failure
+
+
+def _split(row: dict[str, Any], key: str) -> float:
+    """A field of a row as converted above, or as read back from the store (the same keys in params)."""
+    params = row.get("params") or {}
+    return params[key] if key in params else row[key]
+
+
+def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (pattern, version): medians of each phase and of the total over the non-warm-up repeats,
+    and the same divided by D's median total for the pattern (Figure 4 of seed 001). ``dm`` is
+    allocation + copy, the paper's "data movement"."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if str(r.get("test", "")).startswith("collab-") and not r.get("warmup"):
+            groups.setdefault((r["test"].removeprefix("collab-"), r["mode"]), []).append(r)
+    medians: dict[tuple[str, str], dict[str, Any]] = {}
+    for (pattern, version), members in groups.items():
+        total = summarize(_split(m, "total_seconds") for m in members)
+        entry: dict[str, Any] = {"pattern": pattern, "version": version, "count": total["count"], "headline": "median",
+                                 "total_seconds": total["median"], "total_cov": total["cov"],
+                                 "total_min_seconds": total["min"], "total_max_seconds": total["max"]}
+        for phase in PHASES:
+            entry[f"{phase}_seconds"] = summarize(_split(m, f"{phase}_seconds") for m in members)["median"]
+        entry["dm_seconds"] = entry["allocation_seconds"] + entry["copy_seconds"]
+        entry["device_share"] = summarize(_split(m, "device_share") for m in members)["median"]
+        entry["host_threads"] = _split(members[0], "host_threads")
+        entry["atomics_path"] = (members[0].get("params") or {}).get("atomics_path", members[0].get("atomics_path"))
+        medians[(pattern, version)] = entry
+    out = []
+    for (pattern, version), entry in sorted(medians.items(), key=lambda kv: (PATTERNS.index(kv[0][0])
+                                                                              if kv[0][0] in PATTERNS else 9, kv[0][1])):
+        base = medians.get((pattern, "D"), {}).get("total_seconds")
+        for phase in (*PHASES, "dm", "total"):
+            entry[f"{phase}_normalized"] = entry[f"{phase}_seconds"] / base if base else None
+        entry["speedup_vs_d"] = base / entry["total_seconds"] if base and entry["total_seconds"] else None
+        out.append(entry)
+    return out
