@@ -143,3 +143,15 @@ def test_plan_steps():
     plan.check()
     labels = [s.test for s in steps(plan)]
     assert labels == ["transfer", "chunks", "launch", "launch"]
+
+
+def test_the_full_sweep_validates():
+    """1 B to 1 GiB (within the device's largest allocation), every direction, pageable memory."""
+    limit = min(2**30, FOUND[0]["max_allocation_bytes"])
+    run = run_probe(["transfer", "--kinds", "pageable", "--iterations", "2", "--max-iterations", "2", "--min-time", "0",
+                     "--warmup", "1"], timeout=600)
+    assert run.ok, run.failure
+    checks = [r for r in run.records if r.get("record") == "validation"]
+    sizes = sorted({c["size_bytes"] for c in checks})
+    assert sizes[0] == 1 and sizes[-1] == limit and len(sizes) == limit.bit_length()
+    assert all(c["ok"] for c in checks) and len(checks) == 4 * len(sizes)
