@@ -1,0 +1,190 @@
+"""`System` (devices and the links between them) and `Workflow` (tasks and the data they exchange),
+as YAML files describe them, validated by pydantic. `xferlab schema system|workflow` prints their
+JSON Schema; :mod:`xferlab.system.yamlfile` reads them with errors that name file, line and field.
+
+A system::
+
+    kind: system
+    name: seed-testbed
+    host: host                      # the device whose memory staged transfers bounce through
+    devices:
+      - {name: host, kind: cpu}
+      - {name: fpga, kind: fpga}
+      - {name: gpu, kind: gpu}
+    links:                          # a LINK as `xferlab model` takes it: preset[:overrides]
+      - {between: [host, fpga], link: pcie3x16}
+      - {between: [host, gpu], link: pcie3x16}
+      - {between: [fpga, gpu], link: pcie3x16}
+
+A workflow::
+
+    kind: workflow
+    name: deceval
+    tasks:
+      - {name: decompress, device: fpga, seconds: 7.70}
+      - {name: integrate, device: gpu, seconds: 0.36}
+    edges:
+      - {from: decompress, to: integrate, bytes: 1.6GB}
+    strategy: staged                # staged | direct | coherent | pipelined
+    chunk: 16MB                     # pipelined: bytes per chunk
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..links import Link, resolve
+from ..links.base import Bytes, Rate, Seconds
+
+STRATEGIES = ("staged", "direct", "coherent", "pipelined")
+Strategy = Literal["staged", "direct", "coherent", "pipelined"]
+
+
+class Device(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["cpu", "gpu", "fpga", "memory", "other"] = "other"
+    concurrency: int = Field(1, ge=1, description="tasks the device runs at once")
+
+
+class LinkRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    between: tuple[str, str]
+    link: str = Field(description="a LINK: preset[:key=value,…] (see `xferlab model presets`)")
+
+
+class System(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["system"] = "system"
+    name: str
+    description: str = ""
+    host: str = Field(description="the device whose memory staged transfers go through")
+    devices: list[Device]
+    links: list[LinkRef]
+
+    @model_validator(mode="after")
+    def _check(self) -> "System":
+        names = [d.name for d in self.devices]
+        for i, d in enumerate(names):
+            if names.index(d) != i:
+                raise ValueError(f"devices[{i}].name: '{d}' is defined twice")
+        if self.host not in names:
+            raise ValueError(f"host: '{self.host}' is not a device (devices: {', '.join(names)})")
+        for i, ref in enumerate(self.links):
+            for j, end in enumerate(ref.between):
+                if end not in names:
+                    raise ValueError(f"links[{i}].between: '{end}' is not a device (devices: {', '.join(names)})")
+            if ref.between[0] == ref.between[1]:
+                raise ValueError(f"links[{i}].between: a link joins two different devices, not '{ref.between[0]}' to itself")
+            try:
+                resolve(ref.link)
+            except Exception as error:  # XferlabError: name the place
+                raise ValueError(f"links[{i}].link: {error}") from None
+        return self
+
+    def link(self, a: str, b: str) -> Optional[Link]:
+        """The link between devices ``a`` and ``b`` (either order), or None."""
+        for ref in self.links:
+            if set(ref.between) == {a, b}:
+                return resolve(ref.link)
+        return None
+
+    def link_name(self, a: str, b: str) -> str:
+        return f"{a}<->{b}"
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: str
+    device: str
+    seconds: Optional[Seconds] = Field(None, description="the task's time, all its data at once")
+    throughput: Optional[Rate] = Field(None, description="or: bytes of input per second")
+
+    @model_validator(mode="after")
+    def _one_duration(self) -> "Task":
+        if (self.seconds is None) == (self.throughput is None):
+            raise ValueError(f"task '{self.name}' needs exactly one of seconds or throughput")
+        return self
+
+    def duration(self, input_bytes: float) -> float:
+        return self.seconds if self.seconds is not None else input_bytes / self.throughput
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    bytes: Bytes
+    strategy: Optional[Strategy] = None
+
+
+class Workflow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["workflow"] = "workflow"
+    name: str
+    description: str = ""
+    tasks: list[Task]
+    edges: list[Edge] = []
+    strategy: Strategy = "staged"
+    chunk: Optional[Bytes] = None
+    depth: int = Field(2, ge=1, description="pipelined: buffers between stages")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Workflow":
+        names = [t.name for t in self.tasks]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise ValueError(f"tasks[{i}].name: '{name}' is defined twice")
+        for i, e in enumerate(self.edges):
+            for field, end in (("from", e.source), ("to", e.target)):
+                if end not in names:
+                    raise ValueError(f"edges[{i}].{field}: '{end}' is not a task (tasks: {', '.join(names)})")
+            if self.chunk is not None and self.chunk > e.bytes:
+                raise ValueError(f"chunk: {self.chunk} bytes is larger than the {e.bytes} bytes of edges[{i}]")
+        cycle = _cycle(names, [(e.source, e.target) for e in self.edges])
+        if cycle:
+            raise ValueError(f"edges: the workflow has a cycle: {' -> '.join(cycle)}")
+        if self.strategy == "pipelined" and self.chunk is None:
+            raise ValueError("chunk: the pipelined strategy needs a chunk size")
+        return self
+
+    def check_against(self, system: System) -> None:
+        devices = {d.name for d in system.devices}
+        for i, t in enumerate(self.tasks):
+            if t.device not in devices:
+                from ..errors import BadValue
+
+                raise BadValue(f"workflow '{self.name}' tasks[{i}].device: '{t.device}' is not a device of system "
+                               f"'{system.name}' (devices: {', '.join(sorted(devices))})")
+
+
+def _cycle(nodes: list[str], edges: list[tuple[str, str]]) -> list[str]:
+    """A cycle of the directed graph as a list of names (first repeated at the end), or []."""
+    after: dict[str, list[str]] = {n: [] for n in nodes}
+    for a, b in edges:
+        after[a].append(b)
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str]:
+        state[n] = 1
+        stack.append(n)
+        for m in after[n]:
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        state[n] = 2
+        stack.pop()
+        return []
+
+    for n in nodes:
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return []
