@@ -9,6 +9,7 @@ import typer
 
 from .. import scenarios
 from .common import CSV, JSON
+from ..units import format_time
 from .output import Column, emit, output_format
 
 app = typer.Typer(no_args_is_help=True, help="Packaged scenarios from the seed documents.")
@@ -37,7 +38,7 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     fmt = output_format(json_, csv_)
     scenario = scenarios.load(name)
     result = scenario.run()
-    notes = [f"source: {result['source']}; op {result['op']}; baseline {result['baseline']}"]
+    notes = [f"source: {result['source']}" + (f"; op {result['op']}; baseline {result['baseline']}" if "op" in result else "")]
     notes += [f"note ({c['figure']}): {c['note']}" for c in result["checks"] if c["note"]]
     if out:
         notes += [f"plot: {p}" for p in scenario.plot(out)]
@@ -49,5 +50,10 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
                    Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")]
     else:
         rows, columns = result["checks"], [Column(k, k) for k in CHECK_FIELDS]
-    emit(f"scenario run {name}", rows, columns, fmt, title=result["title"], notes=notes,
-         extra={"scenario": name, "op": result["op"], "baseline": result["baseline"], "sweep": result["sweep"]})
+    extra = {k: v for k, v in result.items() if k not in ("checks", "title", "source")}
+    emit(f"scenario run {name}", rows, columns, fmt, title=result["title"], notes=notes, extra={"scenario": name, **extra})
+    if fmt == "table" and result.get("flows"):
+        emit(f"scenario run {name}", result["flows"], [
+            Column("link", "link", justify="left"), Column("flow", "flow", justify="left"),
+            Column("seconds", "application time", format_time), Column("speedup", "speedup", lambda v: f"{v:.2f}x"),
+        ], "table", title="The flows on other links (speedup against the seed's measured baseline)")

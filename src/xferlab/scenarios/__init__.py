@@ -7,6 +7,7 @@ A scenario file names its ``kind``; each kind has a pydantic model that validate
   of three sorts: ``crossover`` (the size below which the candidate is faster), ``ratio``
   (t_baseline / t_candidate at a size) and ``latency-bound`` (t_baseline at a size over the
   candidate's start-up time alone).
+* ``deceval``: seed 000's application study (:mod:`xferlab.scenarios.deceval`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ class LinkComparison(BaseModel):
                 plot_ratio(base, others, sizes, self.op, out / f"{self.name}-ratio.png", self.title)]
 
 
-SCENARIO_KINDS = {"link-comparison": LinkComparison}
+from .deceval import DecEval  # noqa: E402  (a scenario kind of its own module)
+
+SCENARIO_KINDS = {"link-comparison": LinkComparison, "deceval": DecEval}
 
 
 def names() -> list[str]:
@@ -99,7 +102,7 @@ def names() -> list[str]:
     return sorted(p.name.removesuffix(".yaml") for p in resources.files(__name__).iterdir() if p.name.endswith(".yaml"))
 
 
-def load(name: str) -> LinkComparison:
+def load(name: str) -> LinkComparison | DecEval:
     """The packaged scenario ``name``, validated."""
     available = names()
     if name not in available:
@@ -120,4 +123,6 @@ def describe_check(row: dict[str, Any]) -> tuple[str, str]:
     """People's rendering of a check's seed and xferlab values."""
     if row["unit"] == "bytes":
         return format_size(row["seed"]), f"{format_size(row['xferlab'])} ({row['xferlab']:.0f} B)"
+    if row["unit"] == "s":
+        return f"{row['seed']:g} s", f"{row['xferlab']:.4g} s"
     return f"{row['seed']:g}x", f"{row['xferlab']:.4g}x"
