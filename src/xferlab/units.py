@@ -172,6 +172,8 @@ def format_size(n: float, base: int | None = None) -> str:
 
 def format_time(seconds: float) -> str:
     """``7.3877e-07`` → ``738.8 ns``."""
+    if seconds == 0:
+        return "0 s"
     units = [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)]
     value, unit = _pick(float(seconds), units)
     return f"{_num(value)} {unit}"

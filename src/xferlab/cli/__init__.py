@@ -17,6 +17,7 @@ from ..errors import XferlabError
 from . import inventory as inventory_cli
 from . import lab as lab_cli
 from . import measure
+from . import simulate as simulate_cli
 from . import model, results, scenario, schema
 
 app = typer.Typer(
@@ -34,6 +35,7 @@ app.add_typer(results.app, name="results")
 app.command("lab")(lab_cli.lab)
 app.command("schema")(schema.schema)
 app.command("inventory")(inventory_cli.inventory)
+app.command("simulate")(simulate_cli.simulate)
 
 
 def _version(value: bool) -> None:

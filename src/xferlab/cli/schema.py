@@ -9,11 +9,23 @@ import typer
 from ..errors import BadValue
 from ..links.presets import link_file_schema
 
-SCHEMAS = {"links": link_file_schema}
+def _system() -> dict:
+    from ..system.models import System
+
+    return System.model_json_schema(by_alias=True)
+
+
+def _workflow() -> dict:
+    from ..system.models import Workflow
+
+    return Workflow.model_json_schema(by_alias=True)
+
+
+SCHEMAS = {"links": link_file_schema, "system": _system, "workflow": _workflow}
 
 
 def schema(which: str = typer.Argument("links", help=f"Which file: {', '.join(SCHEMAS)}.")) -> None:
-    """Print the JSON Schema of a YAML file xferlab reads (links: the --links file)."""
+    """Print the JSON Schema of a YAML file xferlab reads: links (the --links file), system, workflow."""
     if which not in SCHEMAS:
         raise BadValue(f"schema '{which}' is not known; allowed: {', '.join(SCHEMAS)}")
     print(json.dumps(SCHEMAS[which](), indent=1))

@@ -5,7 +5,7 @@ A LINK is written ``NAME[:KEY=VALUE,KEY=VALUE…]``. NAME is
 * a preset family with its parameters in the name: ``pcie<gen>x<lanes>`` (``pcie3x16``),
   ``cxl<1|2|3>x<lanes>`` (``cxl2x16``; add ``-lopt`` for CXL 3 latency-optimized flits),
   ``cxl-seed`` (the seed's penalty model), ``nvlink<1–5>``, ``c2c``, ``ib-<edr|hdr|ndr|xdr>``,
-  ``eth<Gb/s>`` (``eth100``), ``roce<Gb/s>``;
+  ``eth<Gb/s>`` (``eth100``), ``roce<Gb/s>``, ``simple:bandwidth=12GB/s,latency=1us``;
 * a link defined in a YAML file passed with ``--links FILE`` (see :func:`load_links`);
 * or a path to a YAML file defining one link.
 
@@ -76,6 +76,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(r"ib-(?P<speed>[a-z]+)", lambda m: {"kind": "infiniband", "speed": m["speed"]}),
     Family(r"eth(?P<speed>\d+)", lambda m: {"kind": "ethernet", "speed_gbps": int(m["speed"])}),
     Family(r"roce(?P<speed>\d+)", lambda m: {"kind": "ethernet", "speed_gbps": int(m["speed"]), "protocol": "rocev2", "mtu": 9000}),
+    Family(r"simple", lambda m: {"kind": "simple"}),  # simple:bandwidth=12GB/s,latency=1us
 )
 
 #: The presets that ``xferlab model presets`` lists (every family accepts other parameters too).
@@ -86,7 +87,8 @@ PRESETS: tuple[str, ...] = (
     "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "eth10", "eth100", "eth400", "roce100", "roce400",
 )
 
-NAME_SHAPES = "pcie<gen>x<lanes>, cxl<1-3>x<lanes>[-lopt], cxl-seed, nvlink<1-5>, c2c, ib-<edr|hdr|ndr|xdr>, eth<Gb/s>, roce<Gb/s>"
+NAME_SHAPES = ("pcie<gen>x<lanes>, cxl<1-3>x<lanes>[-lopt], cxl-seed, nvlink<1-5>, c2c, ib-<edr|hdr|ndr|xdr>, eth<Gb/s>, "
+               "roce<Gb/s>, simple:bandwidth=<rate>[,latency=<time>]")
 
 
 def _validation_message(error: ValidationError, fields_of: type[Link] | None) -> str:

@@ -229,3 +229,23 @@ def plot_collab(summary: Sequence[dict], path: Path) -> Path:
     if handles:
         ax.legend(handles, names, loc="upper center", ncol=3)
     return _write(plt, fig, path)
+
+
+def plot_gantt(timeline, path: Path, title: str) -> Path:
+    """One row per resource, one bar per op (seed 000, Figure 6 style)."""
+    plt, fig, ax = _axes()
+    names = [r for r, u in timeline.resources.items() if u.ops]
+    colors = {"task": "#4c72b0", "transfer": "#dd8452"}
+    for row, name in enumerate(names):
+        kind = "transfer" if "->" in name else "task"  # link directions are named a->b
+        spans = [(s.start, s.end - s.start) for s in timeline.spans.values() if s.resource == name]
+        for start, width in spans:
+            ax.barh(row, width, left=start, height=0.6, color=colors[kind], edgecolor="black", linewidth=0.2)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (s)")
+    ax.set_title(title)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], loc="lower right")
+    return _write(plt, fig, path)

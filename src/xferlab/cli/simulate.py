@@ -1,0 +1,125 @@
+"""`xferlab simulate SYSTEM WORKFLOW` and `xferlab simulate sweep SYSTEM WORKFLOW --chunk LIST`:
+the flow simulator on a system and a workflow, given as YAML files or packaged names."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+
+from ..errors import BadValue
+from ..sim import flows
+from ..system.models import STRATEGIES, System, Workflow
+from ..system.yamlfile import load
+from ..units import LIST_HELP, format_size, format_time, parse_list, parse_size
+from .common import CSV, JSON
+from .output import Column, emit, output_format
+
+PACKAGED = resources.files("xferlab.scenarios")
+
+
+def _packaged(kind: str) -> list[str]:
+    return sorted(p.name.removesuffix(".yaml") for p in PACKAGED.joinpath(kind).iterdir() if p.name.endswith(".yaml"))
+
+
+def _load(text: str, model, kind: str):
+    """A YAML file by path, or a packaged one by name (`seed-testbed`, `deceval` …)."""
+    path = Path(text)
+    if not path.exists() and text in _packaged(kind + "s"):
+        with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as packaged:
+            return load(packaged, model, kind)
+    if not path.exists():
+        raise BadValue(f"{kind} '{text}' is neither a file nor a packaged {kind}; packaged: {', '.join(_packaged(kind + 's'))}")
+    return load(path, model, kind)
+
+
+def simulate(
+    args: list[str] = typer.Argument(..., metavar="[sweep] SYSTEM WORKFLOW",
+                                     help="A system and a workflow: YAML files or packaged names (seed-testbed, "
+                                          "seed-testbed-cxl, ac922, grace-hopper; deceval). With 'sweep' first: a chunk-size sweep."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help=f"Override every edge: {', '.join(STRATEGIES)}.",
+                                           metavar="STRATEGY"),
+    chunk: Optional[str] = typer.Option(None, "--chunk", help=f"Pipelined: bytes per chunk; with sweep: {LIST_HELP}.",
+                                        metavar="SIZE|LIST"),
+    gantt: Optional[Path] = typer.Option(None, "--gantt", help="Write a Gantt chart (seed 000, Figure 6 style).", metavar="FILE"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="sweep: write makespan against chunk size.", metavar="FILE"),
+    json_: bool = JSON, csv_: bool = CSV,
+) -> None:
+    """Simulate a workflow's data flow on a system: makespan, timeline, utilization, critical path."""
+    fmt = output_format(json_, csv_)
+    sweep = bool(args) and args[0] == "sweep"
+    names = args[1:] if sweep else args
+    if len(names) != 2:
+        raise BadValue(f"give a SYSTEM and a WORKFLOW{' after sweep' if sweep else ''} (got {len(names)} argument"
+                       f"{'s' * (len(names) != 1)}: {' '.join(names) or 'none'})")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise BadValue(f"--strategy '{strategy}' is not allowed; allowed: {', '.join(STRATEGIES)}")
+    system = _load(names[0], System, "system")
+    workflow = _load(names[1], Workflow, "workflow")
+    if sweep:
+        return _sweep(system, workflow, chunk, plot, fmt)
+    size = parse_size(chunk, "--chunk") if chunk else None
+    result = flows.run(system, workflow, strategy, size)
+    timeline = result.timeline
+    notes = [f"system {system.name}, workflow {workflow.name}, strategy {result.strategy}"
+             + (f", {result.chunks} chunks of {format_size(size or workflow.chunk)}" if result.chunks else "")]
+    if timeline is None:  # too many chunks for the engine: the fast path alone
+        emit("simulate", [{"makespan_seconds": result.fast_path_seconds, "chunks": result.chunks}],
+             [Column("makespan_seconds", "makespan", format_time), Column("chunks", "chunks")], fmt,
+             notes=notes + ["fast path only (the discrete-event engine runs up to 200,000 chunks)"],
+             extra={"strategy": result.strategy, "makespan_seconds": result.fast_path_seconds})
+        return
+    if result.fast_path_seconds is not None:
+        notes.append(f"max-plus fast path: {format_time(result.fast_path_seconds)} (engine: {format_time(timeline.makespan)})")
+    notes.append(f"critical path: {' -> '.join(_short(timeline.critical_path))}")
+    usage = [{"resource": u.resource, "busy_seconds": u.busy_seconds, "utilization": u.utilization, "bytes": u.bytes,
+              "ops": u.ops} for u in timeline.resources.values() if u.ops]
+    if gantt:
+        from ..report.plots import plot_gantt
+
+        notes.append(f"gantt: {plot_gantt(timeline, gantt, f'{workflow.name} on {system.name}: {result.strategy}')}")
+    extra = {"strategy": result.strategy, "makespan_seconds": timeline.makespan, "critical_path": timeline.critical_path,
+             "resources": usage, "fast_path_seconds": result.fast_path_seconds, "chunks": result.chunks}
+    if fmt != "table":
+        emit("simulate", timeline.rows(), [Column(k, k) for k in ("op", "resource", "kind", "start_seconds", "end_seconds",
+                                                                  "size_bytes")], fmt, notes=notes, extra=extra)
+        return
+    rows = timeline.rows()
+    shown = rows if len(rows) <= 24 else rows[:12] + rows[-12:]
+    emit("simulate", shown, [Column("op", "op", justify="left"), Column("resource", "resource", justify="left"),
+                             Column("start_seconds", "start", format_time), Column("end_seconds", "end", format_time),
+                             Column("size_bytes", "bytes", lambda v: format_size(v) if v else "–")], "table",
+         title=f"Makespan {format_time(timeline.makespan)}" + (f" ({len(rows)} ops; first and last 12 shown)" if len(rows) > 24 else ""))
+    emit("simulate", usage, [Column("resource", "resource", justify="left"), Column("busy_seconds", "busy", format_time),
+                             Column("utilization", "utilization", lambda v: f"{v:.0%}"),
+                             Column("bytes", "bytes", lambda v: format_size(v) if v else "–"), Column("ops", "ops")],
+         "table", title="Resources", notes=notes)
+
+
+def _short(path: list[str]) -> list[str]:
+    return path if len(path) <= 8 else path[:4] + ["…"] + path[-3:]
+
+
+def _sweep(system: System, workflow: Workflow, chunk: Optional[str], plot: Optional[Path], fmt: str) -> None:
+    if not chunk:
+        raise BadValue("simulate sweep needs --chunk LIST, e.g. --chunk 64B..1GiB")
+    sizes = [int(s) for s in parse_list(chunk, parse_size, "--chunk")]
+    rows = []
+    for size in sizes:
+        result = flows.pipelined(system, workflow, size, engine=False)
+        rows.append({"chunk_bytes": size, "chunks": result.chunks, "makespan_seconds": result.fast_path_seconds})
+    best = min(rows, key=lambda r: r["makespan_seconds"])
+    notes = [f"fastest: {format_size(best['chunk_bytes'])} chunks, {format_time(best['makespan_seconds'])} "
+             "(pipelined, max-plus fast path)"]
+    if plot:
+        from ..report.plots import _plot
+
+        notes.append(f"plot: {_plot([(workflow.name, np.asarray(sizes, dtype=float), np.asarray([r['makespan_seconds'] for r in rows]))], 'makespan (s)', f'{workflow.name} on {system.name}, pipelined', plot, xlabel='chunk size')}")
+    emit("simulate sweep", rows, [Column("chunk_bytes", "chunk", format_size), Column("chunks", "chunks"),
+                                  Column("makespan_seconds", "makespan", format_time)], fmt,
+         title=f"Pipelined {workflow.name} on {system.name} by chunk size", notes=notes)
+
+
