@@ -155,3 +155,9 @@ def test_the_full_sweep_validates():
     sizes = sorted({c["size_bytes"] for c in checks})
     assert sizes[0] == 1 and sizes[-1] == limit and len(sizes) == limit.bit_length()
     assert all(c["ok"] for c in checks) and len(checks) == 4 * len(sizes)
+
+
+def test_budget_scales_the_launch_count(cli, tmp_path):
+    doc = cli.json("measure", "launch", "--args", "0", "--budget", "0.5s", "--store", tmp_path / "s.duckdb")
+    (row,) = doc["results"]
+    assert 1000 <= row["count"] < 100_000  # 0.4 s of ~20-100 µs launches, not the default 100,000

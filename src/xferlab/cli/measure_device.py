@@ -59,7 +59,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
 
 
 def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
-               count: int = typer.Option(100_000, "--count", help="Launches per argument count."),
+               count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
@@ -76,6 +76,8 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
     plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
                       launch_args=arg_counts, pin=pin)
     plan.check()
+    if budget:  # the count the budget allows (80 % of it), at most --count
+        plan.fit_launches(0.8 * parse_time(budget, "--budget", allow_zero=False))
     _run("measure launch", plan, fmt, budget, timeout, store, plot)
 
 

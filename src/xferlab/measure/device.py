@@ -109,6 +109,19 @@ class DevicePlan:
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
 
+    def fit_launches(self, seconds: float) -> int:
+        """Scale the launch count so that the launch steps take about ``seconds``: 200 calibration
+        launches give the time of one; the count is capped by the one asked for, and at least 1,000."""
+        run = run_probe(["launch", "--backend", self.backend, "--device", str(self.device), "--count", "200",
+                         "--warmup", "20"], timeout=120)
+        times = sorted(t for r in run.records if r.get("record") == "samples" for t in r["host_seconds"])
+        if not times:
+            return self.launch_count
+        per_launch = times[len(times) // 2]
+        runs = len(self.launch_args) * (2 if self.pin is not None else 1)
+        self.launch_count = max(1000, min(self.launch_count, int(seconds / (runs * per_launch))))
+        return self.launch_count
+
     def kind_list(self) -> list[str]:
         return self.kinds or supported_kinds(self.backend, self.info)
 
