@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..links import Link, load_links, resolve
+from ..store import STORE_HELP
 from ..links.base import OPS
 from ..errors import BadValue
 
@@ -17,6 +18,7 @@ OP = typer.Option("write", "--op", help="write (posted, one way), read (requests
                   metavar="write|read|readwrite")
 LINKS_FILE = typer.Option(None, "--links", help="YAML file of named links (see `xferlab schema`); repeatable.",
                           metavar="FILE")
+STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
 PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE")
 
 

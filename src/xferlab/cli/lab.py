@@ -31,7 +31,8 @@ from ..measure.memory import MemoryPlan, rows_of, steps
 from ..measure.run import measure
 from ..system import inventory as inv
 from .common import JSON
-from .measure import STORE, memory_params, memory_results, print_tables
+from .common import STORE
+from .measure import memory_params, memory_results, print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import device_results, print_device_tables
 from .output import Column, emit, stderr, stdout

@@ -1,4 +1,5 @@
-"""`xferlab measure …`: characterize this machine (memory tiers now; devices next)."""
+"""`xferlab measure …`: characterize this machine: memory tiers here; devices and collaboration in
+measure_device.py and measure_collab.py, registered below."""
 
 from __future__ import annotations
 
@@ -10,16 +11,12 @@ import typer
 from ..errors import BadValue
 from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps, summaries
 from ..measure.run import measure
-from ..store import STORE_HELP
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
-from .common import CSV, JSON
+from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
 
 app = typer.Typer(no_args_is_help=True, help="Measure this machine: memory tiers (bandwidth, latency, App-Direct).")
-
-STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
-
 
 def _ints(text: str, where: str, lo: int = 0) -> list[int]:
     def one(item: str, _where: str) -> int:
@@ -42,7 +39,7 @@ def _ints(text: str, where: str, lo: int = 0) -> list[int]:
 
 def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: Optional[str], node: Optional[str],
               first_touch: bool, hugepages: str, iterations: int, pmem: Optional[Path], persist: bool, latency: bool,
-              loaded: bool, latency_only: bool = False) -> MemoryPlan:
+              loaded: bool) -> MemoryPlan:
     if hugepages not in ("none", "thp", "hugetlb"):
         raise BadValue(f"--hugepages '{hugepages}' is not allowed; allowed: none, thp, hugetlb")
     nodes: list[Optional[int]]
@@ -58,7 +55,7 @@ def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: O
         threads=_ints(threads, "--threads", lo=-10**9) if threads else [],
         cpus=_ints(cpus, "--cpus") if cpus else None,
         nodes=nodes, first_touch=first_touch, hugepages=hugepages, iterations=iterations, pmem=pmem,
-        persist=persist, latency=latency, loaded=loaded, bandwidth=not latency_only,
+        persist=persist, latency=latency, loaded=loaded,
     )
     plan.check()
     return plan

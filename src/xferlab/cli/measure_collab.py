@@ -15,7 +15,7 @@ from ..errors import BadValue
 from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure.run import measure
 from ..units import format_time, parse_time
-from .common import CSV, JSON
+from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
 
 _COUNT = re.compile(r"^\s*(\d+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
@@ -58,7 +58,7 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
                                                 metavar="TIME"),
            timeout: str = typer.Option("5m", "--timeout", help="Kill a probe run (a hung kernel) after this long.", metavar="TIME"),
            plot: Optional[Path] = typer.Option(None, "--plot", help="Write the Figure 4-style bar chart into DIR.", metavar="DIR"),
-           store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+           store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D."""
     fmt = output_format(json_, csv_)

@@ -12,7 +12,7 @@ from ..measure.device import (DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, chunk_
                               steps, transfer_overview, transfer_summary)
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON
+from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
 
 BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (driver API).",
@@ -20,12 +20,6 @@ BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs,
 DEVICE = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N")
 BUDGET = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.", metavar="TIME")
 TIMEOUT = typer.Option("10m", "--timeout", help="Kill a probe run (a hung copy or kernel) after this long.", metavar="TIME")
-
-
-def _store_option():
-    from .measure import STORE
-
-    return STORE
 
 
 def device(backend: str = BACKEND, device_: int = DEVICE,
@@ -43,7 +37,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            launch: bool = typer.Option(True, "--launch/--no-launch", help="Also measure kernel launch latency."),
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = typer.Option(None, "--plot", help="Write plots into DIR.", metavar="DIR"),
-           store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+           store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency."""
     fmt = output_format(json_, csv_)
@@ -64,7 +58,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = typer.Option(None, "--plot", help="Write the latency distribution into DIR.", metavar="DIR"),
-               store: Optional[Path] = typer.Option(None, "--store", help="Results store (see `xferlab results`).", metavar="PATH"),
+               store: Optional[Path] = STORE,
                json_: bool = JSON, csv_: bool = CSV) -> None:
     """Kernel launch latency: an empty kernel launched and waited for, COUNT times (median and tail)."""
     fmt = output_format(json_, csv_)

@@ -14,14 +14,13 @@ from typing import Any, Optional
 import typer
 
 from ..errors import BadFile
-from ..store import FORMATS, STORE_HELP, check_format, open_store
+from ..store import FORMATS, check_format, open_store
 from ..units import format_rate, format_size, format_time
-from .common import CSV, JSON
+from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
 
 app = typer.Typer(no_args_is_help=True, help="The runs recorded in the results store: list, show, export.")
 
-STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
 RUN = typer.Argument(..., help="A run id, a unique prefix of one, or 'latest'.", metavar="RUN")
 
 INCOMPLETE_NOTE = ("incomplete: the run is still marked running but no process is recording it (killed or "
