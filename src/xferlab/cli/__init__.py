@@ -14,6 +14,7 @@ import typer
 
 from .. import __version__
 from ..errors import XferlabError
+from . import fit as fit_cli
 from . import inventory as inventory_cli
 from . import lab as lab_cli
 from . import measure
@@ -36,6 +37,7 @@ app.command("lab")(lab_cli.lab)
 app.command("schema")(schema.schema)
 app.command("inventory")(inventory_cli.inventory)
 app.command("simulate")(simulate_cli.simulate)
+app.command("fit")(fit_cli.fit)
 
 
 def _version(value: bool) -> None:

@@ -155,6 +155,11 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
     else:
         base = preset_fields(name)
         if base is None:
+            from ..fit.profiles import find
+
+            profile = find(name)
+            base = profile.model_dump() if profile is not None else None
+        if base is None:
             allowed = sorted(user_links) + list(PRESETS)
             raise UnknownName(f"link '{name}' is not a preset or a defined link; {suggest(name, allowed)} "
                               f"(shapes: {NAME_SHAPES})")
