@@ -14,6 +14,7 @@ import typer
 
 from .. import __version__
 from ..errors import XferlabError
+from . import advise as advise_cli
 from . import fit as fit_cli
 from . import inventory as inventory_cli
 from . import lab as lab_cli
@@ -38,6 +39,7 @@ app.command("schema")(schema.schema)
 app.command("inventory")(inventory_cli.inventory)
 app.command("simulate")(simulate_cli.simulate)
 app.command("fit")(fit_cli.fit)
+app.add_typer(advise_cli.app, name="advise")
 
 
 def _version(value: bool) -> None:

@@ -25,7 +25,7 @@ def _packaged(kind: str) -> list[str]:
     return sorted(p.name.removesuffix(".yaml") for p in PACKAGED.joinpath(kind).iterdir() if p.name.endswith(".yaml"))
 
 
-def _load(text: str, model, kind: str):
+def load_named(text: str, model, kind: str):
     """A YAML file by path, or a packaged one by name (`seed-testbed`, `deceval` …)."""
     path = Path(text)
     if not path.exists() and text in _packaged(kind + "s"):
@@ -57,8 +57,8 @@ def simulate(
                        f"{'s' * (len(names) != 1)}: {' '.join(names) or 'none'})")
     if strategy is not None and strategy not in STRATEGIES:
         raise BadValue(f"--strategy '{strategy}' is not allowed; allowed: {', '.join(STRATEGIES)}")
-    system = _load(names[0], System, "system")
-    workflow = _load(names[1], Workflow, "workflow")
+    system = load_named(names[0], System, "system")
+    workflow = load_named(names[1], Workflow, "workflow")
     if sweep:
         return _sweep(system, workflow, chunk, plot, fmt)
     size = parse_size(chunk, "--chunk") if chunk else None

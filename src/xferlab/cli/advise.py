@@ -1,0 +1,72 @@
+"""`xferlab advise …`: which link, whether to offload, what a different link would buy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..advise.links import fastest, ranking_changes
+from ..advise.whatif import compare
+from ..system.models import STRATEGIES
+from ..units import LIST_HELP, format_size, format_time, parse_size, parse_sizes
+from .common import CSV, JSON, LINKS_FILE, OP, check_op, links_from
+from .model import LINK_HELP, offload_cmd
+from .output import Column, emit, output_format
+from .simulate import load_named
+
+app = typer.Typer(no_args_is_help=True, help="Advice on data movement: links, offloading, what-if.")
+app.command("offload")(offload_cmd)
+
+
+@app.command("links")
+def links_cmd(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HELP),
+              sizes: str = typer.Option("64B..1GiB", "--sizes", help=f"Transfer sizes: {LIST_HELP}.", metavar="LIST"),
+              op: str = OP, links: Optional[list[Path]] = LINKS_FILE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """The fastest link at each size, the runner-up, and every size where the ranking changes."""
+    fmt, op = output_format(json_, csv_), check_op(op)
+    models = links_from(links_, links)
+    if len(models) < 2:
+        from ..errors import BadValue
+
+        raise BadValue("give two links or more to compare")
+    changes = ranking_changes(models, op)
+    notes = [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_from']} from there on"
+             for c in changes] or ["the ranking does not change between 1 B and 1 PiB"]
+    emit("advise links", fastest(models, parse_sizes(sizes), op), [
+        Column("size_bytes", "size", format_size), Column("fastest", "fastest", justify="left"),
+        Column("seconds", "time", format_time), Column("runner_up", "runner-up", justify="left"),
+        Column("runner_up_ratio", "it takes", lambda v: f"{v:.2f}x"),
+    ], fmt, title=f"Fastest link by transfer size ({op})", notes=notes, extra={"ranking_changes": changes, "op": op})
+
+
+@app.command("whatif")
+def whatif(system: str = typer.Argument(..., help="A system: YAML file or packaged name."),
+           workflow: str = typer.Argument(..., help="A workflow: YAML file or packaged name."),
+           replace: list[str] = typer.Option(..., "--replace", help="OLD=NEW: a link (LINK or devices a-b) and its replacement; repeatable.",
+                                             metavar="OLD=NEW"),
+           strategy: Optional[str] = typer.Option(None, "--strategy", help=f"{', '.join(STRATEGIES)} (default: the workflow's).",
+                                                  metavar="STRATEGY"),
+           chunk: Optional[str] = typer.Option(None, "--chunk", help="Pipelined: bytes per chunk.", metavar="SIZE"),
+           json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Re-simulate a workflow with one of the system's links replaced by another."""
+    from ..errors import BadValue
+    from ..system.models import System, Workflow
+
+    fmt = output_format(json_, csv_)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise BadValue(f"--strategy '{strategy}' is not allowed; allowed: {', '.join(STRATEGIES)}")
+    sys_model = load_named(system, System, "system")
+    wf_model = load_named(workflow, Workflow, "workflow")
+    rows = []
+    for item in replace:
+        old, eq, new = item.partition("=")
+        if not eq or not old or not new:
+            raise BadValue(f"--replace '{item}' is not OLD=NEW (e.g. --replace pcie3x16=cxl2x16)")
+        rows.append(compare(sys_model, wf_model, old, new, strategy, parse_size(chunk, "--chunk") if chunk else None))
+    emit("advise whatif", rows, [
+        Column("replaced", "link", justify="left"), Column("by", "replaced by", justify="left"),
+        Column("strategy", "strategy", justify="left"), Column("before_seconds", "before", format_time),
+        Column("after_seconds", "after", format_time), Column("speedup", "speedup", lambda v: f"{v:.3f}x"),
+    ], fmt, title=f"What if: {wf_model.name} on {sys_model.name}")
