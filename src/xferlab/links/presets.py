@@ -197,7 +197,10 @@ def load_links(path: str | Path) -> dict[str, Link]:
         fields = dict(fields)
         preset = fields.pop("preset", None)
         if preset is not None:
-            base = resolve(str(preset), links)
+            try:
+                base = resolve(str(preset), links)
+            except (BadValue, UnknownName) as error:
+                raise BadFile(f"{where}: preset: {error}") from None
             fields = {**base.model_dump(), **fields}
         try:
             links[str(name)] = build({**fields, "name": str(name)}, where)
