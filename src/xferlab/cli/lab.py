@@ -70,7 +70,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
 
     stderr.print("[3/4] accelerators: copies, granularity and launch latency of every device found", highlight=False)
     device_runs = []
-    for plan in quick_device_plans():
+    plans, missing = quick_device_plans()
+    for plan in plans:
         left = seconds - (_time.monotonic() - t0)
         if left < 0.15 * seconds:
             summary.setdefault("skipped_devices", []).append(f"{plan.backend} #{plan.device}: time budget used up")
@@ -90,7 +91,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                 plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
         device_runs.append(entry)
     summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
-    summary["accelerators_not_available"] = not_available()
+    summary["accelerators_not_available"] = missing
     (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
 
     stderr.print("[4/4] link presets", highlight=False)
@@ -155,23 +156,22 @@ def quick_memory_plan() -> MemoryPlan:
     return plan
 
 
-def quick_device_plans() -> list[DevicePlan]:
+def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:
     """Every accelerator found: copies from 1 B to 64 MiB in every host memory kind it supports, the
-    seed's granularity study on 64 MiB, 2,000 launches with 0 and 4 arguments."""
-    plans = []
+    seed's granularity study on 64 MiB, 2,000 launches with 0 and 4 arguments; and the backends that
+    are not available, with why."""
+    plans, missing = [], []
     for backend in BACKENDS:
-        found, _ = devices(backend)
+        found, why = devices(backend)
+        if why:
+            missing.append(f"{backend}: not available: {why}")
         for index in range(len(found)):
             plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
                               launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
                               chunk_total=64 * 2**20)
             plan.check()
             plans.append(plan)
-    return plans
-
-
-def not_available() -> list[str]:
-    return [f"{b}: not available: {why}" for b in BACKENDS for why in [devices(b)[1]] if why]
+    return plans, missing
 
 
 def landmark_sizes(latency_rows: list[dict]) -> set[int]:

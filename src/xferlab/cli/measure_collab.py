@@ -30,10 +30,6 @@ def parse_count(text: str, where: str) -> int:
     return int(match.group(1)) * _SCALE[match.group(2)]
 
 
-def _time(value: float) -> str:
-    return "0" if value == 0 else format_time(value)
-
-
 def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
@@ -79,10 +75,10 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
 
 COLUMNS = [
     Column("pattern", "pattern", justify="left"), Column("version", "version", justify="left"),
-    Column("allocation_seconds", "allocation", _time, no_wrap=True),
-    Column("copy_seconds", "copy", _time, no_wrap=True),
-    Column("kernel_seconds", "kernel", _time, no_wrap=True),
-    Column("total_seconds", "total", _time, no_wrap=True),
+    Column("allocation_seconds", "allocation", format_time, no_wrap=True),
+    Column("copy_seconds", "copy", format_time, no_wrap=True),
+    Column("kernel_seconds", "kernel", format_time, no_wrap=True),
+    Column("total_seconds", "total", format_time, no_wrap=True),
     Column("allocation_normalized", "alloc/D", _ratio), Column("copy_normalized", "copy/D", _ratio),
     Column("kernel_normalized", "kernel/D", _ratio), Column("total_normalized", "total/D", _ratio),
     Column("device_share", "device share", _ratio), Column("count", "n"),

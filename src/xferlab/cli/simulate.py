@@ -115,9 +115,9 @@ def _sweep(system: System, workflow: Workflow, chunk: Optional[str], plot: Optio
     notes = [f"fastest: {format_size(best['chunk_bytes'])} chunks, {format_time(best['makespan_seconds'])} "
              "(pipelined, max-plus fast path)"]
     if plot:
-        from ..report.plots import _plot
+        from ..report.plots import plot_lines
 
-        notes.append(f"plot: {_plot([(workflow.name, np.asarray(sizes, dtype=float), np.asarray([r['makespan_seconds'] for r in rows]))], 'makespan (s)', f'{workflow.name} on {system.name}, pipelined', plot, xlabel='chunk size')}")
+        notes.append(f"plot: {plot_lines([(workflow.name, np.asarray(sizes, dtype=float), np.asarray([r['makespan_seconds'] for r in rows]))], 'makespan (s)', f'{workflow.name} on {system.name}, pipelined', plot, xlabel='chunk size')}")
     emit("simulate sweep", rows, [Column("chunk_bytes", "chunk", format_size), Column("chunks", "chunks"),
                                   Column("makespan_seconds", "makespan", format_time)], fmt,
          title=f"Pipelined {workflow.name} on {system.name} by chunk size", notes=notes)

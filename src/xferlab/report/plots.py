@@ -54,7 +54,7 @@ def _size_axis(ax, sizes: np.ndarray, label: str) -> None:
     ax.set_xlabel(label)
 
 
-def _plot(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: bool = False,
+def plot_lines(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: bool = False,
           xlabel: str = "transfer size") -> Path:
     """Log-log lines against a transfer-size axis, written to ``path``."""
     if Path(path).suffix.lower() not in FORMATS:
@@ -76,20 +76,20 @@ def _plot(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: b
 def plot_times(links: Sequence[Link], sizes: np.ndarray, op: Op, path: Path, title: str = "") -> Path:
     """Transfer time against size, log-log, one line per link (seed 000, Figure 2)."""
     curves = [(link.label, sizes, np.asarray(link.time(sizes, op)) * 1e6) for link in links]
-    return _plot(curves, "transfer time (µs)", title or f"Single transfer time ({op})", path)
+    return plot_lines(curves, "transfer time (µs)", title or f"Single transfer time ({op})", path)
 
 
 def plot_ratio(base: Link, others: Sequence[Link], sizes: np.ndarray, op: Op, path: Path, title: str = "") -> Path:
     """t_base / t_other against size: how many times faster each other link is (Figure 3)."""
     curves = [(f"{base.label} / {other.label}", sizes, ratio(base, other, sizes, op)) for other in others]
-    return _plot(curves, f"relative transfer time (t[{base.label}] / t)", title or f"Relative transfer time ({op})",
+    return plot_lines(curves, f"relative transfer time (t[{base.label}] / t)", title or f"Relative transfer time ({op})",
                  path, unity=True)
 
 
 def plot_chunks(links: Sequence[Link], total: float, chunks: np.ndarray, op: Op, path: Path, title: str = "") -> Path:
     """Total time to move ``total`` bytes against chunk size (Figure 5)."""
     curves = [(link.label, chunks, chunked_time(link, total, chunks, op)[1]) for link in links]
-    return _plot(curves, "total transfer time (s)", title or f"Moving {format_size(total)} in chunks ({op})", path,
+    return plot_lines(curves, "total transfer time (s)", title or f"Moving {format_size(total)} in chunks ({op})", path,
                  xlabel="chunk size")
 
 
@@ -160,7 +160,7 @@ def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:
             points = sorted((s for s in summary if (s["kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
             curves.append((f"{key[0]} {key[1]}", np.asarray([p["size_bytes"] for p in points], dtype=float),
                            np.asarray([p[metric] * scale for p in points])))
-        written.append(_plot(curves, ylabel, f"Host–device copies: {ylabel.split(' (')[0]}", Path(folder) / name,
+        written.append(plot_lines(curves, ylabel, f"Host–device copies: {ylabel.split(' (')[0]}", Path(folder) / name,
                              xlabel="copy size"))
     return written
 

@@ -134,7 +134,7 @@ def plot_sweep(rows: list[dict[str, Any]], out) -> list:
     """Seed 000's Figure 5: total transfer time and pipelined application time against chunk size."""
     from pathlib import Path
 
-    from ..report.plots import _plot
+    from ..report.plots import plot_lines
 
     written = []
     for key, label, name in (("transfer_seconds", "total transfer time (s)", "deceval-transfer.png"),
@@ -144,6 +144,6 @@ def plot_sweep(rows: list[dict[str, Any]], out) -> list:
             mine = [r for r in rows if r["link"] == link and not math.isnan(r[key])]
             curves.append((link, np.asarray([r["chunk_bytes"] for r in mine], dtype=float),
                            np.asarray([r[key] for r in mine])))
-        written.append(_plot(curves, label, f"DecEval, 1.6 GB in chunks: {label.split(' (')[0]}", Path(out) / name,
+        written.append(plot_lines(curves, label, f"DecEval, 1.6 GB in chunks: {label.split(' (')[0]}", Path(out) / name,
                              xlabel="chunk size"))
     return written
