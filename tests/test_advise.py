@@ -32,3 +32,38 @@ def test_advise_cli(cli):
 def test_bad_input(cli, args, fragment):
     code, _, err = cli("advise", *args)
     assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_best_chunk_trades_overlap_against_per_chunk_overhead(cli):
+    # Without a per-chunk cost the smallest chunk tried wins (only link start-up limits it); with a kernel launch of
+    # 46 us per chunk on both tasks the best chunk of DecEval (1.6 GB) is in the tens of MB, like the seed's 16 MB,
+    # and it beats both neighbours on the grid and the one-piece transfer.
+    free = cli.json("advise", "chunk", "seed-testbed", "deceval")
+    paid = cli.json("advise", "chunk", "seed-testbed", "deceval", "--overhead", "46us")
+    assert free["chunk_bytes"] < 4096
+    assert 4e6 < paid["chunk_bytes"] < 64e6
+    grid = {r["chunk_bytes"]: r["makespan_seconds"] for r in paid["results"]}
+    assert paid["makespan_seconds"] <= min(grid.values()) and paid["makespan_seconds"] < paid["one_piece_seconds"]
+    # the makespan rises on both sides of the best
+    assert grid[2**16] > paid["makespan_seconds"] and grid[2**28] > paid["makespan_seconds"]
+
+
+def test_task_overhead_is_paid_per_chunk_when_pipelined():
+    from xferlab.sim import flows
+    from xferlab.system.models import System, Workflow
+
+    system = System.model_validate({"name": "s", "host": "h", "devices": [{"name": "h"}, {"name": "a"}],
+                                    "links": [{"between": ["h", "a"], "link": "simple:bandwidth=1GB/s"}]})
+    wf = Workflow.model_validate({"name": "w", "tasks": [{"name": "x", "device": "h", "seconds": 1.0, "overhead": "1ms"},
+                                                         {"name": "y", "device": "a", "seconds": 1.0}],
+                                  "edges": [{"from": "x", "to": "y", "bytes": "1GB"}]})
+    # 10 chunks: stages 0.1 s + 1 ms, 0.1 s link, 0.1 s: makespan = 10 x 0.101 + 0.1 + 0.1 (the slowest stage
+    # repeats; the others fill and drain).
+    assert flows.pipelined(system, wf, 10**8, engine=False).fast_path_seconds == pytest.approx(10 * 0.101 + 0.2)
+    assert flows.run(system, wf, "direct").timeline.makespan == pytest.approx(1.001 + 1.0 + 1.0)
+
+
+def test_advise_chunk_bad_overhead(cli):
+    # a negative per-chunk overhead
+    code, out, err = cli("advise", "chunk", "seed-testbed", "deceval", "--overhead", "-1us")
+    assert code == 2 and "--overhead" in err and len(err.strip().splitlines()) == 1

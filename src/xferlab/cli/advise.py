@@ -41,6 +41,45 @@ def links_cmd(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LI
     ], fmt, title=f"Fastest link by transfer size ({op})", notes=notes, extra={"ranking_changes": changes, "op": op})
 
 
+@app.command("chunk")
+def chunk_cmd(system: str = typer.Argument(..., help="A system: YAML file or packaged name."),
+              workflow: str = typer.Argument(..., help="A workflow (a chain of tasks): YAML file or packaged name."),
+              overhead: Optional[str] = typer.Option(None, "--overhead", metavar="TIME",
+                                                     help="Per-chunk cost of every task that gives none (a kernel launch: "
+                                                          "see `xferlab measure launch`)."),
+              json_: bool = JSON, csv_: bool = CSV) -> None:
+    """The chunk size that minimizes the pipelined makespan (simulated), against moving the data in one piece."""
+    from ..advise.chunk import best_chunk
+    from ..system.models import System, Workflow
+
+    fmt = output_format(json_, csv_)
+    sys_model = load_named(system, System, "system")
+    wf_model = with_overhead(load_named(workflow, Workflow, "workflow"), overhead)
+    best = best_chunk(sys_model, wf_model)
+    costs = sorted({t.overhead for t in wf_model.tasks})
+    notes = [f"best: {format_size(best['chunk_bytes'])} chunks ({best['chunks']} of them), makespan "
+             f"{format_time(best['makespan_seconds'])}; in one piece {format_time(best['one_piece_seconds'])} "
+             f"({best['one_piece_seconds'] / best['makespan_seconds']:.3f}x slower)",
+             "per-chunk task overhead: " + ", ".join(format_time(c) for c in costs)
+             + ("; with none, the smallest chunk always wins (only link start-up times limit it)" if costs == [0.0] else "")]
+    emit("advise chunk", best["grid"], [Column("chunk_bytes", "chunk", format_size),
+                                        Column("makespan_seconds", "makespan", format_time)], fmt,
+         title=f"Pipelined {wf_model.name} on {sys_model.name}: makespan by chunk size (max-plus fast path)", notes=notes,
+         extra={k: v for k, v in best.items() if k != "grid"})
+
+
+def with_overhead(workflow, overhead: Optional[str]):
+    """``workflow`` with ``overhead`` (TIME) given to every task that has none."""
+    if overhead is None:
+        return workflow
+    from ..system.models import Workflow
+    from ..units import parse_time
+
+    cost = parse_time(overhead, "--overhead", allow_zero=True)
+    tasks = [{**t.model_dump(), "overhead": t.overhead or cost} for t in workflow.tasks]
+    return Workflow.model_validate({**workflow.model_dump(by_alias=True), "tasks": tasks})
+
+
 @app.command("whatif")
 def whatif(system: str = typer.Argument(..., help="A system: YAML file or packaged name."),
            workflow: str = typer.Argument(..., help="A workflow: YAML file or packaged name."),

@@ -106,7 +106,7 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
     for k, name in enumerate(order):
         task = tasks[name]
         names.append(task.device if task.device not in names else f"{task.device}:{name}")
-        seconds.append(task.duration(total) / n)
+        seconds.append(task.duration(total, n) / n)  # work split, overhead per chunk
         if k + 1 < len(order):
             src, dst = task.device, tasks[order[k + 1]].device
             for a, b in _hops(system, src, dst, staged=False) if system.link(src, dst) else _hops(system, src, dst, True):

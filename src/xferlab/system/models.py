@@ -101,6 +101,8 @@ class Task(BaseModel):
     device: str
     seconds: Optional[Seconds] = Field(None, description="the task's time, all its data at once")
     throughput: Optional[Rate] = Field(None, description="or: bytes of input per second")
+    overhead: Seconds = Field(0.0, ge=0, description="fixed cost of each run of the task (a kernel launch, a "
+                                                     "driver call): paid once, or once per chunk when pipelined")
 
     @model_validator(mode="after")
     def _one_duration(self) -> "Task":
@@ -108,8 +110,10 @@ class Task(BaseModel):
             raise ValueError(f"task '{self.name}' needs exactly one of seconds or throughput")
         return self
 
-    def duration(self, input_bytes: float) -> float:
-        return self.seconds if self.seconds is not None else input_bytes / self.throughput
+    def duration(self, input_bytes: float, runs: int = 1) -> float:
+        """Time to process ``input_bytes`` in ``runs`` runs (chunks), overhead included."""
+        work = self.seconds if self.seconds is not None else input_bytes / self.throughput
+        return work + runs * self.overhead
 
 
 class Edge(BaseModel):
