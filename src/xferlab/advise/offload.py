@@ -79,3 +79,30 @@ def break_even_bytes(link: Link, saved_seconds: float, out_per_in: float = 1.0, 
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if cost(mid) < saved_seconds else (lo, mid)
     return lo
+
+
+def smallest_bytes_that_pay(link: Link, host_rate: float, device_rate: float, out_per_in: float = 1.0,
+                            op: Op = "write") -> int | None:
+    """For a task given by throughputs (bytes of input per second on the host and on the device):
+    the smallest input size n whose time saved, n/host_rate - n/device_rate, exceeds the round trip
+    d(n) + d(out_per_in x n). None when no size pays (the device is not faster, or the link's
+    per-byte cost exceeds the per-byte saving)."""
+    if host_rate <= 0 or device_rate <= 0:
+        raise BadValue(f"throughputs must be positive: host {host_rate:g} B/s, device {device_rate:g} B/s")
+
+    def pays(n: int) -> bool:
+        v = offload(link, n, out_per_in * n, n / host_rate, n / device_rate, op, op)
+        return v.pays
+
+    if device_rate <= host_rate:
+        return None
+    hi = 1
+    while not pays(hi):
+        hi *= 2
+        if hi > 2**62:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if pays(mid) else (mid, hi)
+    return hi

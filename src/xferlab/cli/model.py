@@ -8,12 +8,12 @@ from typing import Optional
 import numpy as np
 import typer
 
-from ..advise.offload import break_even_bytes, offload
+from ..advise.offload import break_even_bytes, offload, smallest_bytes_that_pay
 from ..errors import BadValue
 from ..links import PRESETS, resolve
 from ..links.analysis import chunked_time, crossovers, ratio
 from ..report import plots
-from ..units import (LIST_HELP, format_rate, format_size, format_time, parse_size, parse_sizes,
+from ..units import (LIST_HELP, format_rate, format_size, format_time, parse_rate, parse_size, parse_sizes,
                      parse_time)
 from .common import CSV, JSON, LINKS_FILE, OP, PLOT, check_op, links_from
 from .output import Column, emit, output_format
@@ -167,29 +167,58 @@ def chunks(link: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
 def offload_cmd(link: str = typer.Argument(..., help=LINK_HELP),
                 bytes_in: str = typer.Option(..., "--bytes", help="Data the task needs on the device.", metavar="SIZE"),
                 bytes_out: Optional[str] = typer.Option(None, "--bytes-out", help="Results brought back (default: --bytes, the seed's 2d; 0 for none).", metavar="SIZE"),
-                host_time: str = typer.Option(..., "--host-time", help="t: the task's time where it runs now.", metavar="TIME"),
-                device_time: str = typer.Option(..., "--device-time", help="t': its time on the other device.", metavar="TIME"),
+                host_time: Optional[str] = typer.Option(None, "--host-time", help="t: the task's time where it runs now.", metavar="TIME"),
+                device_time: Optional[str] = typer.Option(None, "--device-time", help="t': its time on the other device.", metavar="TIME"),
+                host_rate: Optional[str] = typer.Option(None, "--host-rate", help="Or: bytes of input the host processes per second (t = bytes / rate).", metavar="RATE"),
+                device_rate: Optional[str] = typer.Option(None, "--device-rate", help="Or: bytes of input the device processes per second.", metavar="RATE"),
                 op: str = OP, links: Optional[list[Path]] = LINKS_FILE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Does offloading pay? t - t' > 2d (seed 000), i.e. P/O > 1 (seed 002)."""
     fmt, op = output_format(json_, csv_), check_op(op)
     model = links_from([link], links)[0]
     n_in = parse_size(bytes_in, "--bytes")
     n_out = n_in if bytes_out is None else parse_size(bytes_out, "--bytes-out", allow_zero=True)
-    t, t_dev = parse_time(host_time, "--host-time"), parse_time(device_time, "--device-time")
+    t, t_dev, rates = _task_times(n_in, host_time, device_time, host_rate, device_rate)
     v = offload(model, n_in, n_out, t, t_dev, op, op)
-    limit = break_even_bytes(model, v.saved_seconds, n_out / n_in, op)
     row = {"link": model.label, "bytes_in": n_in, "bytes_out": n_out, "host_seconds": t, "device_seconds": t_dev,
            "saved_seconds": v.saved_seconds, "communication_seconds": v.communication_seconds,
-           "p_over_o": v.p_over_o, "pays": v.pays, "speedup": v.speedup, "break_even_bytes": limit}
+           "p_over_o": v.p_over_o, "pays": v.pays, "speedup": v.speedup,
+           "break_even_device_seconds": t - v.communication_seconds}
     verdict = "offloading pays" if v.pays else "offloading does not pay"
+    notes = [f"{verdict}: t - t' = {format_time(v.saved_seconds)} {'>' if v.pays else '<='} d_in + d_out = "
+             f"{format_time(v.communication_seconds)}"]
+    if t - v.communication_seconds > 0:
+        notes.append(f"for this data it pays while the device takes less than {format_time(t - v.communication_seconds)} "
+                     "(t - 2d)")
+    else:
+        notes.append("for this data it never pays: moving it costs more than the whole host time")
+    if rates:
+        least = smallest_bytes_that_pay(model, rates[0], rates[1], n_out / n_in, op)
+        row["break_even_bytes"] = least
+        notes.append(f"at these throughputs offloading pays for inputs from {format_size(least)} ({least} B) over {model.label}"
+                     if least is not None else "at these throughputs no input size pays over " + model.label)
+        size_note = "smallest input that pays"
+    else:
+        limit = break_even_bytes(model, v.saved_seconds, n_out / n_in, op)
+        row["break_even_bytes"] = limit
+        notes.append(f"with the same times, offloading pays for inputs up to {format_size(limit)} ({limit} B) over {model.label}"
+                     if limit else "no input size is small enough: the task saves less time than one round trip costs")
+        size_note = "break-even input"
     emit("model offload", [row], [
         Column("link", "link", justify="left"), time_col("saved_seconds", "P = t - t'"),
         time_col("communication_seconds", "O = d_in + d_out"), Column("p_over_o", "P/O", lambda x: f"{x:.3g}"),
         Column("speedup", "speedup", lambda x: f"{x:.3g}x"), Column("pays", "pays", lambda x: "yes" if x else "no"),
-        size_col("break_even_bytes", "break-even input"),
-    ], fmt, title="Offload decision", extra={"op": op, **described(model)}, notes=[
-        f"{verdict}: t - t' = {format_time(v.saved_seconds)} {'>' if v.pays else '<='} d_in + d_out = "
-        f"{format_time(v.communication_seconds)}",
-        f"with the same times, offloading pays for inputs up to {format_size(limit)} ({limit} B) over {model.label}"
-        if limit else "no input size is small enough: the task saves less time than one round trip costs",
-    ])
+        Column("break_even_bytes", size_note, lambda v: "none" if v is None else format_size(v)),
+    ], fmt, title="Offload decision", extra={"op": op, **described(model)}, notes=notes)
+
+
+def _task_times(n_in: int, host_time, device_time, host_rate, device_rate):
+    """(t, t', rates or None) from either times or throughputs, one of each side."""
+    for given, other, name in ((host_time, host_rate, "host"), (device_time, device_rate, "device")):
+        if (given is None) == (other is None):
+            raise BadValue(f"give exactly one of --{name}-time and --{name}-rate")
+    if (host_time is None) != (device_time is None):
+        raise BadValue("give both sides as times (--host-time, --device-time) or both as throughputs (--host-rate, --device-rate)")
+    if host_time is not None:
+        return parse_time(host_time, "--host-time"), parse_time(device_time, "--device-time"), None
+    rh, rd = parse_rate(host_rate, "--host-rate"), parse_rate(device_rate, "--device-rate")
+    return n_in / rh, n_in / rd, (rh, rd)
