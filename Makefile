@@ -12,14 +12,17 @@ SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -n
 APT_PACKAGES := cmake g++ make
 # An OpenCL device for the device suite: PoCL runs OpenCL on the CPU (Debian's pocl-opencl-icd).
 OPENCL_PACKAGES := ocl-icd-libopencl1 pocl-opencl-icd
+# Headless Chromium for the report's browser tests (driven by Playwright, which downloads no browser):
+# Debian's chromium gives /usr/bin/chromium; DejaVu fonts so that pages render with real glyphs.
+BROWSER_PACKAGES := chromium fonts-dejavu-core
 
-.PHONY: lab test bench sysdeps opencl clean
+.PHONY: lab test bench sysdeps opencl browser clean
 
 lab: $(STAMP)
 	-@$(MAKE) --no-print-directory opencl
 	$(BIN)/xferlab lab
 
-test: sysdeps opencl $(STAMP)
+test: sysdeps opencl browser $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
@@ -45,6 +48,14 @@ opencl:
 	  echo "installing an OpenCL platform: $(OPENCL_PACKAGES)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(OPENCL_PACKAGES) >/dev/null; \
 	else echo "no OpenCL platform: install $(OPENCL_PACKAGES) (the device tests need one)"; exit 1; fi
+
+# Chromium at /usr/bin/chromium; installed with apt-get when missing and we are root.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing a headless browser: $(BROWSER_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null; \
+	else echo "no headless browser (/usr/bin/chromium, DejaVu fonts): install $(BROWSER_PACKAGES) (the report's browser tests need it)"; exit 1; fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
