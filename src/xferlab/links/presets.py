@@ -32,15 +32,16 @@ from .cxl import CxlLink
 from .network import EthernetLink, InfinibandLink
 from .nvlink import NvlinkLink
 from .pcie import PcieLink
+from .piecewise import PiecewiseLink
 from .simple import SimpleLink
 
 LINK_TYPES: dict[str, type[Link]] = {
     cls.model_fields["kind"].default: cls
-    for cls in (PcieLink, CxlLink, NvlinkLink, InfinibandLink, EthernetLink, SimpleLink)
+    for cls in (PcieLink, CxlLink, NvlinkLink, InfinibandLink, EthernetLink, SimpleLink, PiecewiseLink)
 }
 
 AnyLink = Annotated[
-    Union[PcieLink, CxlLink, NvlinkLink, InfinibandLink, EthernetLink, SimpleLink],
+    Union[PcieLink, CxlLink, NvlinkLink, InfinibandLink, EthernetLink, SimpleLink, PiecewiseLink],
     Field(discriminator="kind"),
 ]
 
@@ -77,6 +78,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(r"eth(?P<speed>\d+)", lambda m: {"kind": "ethernet", "speed_gbps": int(m["speed"])}),
     Family(r"roce(?P<speed>\d+)", lambda m: {"kind": "ethernet", "speed_gbps": int(m["speed"]), "protocol": "rocev2", "mtu": 9000}),
     Family(r"simple", lambda m: {"kind": "simple"}),  # simple:bandwidth=12GB/s,latency=1us
+    Family(r"piecewise", lambda m: {"kind": "piecewise"}),  # piecewise:bandwidths=40GB/s;10GB/s,breakpoints=4MiB
 )
 
 #: The presets that ``xferlab model presets`` lists (every family accepts other parameters too).
@@ -88,7 +90,8 @@ PRESETS: tuple[str, ...] = (
 )
 
 NAME_SHAPES = ("pcie<gen>x<lanes>, cxl<1-3>x<lanes>[-lopt], cxl-seed, nvlink<1-5>, c2c, ib-<edr|hdr|ndr|xdr>, eth<Gb/s>, "
-               "roce<Gb/s>, simple:bandwidth=<rate>[,latency=<time>]")
+               "roce<Gb/s>, simple:bandwidth=<rate>[,latency=<time>], "
+               "piecewise:bandwidths=<rate>;<rate>…,breakpoints=<size>;…[,packet=<size>,packet_overhead=<time>]")
 
 
 def _validation_message(error: ValidationError, fields_of: type[Link] | None) -> str:

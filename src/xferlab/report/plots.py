@@ -249,3 +249,32 @@ def plot_gantt(timeline, path: Path, title: str) -> Path:
 
     ax.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], loc="lower right")
     return _write(plt, fig, path)
+
+
+def plot_fit(sizes, seconds, fit, against: Link, path: Path, title: str, op: Op = "write", ways: int = 1) -> Path:
+    """Seed 000's Figure 4 for one sweep: measured transfer times (per-size median, interquartile bars,
+    min–max whiskers) beside the fitted model (a :class:`~xferlab.fit.linkfit.LinkFit`) and a preset's.
+    The preset moves ``n / ways`` bytes each way (``ways=2`` for copies in both directions at once)."""
+    if Path(path).suffix.lower() not in FORMATS:
+        raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
+    n, t = np.asarray(sizes, dtype=float), np.asarray(seconds, dtype=float) * 1e6
+    distinct = np.unique(n)
+    low, q1, med, q3, high = np.array([np.percentile(t[n == s], [0, 25, 50, 75, 100]) for s in distinct]).T
+    grid = np.geomspace(distinct.min(), distinct.max(), 256)
+    plt, fig, ax = _axes()
+    ax.errorbar(distinct, med, yerr=[med - low, high - med], fmt="none", ecolor="lightgrey", elinewidth=1, capsize=2,
+                label="measured min–max")
+    ax.errorbar(distinct, med, yerr=[med - q1, q3 - med], fmt="o", color="black", markersize=4, elinewidth=2,
+                label="measured median, interquartile range")
+    ax.plot(grid, np.asarray(fit.predict(grid)) * 1e6, color="tab:blue", label=f"fitted {fit.model} model")
+    for breakpoint in getattr(fit, "breakpoints_bytes", ()):
+        ax.axvline(breakpoint, color="tab:blue", lw=0.8, ls=":")
+    ax.plot(grid, np.asarray(against.time(grid / ways, op)) * 1e6, color="tab:orange", ls="--",
+            label=f"{against.label} model ({op})")
+    _size_axis(ax, distinct, "transfer size")
+    ax.set_yscale("log")
+    ax.set_ylabel("transfer time (µs)")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _write(plt, fig, path)
