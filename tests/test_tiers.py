@@ -160,7 +160,7 @@ def test_bad_names_and_files(synthetic, tmp_path, monkeypatch):
     monkeypatch.setenv("XFERLAB_PROFILES", str(tmp_path))
     with pytest.raises(BadValue, match="'pcie3x16' clashes with a preset"):
         save_tier("pcie3x16", synthetic[0])
-    with pytest.raises(BadValue, match="'pcie3x16' is a preset"):
+    with pytest.raises(BadValue, match="'pcie3x16' clashes with a preset"):
         save_tiers("pcie3x16", synthetic, "run-x")
     with pytest.raises(BadValue, match="not allowed"):
         save_tiers("a/b", synthetic, "run-x")

@@ -38,6 +38,16 @@ def check_name(name: str) -> None:
         raise BadValue(f"profile name '{name}' clashes with a preset; choose another name")
 
 
+def check_prefix(prefix: str) -> None:
+    """Refuse a prefix for fitted profiles (``PREFIX-h2d-pageable``, ``PREFIX-node0``) that is itself a
+    preset's name or could not make a valid name; checked before anything is fitted or written."""
+    from ..links.presets import preset_fields
+
+    if preset_fields(prefix) is not None:
+        raise BadValue(f"profile name '{prefix}' clashes with a preset; choose another name")
+    check_name(prefix)
+
+
 def save(name: str, fields: dict | None, note: str, tier: dict | None = None) -> Path:
     """Write profile ``name`` (fields of a link model, or None for a tier without a link view, with
     the tier's profile in ``tier``); a preset's name is refused."""

@@ -279,10 +279,7 @@ def save_tier(name: str, tier: Tier) -> Path:
 def save_tiers(prefix: str, tiers: list[Tier], run_id: str) -> list[tuple[str, Path]]:
     """Save each tier as ``<prefix>-node<N>`` (``<prefix>-default`` for the OS's default policy),
     or ``<prefix>-<mode>`` for App-Direct; every name is checked before anything is written."""
-    from ..links.presets import preset_fields
-
-    if preset_fields(prefix) is not None:
-        raise BadValue(f"profile prefix '{prefix}' is a preset's name; choose another name")
+    profiles.check_prefix(prefix)
     named = [(f"{prefix}-{t.name}", t) for t in tiers]
     for name, t in named:
         profiles.check_name(name)
