@@ -113,8 +113,9 @@ def _row(summary: dict) -> dict:
     return row
 
 
-def memory_results(outcome, plot: Optional[Path]) -> dict:
-    """A run's results as rows with units in their field names, its failures, and its plots."""
+def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None) -> dict:
+    """A run's results as rows with units in their field names, its failures, and its plots; the
+    latency plot marks ``caches`` (a recorded inventory's) or this machine's."""
     sums = summaries(outcome.rows)
     result = {
         "bandwidth": [_row(s) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
@@ -130,7 +131,7 @@ def memory_results(outcome, plot: Optional[Path]) -> dict:
         if result["bandwidth"]:
             result["plots"].append(plot_bandwidth(sums, plot / "bandwidth.png"))
         if result["latency"]:
-            result["plots"].append(plot_latency(sums, inv.data_cache_sizes(), plot / "latency.png"))
+            result["plots"].append(plot_latency(sums, inv.data_cache_sizes(found=caches), plot / "latency.png"))
         if result["loaded"]:
             result["plots"].append(plot_loaded(result["loaded"], plot / "loaded-latency.png"))
     return result

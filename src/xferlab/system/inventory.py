@@ -58,9 +58,11 @@ def caches(cpu: int = 0) -> list[dict[str, Any]]:
     return found
 
 
-def data_cache_sizes(cpu: int = 0) -> list[tuple[int, int]]:
-    """(level, bytes) of the caches that hold data, innermost first."""
-    return sorted((c["level"], c["size_bytes"]) for c in caches(cpu) if c["type"] in ("Data", "Unified"))
+def data_cache_sizes(cpu: int = 0, found: list[dict[str, Any]] | None = None) -> list[tuple[int, int]]:
+    """(level, bytes) of the caches that hold data, innermost first: of CPU ``cpu`` of this machine,
+    or of ``found`` (a recorded inventory's ``caches``)."""
+    return sorted((c["level"], c["size_bytes"]) for c in (caches(cpu) if found is None else found)
+                  if c.get("type") in ("Data", "Unified"))
 
 
 def last_level_cache_bytes() -> int:

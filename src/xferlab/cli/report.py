@@ -1,0 +1,48 @@
+"""`xferlab report [RUN…] [-o FILE]`: the self-contained HTML report of recorded runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..store import open_store
+from .common import STORE
+from .output import stderr
+
+DEFAULT = Path("xferlab-results") / "report.html"
+AGAINST = typer.Option("pcie3x16", "--against", metavar="LINK",
+                       help="The link model the fits are drawn beside and measured against (default: the seed's testbed link).")
+
+
+def report(runs: Optional[list[str]] = typer.Argument(None, metavar="[RUN...]",
+                                                      help="Runs to report: ids, prefixes or 'latest' (default: the newest "
+                                                           "memory run and the newest run of each accelerator)."),
+           output: Path = typer.Option(DEFAULT, "-o", "--output", metavar="FILE", help="The HTML file to write."),
+           against: str = AGAINST,
+           name: Optional[str] = typer.Option(None, "--name", metavar="PROFILE",
+                                              help="Also save the fitted links as profiles NAME-<direction>-<kind>."),
+           store: Optional[Path] = STORE) -> None:
+    """Write one self-contained HTML file: machine, measurements, fits, scenarios, advice, and the commands."""
+    path = write_report(runs or None, output, against, name, store)
+    print(path)
+
+
+def write_report(runs: Optional[list[str]], output: Path, against: str, name: Optional[str], store: Optional[Path],
+                 title: str = "xferlab report") -> Path:
+    from ..links import resolve
+    from ..report import html
+
+    resolve(against)  # a bad --against or --name fails before any work
+    if name is not None:
+        from ..fit.profiles import check_prefix
+
+        check_prefix(name)
+    html.check_writable(output)
+    with open_store(store, read_only=True) as db:
+        context = html.build(db, runs, profile_prefix=name, against=against, title=title)
+    path = html.write(html.render(context), output)
+    stderr.print(f"report: {len(context['runs'])} runs, {len(context['headlines'])} headline figures, "
+                 f"{len(context['images'])} plots", highlight=False)
+    return path

@@ -1,0 +1,279 @@
+"""What the report shows, gathered from the store: every run's statistics, placement, failures and
+plots, the fits and the advice computed from them, the packaged scenarios.
+
+Nothing here measures: each figure is computed from stored samples by the same functions the
+`measure`, `fit` and `advise` commands use, and each comes with the command that reproduces it.
+Headline numbers are the store's own statistics (:meth:`Store.stats`), marked so a test can find the
+group each one came from.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable, Optional
+
+from ..errors import BadValue
+from ..units import format_rate, format_size, format_time
+
+
+@dataclass
+class Figure:
+    title: str
+    path: Path
+    command: str
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[tuple[str, str]]  # (key, header)
+    rows: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Headline:
+    """One figure at the top of the report: a statistic of one group of the store's samples."""
+
+    label: str
+    key: str
+    run_id: str
+    group: dict[str, Any]  # test, metric, size_bytes, threads, node, mode: the Store.stats group
+    stat: str  # which statistic of the group: 'max' (STREAM's best) or 'median'
+    value: float
+    text: str
+
+
+@dataclass
+class Section:
+    title: str
+    anchor: str
+    intro: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+
+def flat(sample: dict[str, Any]) -> dict[str, Any]:
+    """A stored sample with its ``params`` spread out again, as the suites produced it."""
+    return {**{k: v for k, v in sample.items() if k != "params"}, **(sample.get("params") or {})}
+
+
+def command_of(run: dict[str, Any]) -> str:
+    """The command line that recorded ``run``."""
+    argv = run.get("argv") or []
+    return "xferlab " + shlex.join(argv) if argv else f"xferlab {run['command']}"
+
+
+def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
+    """What a run holds: memory, transfers, chunks, launch, collab."""
+    out = set()
+    for r in rows:
+        test = str(r["test"])
+        if r["suite"] == "memory":
+            out.add("memory")
+        elif test.startswith("collab-"):
+            out.add("collab")
+        elif test in ("h2d", "d2h", "d2d", "bidir"):
+            out.add("transfers")
+        elif test in ("chunks", "launch"):
+            out.add(test)
+    return out
+
+
+def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
+    """The runs named (ids, prefixes, 'latest'), or (``refs`` None) the newest finished run of each
+    kind: the memory run and the device run of each accelerator."""
+    if refs is not None:
+        ids = list(dict.fromkeys(db.resolve_run(r) for r in refs))
+        for rid in ids:
+            if not db.run(rid)["samples"]:
+                raise BadValue(f"run {rid} has no samples to report (`xferlab results show {rid}`)")
+        return ids
+    chosen: dict[tuple, str] = {}
+    for run in db.runs():  # newest first
+        if run["status"] != "ok" or not run["samples"]:
+            continue
+        rows = [flat(s) for s in db.samples(run["run_id"])[:2000]]
+        accelerator = next((r.get("device_name") for r in rows if r.get("device_name")), None)
+        for kind in kinds_of(rows):
+            key = (kind, accelerator if kind != "memory" else None)
+            chosen.setdefault(key, run["run_id"])
+    if not chosen:
+        raise BadValue(f"{db.where} has no finished run with samples; run `xferlab lab` or `xferlab measure …` first")
+    return sorted(set(chosen.values()))
+
+
+def headline_from(stats: list[dict[str, Any]], run_id: str, label: str, key: str, stat: str,
+                  fmt: Callable[[float], str], **where: Any) -> Optional[Headline]:
+    """The group of ``stats`` matching ``where`` (largest size if several) as a headline."""
+    groups = [g for g in stats if all(g.get(k) == v for k, v in where.items())]
+    if not groups:
+        return None
+    g = max(groups, key=lambda g: (g.get("size_bytes") or 0, g.get("threads") or 0))
+    ident = {k: g.get(k) for k in ("suite", "test", "metric", "size_bytes", "threads", "node", "mode")}
+    return Headline(label, key, run_id, ident, stat, float(g[stat]), fmt(g[stat]))
+
+
+def pct(value: Optional[float]) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def fmt_value(key: str, value: Any) -> str:
+    """A table cell, formatted by the unit its key names."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share")) or key.startswith("fraction")):
+        return pct(value)
+    if key.endswith("bytes_per_second"):
+        return format_rate(value)
+    if key.endswith("seconds"):
+        return format_time(value)
+    if key.endswith("bytes") and isinstance(value, (int, float)):
+        return format_size(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path,
+                   profile_prefix: Optional[str] = None) -> tuple[Section, list[Headline]]:
+    from ..cli.measure import memory_results
+    from ..fit.tiers import data_caches, fit_tiers, save_tiers, tier_rows
+
+    rid = run["run_id"]
+    result = memory_results(SimpleNamespace(rows=rows, failures=[]), folder / rid,
+                            caches=(run.get("inventory") or {}).get("caches"))
+    section = Section(f"Memory tiers (run {rid})", f"run-{rid}", [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC"])
+    section.commands.append(command_of(run))
+    bw_cols = [("test", "kernel"), ("node", "node"), ("mode", "mode"), ("threads", "threads"), ("cpus", "CPUs"),
+               ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"), ("cov", "CoV"), ("count", "n")]
+    if result["bandwidth"]:
+        section.tables.append(Table("STREAM bandwidth (headline: best iteration, as STREAM reports; placement: node, CPUs)",
+                                    bw_cols, result["bandwidth"]))
+    if result["latency"]:
+        section.tables.append(Table("Pointer-chase latency by working set (headline: median)",
+                                    [("size_bytes", "working set"), ("node", "node"), ("cpus", "CPU"),
+                                     ("median_seconds", "median"), ("min_seconds", "min"), ("cov", "CoV"), ("count", "n")],
+                                    result["latency"]))
+    if result["loaded"]:
+        section.tables.append(Table("Loaded latency: chase latency under traffic", [("delay", "traffic delay"),
+                                    ("bandwidth_bytes_per_second", "traffic bandwidth"), ("latency_seconds", "latency")],
+                                    result["loaded"]))
+    for path in result["plots"]:
+        section.figures.append(Figure(path.stem.replace("-", " "), path, f"{command_of(run)} --plot DIR"))
+    tiers = fit_tiers(db.samples(rid), rid, data_caches(run.get("inventory")))
+    saved = dict(save_tiers(profile_prefix, tiers, rid)) if profile_prefix else {}
+    section.tables.append(Table("Tier profiles (idle latency past the LLC; link view: t = idle latency + n / (STREAM copy / 2))",
+                                [("tier", "tier"), ("node", "node"), ("mode", "mode"), ("idle_latency_seconds", "idle latency"),
+                                 ("copy_rate_bytes_per_second", "copy rate"), ("kernel", "kernel"), ("threads", "threads"),
+                                 ("best_bandwidth_bytes_per_second", "best"), ("loaded_points", "loaded points")],
+                                tier_rows(tiers),
+                                [n for t in tiers for n in t.notes]
+                                + [f"saved as profile {name}: {path}" for name, path in saved.items()]))
+    section.commands.append(f"xferlab fit {rid}" + (f" --name {profile_prefix}" if profile_prefix else ""))
+    stats = db.stats(rid)
+    heads = []
+    for node in sorted({g["node"] for g in stats if g["suite"] == "memory"}, key=str):
+        h = headline_from(stats, rid, f"STREAM triad, node {node} (best)", f"triad-node{node}", "max", format_rate,
+                          suite="memory", test="triad", node=node)
+        h2 = headline_from(stats, rid, f"memory latency, node {node} (median, largest working set)",
+                           f"latency-node{node}", "median", format_time, suite="memory", test="latency", node=node)
+        heads += [x for x in (h, h2) if x]
+    return section, heads
+
+
+def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
+    from ..cli.measure_device import device_results
+
+    rid = run["run_id"]
+    result = device_results(SimpleNamespace(rows=rows, failures=[]), folder / rid)
+    accel = (run.get("inventory") or {}).get("accelerator") or {}
+    name = accel.get("name") or next((r.get("device_name") for r in rows if r.get("device_name")), "?")
+    section = Section(f"Accelerator {name} (run {rid})", f"run-{rid}",
+                      [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC",
+                       f"device: {accel.get('backend', '?')} #{accel.get('index', '?')} {name}; "
+                       f"platform {accel.get('platform', '?')}; driver {accel.get('driver_version', '?')}"])
+    section.commands.append(command_of(run))
+    if result["overview"]:
+        section.tables.append(Table("Copies (medians; latency of the smallest copy, bandwidth of the largest; n½ = size reaching half of it)",
+                                    [("kind", "host memory"), ("direction", "direction"), ("latency_seconds", "latency"),
+                                     ("bandwidth_bytes_per_second", "bandwidth"), ("largest_bytes", "at"),
+                                     ("half_bandwidth_bytes", "n½")], result["overview"]))
+    if result["chunks"]:
+        section.tables.append(Table("Granularity: one total moved in chunks (seed 004)",
+                                    [("kind", "host memory"), ("chunk_bytes", "chunk"), ("transfers", "transfers"),
+                                     ("median_seconds", "total time"), ("median_bytes_per_second", "bandwidth"),
+                                     ("cov", "CoV"), ("count", "n")], result["chunks"]))
+    if result["launch"]:
+        section.tables.append(Table("Kernel launch latency (empty kernel, submit + wait; host clock)",
+                                    [("args", "buffer args"), ("pinned_cpu", "pinned"), ("median_seconds", "median"),
+                                     ("p99_seconds", "p99"), ("max_seconds", "max"),
+                                     ("device_median_seconds", "device (kernel)"), ("count", "n")], result["launch"]))
+    for path in result["plots"]:
+        section.figures.append(Figure(path.stem.replace("-", " "), path, f"{command_of(run)} --plot DIR"))
+    stats = db.stats(rid)
+    heads = []
+    kinds = [g["mode"] for g in stats if g["test"] == "h2d"]
+    kind = "pageable" if "pageable" in kinds else (kinds[0] if kinds else None)
+    for direction in ("h2d", "d2h"):
+        h = headline_from(stats, rid, f"{name}: {direction} copy bandwidth, {kind} memory (median, largest copy)",
+                          f"{direction}-{kind}-{rid}", "median", format_rate, suite="device", test=direction, mode=kind)
+        if h:
+            heads.append(h)
+    h = headline_from(stats, rid, f"{name}: kernel launch latency, no arguments (median)", f"launch-{rid}", "median",
+                      format_time, suite="device", test="launch", mode="0 args")
+    if h:
+        heads.append(h)
+    return section, heads
+
+
+def collab_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
+    from ..measure.collab import summary
+    from .plots import plot_collab
+
+    rid = run["run_id"]
+    rows_ = summary(rows)
+    section = Section(f"CPU–device collaboration (run {rid})", f"run-{rid}",
+                      [f"recorded by `{command_of(run)}`; D = discrete copies, U = unified/shared memory (seed 001, Figure 4)"])
+    section.commands.append(command_of(run))
+    section.tables.append(Table("Phases (medians), normalized to D", [("pattern", "pattern"), ("version", "version"),
+                                ("allocation_seconds", "allocation"), ("copy_seconds", "copy"), ("kernel_seconds", "kernel"),
+                                ("total_seconds", "total"), ("device_share", "device share"), ("count", "n")], rows_))
+    if rows_:
+        section.figures.append(Figure("collaboration", plot_collab(rows_, folder / rid / "collab.png"),
+                                      f"{command_of(run)} --plot DIR"))
+    return section
+
+
+def failures_table(db, run_ids: list[str]) -> Optional[Table]:
+    rows = [f for rid in run_ids for f in db.failures(rid)]
+    if not rows:
+        return None
+    return Table("Measurements that failed, with their reason", [("run_id", "run"), ("suite", "suite"), ("what", "what"),
+                                                                ("reason", "reason")], rows)
+
+
+def scenario_section(folder: Path) -> Section:
+    from .. import scenarios
+
+    section = Section("The seeds' figures, recomputed by xferlab's models", "scenarios")
+    rows = []
+    for name in scenarios.names():
+        scenario = scenarios.load(name)
+        result = scenario.run()
+        for check in result["checks"]:
+            seed, ours = scenarios.describe_check(check)
+            rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
+                         "reproduced": check["reproduced"]})
+        for path in scenario.plot(folder / "scenarios"):
+            section.figures.append(Figure(f"{name}: {path.stem.replace('-', ' ')}", path, f"xferlab scenario run {name}"))
+        section.commands.append(f"xferlab scenario run {name}")
+    section.tables.append(Table("Seed figures and xferlab's values", [("scenario", "scenario"), ("figure", "figure"),
+                                ("seed", "seed"), ("xferlab", "xferlab"), ("reproduced", "reproduced")], rows))
+    return section
