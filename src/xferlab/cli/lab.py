@@ -1,7 +1,7 @@
-"""`xferlab lab`: the main job. Checks the native probe, characterizes every memory node of this
-machine (recorded in the store), evaluates the link presets, runs every packaged scenario, and
-writes it all under one results folder. Later stages (devices, fits, advice, the report) join here
-as they are built."""
+"""`xferlab lab`: the main job. Checks the native probe, characterizes every memory node and every
+accelerator of this machine (recorded in the store), evaluates the link presets, runs every packaged
+scenario, fits link and tier profiles to the measurements (saved as profiles named ``lab-…``), and
+writes the HTML report with the advice; everything lands under one results folder."""
 
 from __future__ import annotations
 
@@ -35,9 +35,13 @@ from .common import STORE
 from .measure import memory_params, memory_results, print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import device_results, print_device_tables
+from ..fit.profiles import names as profile_names
 from .output import Column, emit, stderr, stdout
+from .report import write_report
 
 DEFAULT_OUT = Path("xferlab-results")
+#: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
+PROFILE_PREFIX = "lab"
 
 
 def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job may take, e.g. 5m.", metavar="TIME"),
@@ -54,21 +58,22 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
 
-    stderr.print("[1/4] native probe: clock", highlight=False)
+    stderr.print("[1/5] native probe: clock", highlight=False)
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
 
-    stderr.print("[2/4] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
+    stderr.print("[2/5] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
     plan = quick_memory_plan()
     # The memory steps may use most of the budget; the model stages take seconds.
     outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
                       timeout=max(60.0, seconds), budget=0.5 * seconds)
     memory = memory_results(outcome, folder)
+    recorded = [outcome.run_id] if outcome.rows else []  # the runs the report shows
     summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
                              "failures": memory["failures"]}
     (folder / "memory.json").write_text(json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1, default=str))
 
-    stderr.print("[3/4] accelerators: copies, granularity and launch latency of every device found", highlight=False)
+    stderr.print("[3/5] accelerators: copies, granularity and launch latency of every device found", highlight=False)
     device_runs = []
     plans, missing = quick_device_plans()
     for plan in plans:
@@ -79,6 +84,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device},
                       store, timeout=max(60.0, seconds), budget=0.6 * left, extra_inventory={"accelerator": plan.info})
         result = device_results(run, folder / f"{plan.backend}{plan.device}")
+        recorded += [run.run_id] if run.rows else []
         entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
                  **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
         collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info)
@@ -87,6 +93,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             run = measure("lab", collab_steps(collab_plan), collab_rows, "device", {"collab": True}, store,
                           timeout=max(60.0, seconds), extra_inventory={"accelerator": plan.info})
             entry["collab"] = collab_summary(run.rows)
+            recorded += [run.run_id] if run.rows else []
             if entry["collab"]:
                 plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
         device_runs.append(entry)
@@ -94,7 +101,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary["accelerators_not_available"] = missing
     (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
 
-    stderr.print("[4/4] link presets", highlight=False)
+    stderr.print("[4/5] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
     (folder / "presets.json").write_text(json.dumps(presets, indent=1))
@@ -102,7 +109,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     rows = []
     names = scenarios.names()
     for i, name in enumerate(names, 1):
-        stderr.print(f"[4/4] scenario {name} ({i}/{len(names)})", highlight=False)
+        stderr.print(f"[4/5] scenario {name} ({i}/{len(names)})", highlight=False)
         scenario = scenarios.load(name)
         result = scenario.run()
         plots = [str(p) for p in scenario.plot(folder)]
@@ -111,12 +118,17 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
                          "reproduced": check["reproduced"]})
+    stderr.print("[5/5] fits, advice and the report", highlight=False)
+    report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
+                               title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
+    summary["report"] = str(report_path)
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["scenarios"] = names
     (folder / "lab.json").write_text(json.dumps(summary, indent=1))
 
     if json_:
-        emit("lab", rows, [], "json", extra={"folder": str(folder), "probe": summary["probe"], "devices": device_runs,
+        emit("lab", rows, [], "json", extra={"folder": str(folder), "report": str(report_path),
+                                             "probe": summary["probe"], "devices": device_runs,
                                              "memory": {k: v for k, v in memory.items() if k != "plots"},
                                              "run_id": outcome.run_id, "store": str(outcome.store_path)})
         return
@@ -144,8 +156,9 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     stdout.print(f"memory run {outcome.run_id} recorded in {outcome.store_path} (`xferlab results show {outcome.run_id}`)",
                  highlight=False)
     stdout.print(f"results: {folder}/ (lab.json, memory.json and plots, devices.json and a plot folder per device, "
-                 "presets.json, one JSON and two plots per scenario)",
-                 highlight=False)
+                 "presets.json, one JSON and two plots per scenario); profiles: "
+                 f"{', '.join(n for n in profile_names() if n.startswith(PROFILE_PREFIX + '-'))}", highlight=False)
+    stdout.print(f"report: {report_path} ({summary['elapsed_seconds']:.0f} s in all)", highlight=False)
 
 
 def quick_memory_plan() -> MemoryPlan:
