@@ -216,7 +216,7 @@ def test_opencl_kernel_gives_the_host_results(driver):
         pytest.skip(f"no OpenCL device: {why} (install pocl-opencl-icd)")
     context = cl.Context(devices[:1])
     queue = cl.CommandQueue(context)
-    program = cl.Program(context, HEADER.read_text() + KERNELS).build()
+    program = cl.Program(context, (HEADER.parent / "xf_portable.h").read_text() + HEADER.read_text() + KERNELS).build()
     rng = random.Random(17)
     key = random_key(rng)
     words = [np.uint32(int(w, 16)) for w in key]

@@ -26,21 +26,9 @@
 #ifndef XF_ENC64_H
 #define XF_ENC64_H
 
-/* Until native/runtime/ops/xf_portable.h exists (another change): the same small definitions, so that
- * this header compiles on its own. Delete this block and include xf_portable.h once it lands. */
+/* The prelude (types, XF_FN). An OpenCL program prepends its text, so the include is skipped there. */
 #ifndef XF_PORTABLE_H
-#define XF_PORTABLE_H
-#if defined(__OPENCL_C_VERSION__) || defined(__OPENCL_VERSION__)
-typedef uint xf_u32;
-typedef ulong xf_u64;
-typedef long xf_i64;
-#else
-#include <stdint.h>
-typedef uint32_t xf_u32;
-typedef uint64_t xf_u64;
-typedef int64_t xf_i64;
-#endif
-#define XF_FN static inline
+#include "xf_portable.h"
 #endif
 
 #define SPECK64_ROUNDS 27
