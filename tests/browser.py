@@ -202,3 +202,52 @@ def browser():
         pytest.skip(f"no headless Chromium here: {why}")
     with Browser() as opened:
         yield opened
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python tests/browser.py REPORT.html OUT.png [--width 1280] [--crop HEIGHT]``: open a page in
+    headless Chromium, print its problems (one a line, as :attr:`Page.problems` gives them) and write a
+    full-page screenshot, or its top HEIGHT pixels with ``--crop``. Exit status 1 when the page has
+    problems, 2 for bad arguments or a missing browser.
+
+    The viewport width is set on the context that :meth:`Browser.open` makes (Playwright's
+    ``new_context(viewport=…)``); the crop is done with Pillow, which saves an optimized PNG."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python tests/browser.py", description=main.__doc__.splitlines()[0])
+    parser.add_argument("page", type=Path, help="the HTML file to open")
+    parser.add_argument("out", type=Path, help="the PNG screenshot to write")
+    parser.add_argument("--width", type=int, default=1280, help="viewport width in CSS pixels (default 1280)")
+    parser.add_argument("--crop", type=int, default=None, metavar="HEIGHT", help="keep only the top HEIGHT pixels")
+    args = parser.parse_args(argv)
+    if args.width <= 0 or (args.crop is not None and args.crop <= 0):
+        parser.error("--width and --crop must be positive pixel counts")
+    why = chromium_available()
+    if why:
+        print(f"error: no headless Chromium here: {why}", file=sys.stderr)
+        return 2
+    with Browser() as opened:
+        new_context = opened._browser.new_context
+        opened._browser.new_context = lambda **kw: new_context(viewport={"width": args.width, "height": 720}, **kw)
+        try:
+            page = opened.open(args.page, screenshot=args.out)
+        except BadFile as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    from PIL import Image as Picture
+
+    with Picture.open(args.out) as full:
+        full.load()
+    shot = full.crop((0, 0, full.width, args.crop)) if args.crop is not None and args.crop < full.height else full
+    shot.save(args.out, optimize=True)
+    width, height = shot.size
+    for problem in page.problems:
+        print(problem)
+    print(f"{args.out}: {width} x {height} px, {args.out.stat().st_size} bytes; {len(page.images)} images, "
+          f"{len(page.all_headlines)} headline figures, {len(page.problems)} problems")
+    return 1 if page.problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
