@@ -49,7 +49,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                                            metavar="DIR"),
         store: Optional[Path] = STORE,
         json_: bool = JSON) -> None:
-    """The main job: characterize this machine's memory, recompute the seeds' figures, write it all to one folder."""
+    """The main job: characterize memory and accelerators, recompute the seeds' figures, fit profiles, advise, write the report."""
     seconds = parse_time(budget, "--budget", allow_zero=False)
     started = datetime.now(timezone.utc)
     folder = out or DEFAULT_OUT / f"lab-{started:%Y%m%d-%H%M%S}"

@@ -22,7 +22,7 @@ def report(runs: Optional[list[str]] = typer.Argument(None, metavar="[RUN...]",
            output: Path = typer.Option(DEFAULT, "-o", "--output", metavar="FILE", help="The HTML file to write."),
            against: str = AGAINST,
            name: Optional[str] = typer.Option(None, "--name", metavar="PROFILE",
-                                              help="Also save the fitted links as profiles NAME-<direction>-<kind>."),
+                                              help="Also save the fitted links as profiles NAME-<direction>-<kind> and the memory tiers as NAME-node<N>."),
            store: Optional[Path] = STORE) -> None:
     """Write one self-contained HTML file: machine, measurements, fits, scenarios, advice, and the commands."""
     path = write_report(runs or None, output, against, name, store)

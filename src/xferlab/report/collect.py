@@ -198,7 +198,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     section = Section(f"Accelerator {name} (run {rid})", f"run-{rid}",
                       [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC",
                        f"device: {accel.get('backend', '?')} #{accel.get('index', '?')} {name}; "
-                       f"platform {accel.get('platform', '?')}; driver {accel.get('driver_version', '?')}"])
+                       f"platform {accel.get('platform', '?')}; driver {accel.get('driver', '?')}"])
     section.commands.append(command_of(run))
     if result["overview"]:
         section.tables.append(Table("Copies (medians; latency of the smallest copy, bandwidth of the largest; n½ = size reaching half of it)",

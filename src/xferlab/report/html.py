@@ -45,7 +45,7 @@ def machine_table(inventory: dict[str, Any]) -> Table:
              ("host name", inventory.get("hostname"))]
     if accel:
         facts.append(("accelerator", f"{accel.get('backend', '')} #{accel.get('index', '')}: {accel.get('name', '')} "
-                                     f"({accel.get('platform', '')}, driver {accel.get('driver_version', '')})"))
+                                     f"({accel.get('platform', '')}, driver {accel.get('driver', '')})"))
     return Table("Inventory (recorded with the runs)", [("fact", "fact"), ("value", "value")],
                  [{"fact": k, "value": "" if v is None else str(v)} for k, v in facts])
 
