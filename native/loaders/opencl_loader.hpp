@@ -67,6 +67,11 @@ constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;
 constexpr cl_queue_properties CL_QUEUE_PROPERTIES = 0x1093;
 constexpr cl_profiling_info CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;
 constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
+// The work-group limits of a kernel and a device (cl.h: cl_kernel_work_group_info, clGetKernelWorkGroupInfo
+// of OpenCL 1.0; CL_DEVICE_MAX_WORK_ITEM_SIZES is a size_t per dimension).
+using cl_kernel_work_group_info = cl_uint;
+constexpr cl_kernel_work_group_info CL_KERNEL_WORK_GROUP_SIZE = 0x11B0;
+constexpr cl_device_info CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005;
 
 // Every entry point xferlab calls; null until load() succeeds.
 struct Api {
@@ -98,6 +103,7 @@ struct Api {
   cl_kernel (*CreateKernel)(cl_program, const char*, cl_int*);
   cl_int (*ReleaseKernel)(cl_kernel);
   cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void*);
+  cl_int (*GetKernelWorkGroupInfo)(cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void*, size_t*);
   cl_int (*SetKernelArgSVMPointer)(cl_kernel, cl_uint, const void*);
   cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*,
                                  cl_uint, const cl_event*, cl_event*);

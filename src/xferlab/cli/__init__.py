@@ -20,7 +20,7 @@ from . import inventory as inventory_cli
 from . import lab as lab_cli
 from . import measure
 from . import simulate as simulate_cli
-from . import model, report as report_cli, results, scenario, schema
+from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema
 
 app = typer.Typer(
     name="xferlab",
@@ -41,6 +41,7 @@ app.command("simulate")(simulate_cli.simulate)
 app.command("fit")(fit_cli.fit)
 app.add_typer(advise_cli.app, name="advise")
 app.command("report")(report_cli.report)
+app.add_typer(runtime_cli.app, name="runtime")
 
 
 def _version(value: bool) -> None:

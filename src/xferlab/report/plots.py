@@ -278,3 +278,25 @@ def plot_fit(sizes, seconds, fit, against: Link, path: Path, title: str, op: Op 
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     return _write(plt, fig, path)
+
+
+def plot_runtime_speedup(rows: Sequence[dict], path: Path) -> Path:
+    """Speedup of forward and parallel over sync against the bus's one-way latency, per workload
+    (`xferlab runtime bench --latency LIST --plot FILE`)."""
+    plt, fig, ax = _axes()
+    for workload in dict.fromkeys(r["workload"] for r in rows):
+        for mode, style in (("forward", "-"), ("parallel", "--")):
+            points = sorted((r["latency_seconds"], r["speedup_over_sync"]) for r in rows
+                            if r["workload"] == workload and r["mode"] == mode and r["latency_seconds"]
+                            and r["speedup_over_sync"])
+            if points:
+                x, y = zip(*points)
+                ax.plot(np.asarray(x) * 1e9, y, style, marker=".", label=f"{workload} {mode}")
+    ax.set_xscale("log")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel("one-way bus latency (ns)")
+    ax.set_ylabel("speedup over sync")
+    ax.set_title("What the runtime buys as the bus gets slower")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _write(plt, fig, path)

@@ -1,0 +1,68 @@
+"""xferlab's latency-tolerant offload runtime (Zipper-style, seed 002), for Python.
+
+The runtime is C++ (``native/runtime``: the request windows, the result-slot ring, forwarding, the
+OpenCL and emulated backends, the posit32 and enc64 operation sets), bound with nanobind as
+``xferlab._runtime``. This module checks the options (bad ones are the user's: :class:`BadValue`, exit 2)
+and names the latency presets of the bus the emulated backend stands for.
+
+>>> rt = open_runtime("emulated", mode="forward", latency=1e-6)
+>>> x = rt.posit(1.5)
+>>> y = x * x + x            # two requests, pending: the result stays on the device
+>>> float(y)                 # the host reads it: one result read crosses the bus
+3.75
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import BadValue
+
+MODES = ("sync", "parallel", "forward")
+BACKENDS = ("emulated", "opencl")
+
+#: One-way bus latencies of the issue's and seeds' buses, by name (``--latency ccip``).
+LATENCY_PRESETS: dict[str, float] = {
+    "cxl": 40e-9,          # seed 000: CXL t_s = 40 ns (CXL 1.1 training videos)
+    "ccip": 500e-9,        # seed 002: ~1000 ns a round trip on the FPGA's coherent bus (CCI-P), ~500 ns a leg
+    "pcie3": 738.77e-9,    # seed 000: PCIe Gen3 t_s = 738.77 ns (Neugebauer et al., SIGCOMM 2018)
+}
+
+
+def _native():
+    try:
+        from .. import _runtime
+    except ImportError as error:  # pragma: no cover - the package is always built with it
+        raise BadValue(f"the runtime extension is not built ({error}); reinstall xferlab (make test builds it)") from None
+    return _runtime
+
+
+def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 256, window: int = 32,
+                 latency: float = 1e-6, bandwidth: float = 16e9, device: int = 0) -> Any:
+    """A runtime on ``backend`` in ``mode``; options checked with one-line errors naming the value."""
+    if backend not in BACKENDS:
+        raise BadValue(f"backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
+    if mode not in MODES:
+        raise BadValue(f"mode '{mode}' is not known; allowed: {', '.join(MODES)}")
+    for name, value in (("--ring", ring), ("--window", window)):
+        if not isinstance(value, int) or value < 1:
+            raise BadValue(f"{name} {value} is not allowed: at least 1 (a slot ring or window of 0 holds nothing)")
+    if not latency >= 0:
+        raise BadValue(f"--latency {latency:g} s is not allowed: an emulated latency is 0 s or more")
+    if not bandwidth > 0:
+        raise BadValue(f"--bandwidth {bandwidth:g} B/s is not allowed: above 0")
+    native = _native()
+    try:
+        return native.Runtime(backend, mode, ring, window, latency, bandwidth, device)
+    except RuntimeError as error:
+        if backend == "opencl":  # no platform, no such device: the user asked for it
+            raise BadValue(str(error)) from None
+        raise
+
+
+def workload_names() -> list[str]:
+    return list(_native().workload_names())
+
+
+def workload_opset(name: str) -> str:
+    return _native().workload_opset(name)

@@ -1,0 +1,106 @@
+"""`xferlab runtime bench`: what the runtime buys. Every workload runs in every mode on a backend (and,
+emulated, at every bus latency asked for), validated against its plain host computation; the rows give
+the wall time, the speedup over ``sync``, the bus transactions and the share saved, and seed 002's P/O.
+
+P/O (seed 002: (T_cpu - T_acc) / T_lat) per run: T_cpu is the plain host computation's time, T_acc the
+same workload offloaded over a free bus (emulated, latency 0, forward mode: the device's compute and
+the runtime's own cost), and T_lat = T_run - T_acc, what the bus cost this run. Emulated only: on a real
+device there is no free bus to measure T_acc with.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..errors import BadValue
+from . import BACKENDS, MODES, open_runtime, workload_names, workload_opset
+
+COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesced_lines", "lines_read", "result_reads",
+            "waits", "forwarded", "drains", "flushes_for_dependency", "bytes_to_device", "bytes_from_device")
+
+
+def check(backend: str, workloads: list[str], modes: list[str]) -> None:
+    if backend not in BACKENDS:
+        raise BadValue(f"--backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
+    known = workload_names()
+    for w in workloads:
+        if w not in known:
+            raise BadValue(f"--workload '{w}' is not known; allowed: {', '.join(known)}")
+    for m in modes:
+        if m not in MODES:
+            raise BadValue(f"--mode '{m}' is not known; allowed: {', '.join(MODES)}")
+
+
+def one(backend: str, mode: str, workload: str, latency: float, size: int, seed: int, ring: int, window: int,
+        bandwidth: float, device: int) -> dict[str, Any]:
+    rt = open_runtime(backend, mode, ring, window, latency, bandwidth, device)
+    try:
+        result = rt.run_workload(workload, size, seed)
+        counters = dict(rt.counters)
+        name = rt.backend
+    finally:
+        rt.close()
+    if not result["ok"]:
+        raise RuntimeError(f"workload {workload} ({mode}, {name}) gave a wrong result: {result['detail']}")
+    return {**result, "counters": counters, "backend_name": name}
+
+
+def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int = 0,
+          repeats: int = 3, ring: int = 256, window: int = 32, bandwidth: float = 16e9, device: int = 0, seed: int = 1,
+          progress: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
+    """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last."""
+    check(backend, workloads, modes)
+    if repeats < 1:
+        raise BadValue(f"--repeats {repeats} is not allowed: at least 1")
+    # Every option is checked (and the device opened once) before anything runs or is printed.
+    open_runtime(backend, modes[0], ring, window, min(x or 0.0 for x in latencies), bandwidth, device).close()
+    rows = []
+    free: dict[str, float] = {}
+    for workload in workloads:
+        if backend == "emulated":
+            progress(f"{workload}: free bus (latency 0) for T_acc")
+            free[workload] = statistics.median(
+                one("emulated", "forward", workload, 0.0, size, seed, ring, window, bandwidth, device)["seconds"]
+                for _ in range(repeats))
+        for latency in latencies:
+            base: Optional[dict[str, Any]] = None
+            for mode in sorted(modes, key=MODES.index):
+                progress(f"{workload} {mode}" + (f" at {latency * 1e9:g} ns" if latency is not None else ""))
+                runs = [one(backend, mode, workload, latency or 0.0, size, seed, ring, window, bandwidth, device)
+                        for _ in range(repeats)]
+                last = runs[-1]
+                seconds = statistics.median(r["seconds"] for r in runs)
+                host = statistics.median(r["host_seconds"] for r in runs)
+                row = {"backend": last["backend_name"], "latency_seconds": latency, "workload": workload,
+                       "opset": last["opset"], "size": last["size"], "mode": mode, "seconds": seconds,
+                       "host_seconds": host, "ok": all(r["ok"] for r in runs), "repeats": repeats,
+                       **{k: last["counters"][k] for k in COUNTERS}}
+                if mode == "sync":
+                    base = row
+                row["speedup_over_sync"] = base["seconds"] / seconds if base else None
+                row["transactions_saved"] = (1 - row["bus_transactions"] / base["bus_transactions"]) if base else None
+                t_acc = free.get(workload)
+                bus = seconds - t_acc if t_acc is not None else None
+                row["device_seconds"] = t_acc
+                row["p_over_o"] = (host - t_acc) / bus if bus and bus > 0 else None
+                rows.append(row)
+    return rows
+
+
+def record(rows: list[dict[str, Any]], params: dict[str, Any], store_path: Optional[Path]) -> tuple[str, Path]:
+    """The rows as one run of the store (suite 'runtime', one sample per row: its wall time)."""
+    from ..measure.run import versions
+    from ..store import open_store
+    from ..system.inventory import inventory
+
+    with open_store(store_path) as store:
+        run_id = store.start_run("runtime bench", sys.argv[1:], inventory(), versions(), params)
+        samples = [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
+                    "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"], "node": r["backend"],
+                    "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}} for r in rows]
+        store.add_samples(run_id, samples)
+        store.finish_run(run_id, "ok", {"rows": len(rows)})
+        return run_id, store.path

@@ -1,0 +1,199 @@
+"""The offload runtime (native/runtime, xferlab.runtime, `xferlab runtime bench`).
+
+The C++ self-tests are built here with g++ under AddressSanitizer and UndefinedBehaviorSanitizer (the
+issue's "test build"): handles copied, moved and destroyed while pending, a ring of one slot, a device
+error surfacing as an exception; the OpenCL backend against the host interpreter on PoCL. The Python
+tests drive the installed extension. Bad input tried: an unknown operation set (workload), mode and
+backend, a window and a ring of 0, an emulated latency below 0, an OpenCL device that does not exist."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "native" / "runtime"
+KERNEL_HEADERS = ("xf_portable.h", "posit32.h", "enc64.h", "interp.h")
+
+
+def _compiler() -> str:
+    cxx = shutil.which("g++")
+    if not cxx:
+        if os.environ.get("CI"):
+            pytest.fail("CI must build the runtime self-tests: g++ is missing")
+        pytest.skip("no g++")
+    return cxx
+
+
+def _kernel_inc(folder: Path) -> Path:
+    """kernel_source.inc as CMakeLists.txt generates it."""
+    text = "".join((RUNTIME / "ops" / h).read_text() + "\n" for h in KERNEL_HEADERS)
+    (folder / "kernel_source.inc").write_text(f'static const char kKernelSource[] = R"XFSRC({text})XFSRC";\n')
+    return folder
+
+
+def _build(tmp_path: Path, sources: list[Path], name: str) -> Path:
+    exe = tmp_path / name
+    cmd = [_compiler(), "-std=c++17", "-g", "-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+           "-fno-sanitize-recover=undefined", "-I", str(RUNTIME), "-I", str(RUNTIME / "ops"),
+           "-I", str(ROOT / "native" / "loaders"), "-I", str(_kernel_inc(tmp_path)), *map(str, sources),
+           "-pthread", "-ldl", "-o", str(exe)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return exe
+
+
+def test_core_under_address_sanitizer(tmp_path):
+    exe = _build(tmp_path, [ROOT / "tests" / "runtime_selftest.cpp", RUNTIME / "runtime.cpp",
+                            RUNTIME / "emulated_backend.cpp"], "selftest")
+    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1"})
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1].startswith("ok"), done.stdout + done.stderr
+
+
+def test_opencl_backend_against_the_host_interpreter(tmp_path):
+    exe = _build(tmp_path, [ROOT / "tests" / "runtime_opencl_selftest.cpp", RUNTIME / "opencl_backend.cpp",
+                            ROOT / "native" / "loaders" / "opencl_loader.cpp"], "oclselftest")
+    done = subprocess.run([str(exe), "--no-timing"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ASAN_OPTIONS": "detect_leaks=0"})
+    if done.returncode == 77 and not os.environ.get("CI"):
+        pytest.skip(done.stdout.strip() or "no OpenCL")
+    assert done.returncode == 0 and "ok" in done.stdout.splitlines()[-1], done.stdout[-3000:] + done.stderr[-3000:]
+
+
+# -- Python: the installed extension ----------------------------------------------------------------
+
+from xferlab.runtime import open_runtime, workload_names  # noqa: E402
+from xferlab.errors import BadValue  # noqa: E402
+
+
+def _opencl() -> bool:
+    from xferlab.measure.device import devices
+
+    return bool(devices("opencl")[0])
+
+
+@pytest.mark.parametrize("mode", ["sync", "parallel", "forward"])
+@pytest.mark.parametrize("ring", [1, 3, 64])
+def test_modes_and_rings_give_the_same_bits(mode, ring):
+    rt = open_runtime("emulated", mode, ring=ring, window=8, latency=100e-9)
+    x, h, y = rt.posit(1.0), rt.posit(1.5), rt.posit(0.25)
+    seen = []
+    for k in range(60):
+        x = x * h + y
+        if k % 9 == 0:
+            seen.append(x.bits)
+    seen.append(x.bits)
+    ref = open_runtime("emulated", "sync", ring=1, window=1, latency=0)
+    x2, h2, y2 = ref.posit(1.0), ref.posit(1.5), ref.posit(0.25)
+    want = []
+    for k in range(60):
+        x2 = x2 * h2 + y2
+        if k % 9 == 0:
+            want.append(x2.bits)
+    want.append(x2.bits)
+    assert seen == want
+
+
+def test_pending_handles_survive_deletion_and_closing():
+    rt = open_runtime("emulated", "forward", ring=2, window=4, latency=0)
+    a = rt.posit(3.0)
+    kept = [a * rt.posit(float(i)) for i in range(20)]
+    assert kept[-1].pending
+    for i in range(20):
+        tmp = kept[i] + a
+        del tmp  # dropped while pending
+    assert [float(k) for k in kept] == [3.0 * i for i in range(20)]
+    pending = a * a
+    rt.close()
+    with pytest.raises(RuntimeError):
+        float(pending + a)  # a closed runtime takes no new request
+
+
+def test_forwarding_counts():
+    rt = open_runtime("emulated", "forward", latency=0)
+    x = rt.posit(2.0)
+    y = (x * x + x) * x          # three requests, one window, operands forwarded on the device
+    assert y.pending and float(y) == 12.0
+    c = rt.counters
+    assert c["requests"] == 3 and c["forwarded"] == 2 and c["result_reads"] == 1 and c["windows"] == 1
+    assert c["bus_transactions"] == c["lines_written"] + c["lines_read"] + c["doorbells"]
+
+
+def test_enc64_values_and_comparisons():
+    rt = open_runtime("emulated", "forward", latency=0)
+    a, b = rt.enc(-7), rt.enc(5)
+    assert (a * b + b).decrypt() == -30 and a.lt(b).decrypt() == 1 and a.max(b).decrypt() == 5
+    assert a.lt(b).select(a, b).decrypt() == -7
+    assert a.ciphertext != rt.enc(-7 + 1).ciphertext
+
+
+@pytest.mark.parametrize("backend", ["emulated", "opencl"])
+def test_a_device_error_surfaces_instead_of_hanging(backend):
+    if backend == "opencl" and not _opencl() and not os.environ.get("CI"):
+        pytest.skip("no OpenCL device")
+    from xferlab._runtime import OP_FAIL
+
+    rt = open_runtime(backend, "forward", latency=0)
+    bad = rt.submit_raw(OP_FAIL, 1)
+    with pytest.raises(RuntimeError, match="on purpose|injected"):
+        bad.bits
+
+
+@pytest.mark.parametrize("backend", ["emulated", "opencl"])
+@pytest.mark.parametrize("mode", ["sync", "parallel", "forward"])
+def test_every_workload_validates(backend, mode):
+    if backend == "opencl" and not _opencl() and not os.environ.get("CI"):
+        pytest.skip("no OpenCL device (CI installs PoCL)")
+    for name in workload_names():
+        rt = open_runtime(backend, mode, latency=200e-9)
+        result = rt.run_workload(name, 0, 7)
+        assert result["ok"], (name, mode, backend, result["detail"])
+        rt.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"mode": "eager"}, "mode 'eager'"),          # an unknown mode
+    ({"backend": "fpga"}, "backend 'fpga'"),      # an unknown backend
+    ({"window": 0}, "--window 0"),                # a window of 0
+    ({"ring": 0}, "--ring 0"),                    # a ring of 0
+    ({"latency": -1e-9}, "--latency"),            # an emulated latency below 0
+])
+def test_bad_options(kwargs, message):
+    with pytest.raises(BadValue, match=message):
+        open_runtime(**kwargs)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workload", "lu"], "--workload 'lu'"),     # an unknown workload (its operation set is unknown too)
+    (["--mode", "eager"], "--mode 'eager'"),
+    (["--window", "0"], "--window 0"),
+    (["--ring", "0"], "--ring 0"),
+    (["--latency", "-5ns"], "--latency"),
+    (["--backend", "fpga"], "--backend 'fpga'"),
+    (["--backend", "opencl", "--device", "99"], "device 99"),
+])
+def test_bench_bad_input(cli, tmp_path, args, message):
+    code, out, err = cli("runtime", "bench", *args, "--repeats", "1", "--store", tmp_path / "s.duckdb")
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (code, err)
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_bench_records_and_reports(cli, tmp_path):
+    store = tmp_path / "s.duckdb"
+    data = cli.json("runtime", "bench", "--workload", "cg,bubble", "--latency", "1us", "--repeats", "1",
+                    "--plot", tmp_path / "speedup.png", "--store", store)
+    rows = {(r["workload"], r["mode"]): r for r in data["results"]}
+    assert set(rows) == {(w, m) for w in ("cg", "bubble") for m in ("sync", "parallel", "forward")}
+    for w in ("cg", "bubble"):
+        assert rows[(w, "sync")]["speedup_over_sync"] == 1.0 and rows[(w, "forward")]["ok"]
+        assert rows[(w, "forward")]["bus_transactions"] < rows[(w, "sync")]["bus_transactions"]
+    from xferlab.store import open_store
+
+    with open_store(store, read_only=True) as db:
+        samples = db.samples(data["run_id"])
+    assert len(samples) == 6 and {s["suite"] for s in samples} == {"runtime"}
