@@ -170,6 +170,7 @@ def test_bad_options(kwargs, message):
 
 @pytest.mark.parametrize("args, message", [
     (["--workload", "lu"], "--workload 'lu'"),     # an unknown workload (its operation set is unknown too)
+    (["--opset", "bfloat16"], "--opset 'bfloat16'"),  # an unknown operation set
     (["--mode", "eager"], "--mode 'eager'"),
     (["--window", "0"], "--window 0"),
     (["--ring", "0"], "--ring 0"),
@@ -197,3 +198,7 @@ def test_bench_records_and_reports(cli, tmp_path):
     with open_store(store, read_only=True) as db:
         samples = db.samples(data["run_id"])
     assert len(samples) == 6 and {s["suite"] for s in samples} == {"runtime"}
+    out = tmp_path / "report.html"
+    cli("report", data["run_id"], "-o", out, "--store", store, check=0)
+    html = out.read_text()
+    assert "Offload runtime on emulated" in html and "posit32" in html and "enc64" in html

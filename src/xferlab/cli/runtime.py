@@ -34,7 +34,10 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
               latency: str = typer.Option("1us", "--latency", metavar="LIST",
                                           help=f"Emulated one-way bus latency: {LIST_HELP.replace('64B', '40ns').replace('4KiB', '1us').replace('1GiB', '10us')}, "
                                                "or cxl (40 ns), ccip (500 ns), pcie3 (738.77 ns)."),
-              workload: Optional[str] = typer.Option(None, "--workload", metavar="LIST", help="Workloads (default: all)."),
+              workload: Optional[str] = typer.Option(None, "--workload", metavar="LIST",
+                                                     help="Workloads: cg (posit32, NPB CG), bubble, gcd, kadane (enc64, VIP-Bench); default: all."),
+              opset: Optional[str] = typer.Option(None, "--opset", metavar="LIST",
+                                                  help="Only the workloads of these operation sets: posit32, enc64."),
               mode: str = typer.Option("sync,parallel,forward", "--mode", metavar="LIST", help="Modes: sync, parallel, forward."),
               size: int = typer.Option(0, "--size", help="Workload size (rows, elements; 0: each workload's default)."),
               repeats: int = typer.Option(3, "--repeats", help="Runs per point (the median is reported)."),
@@ -51,6 +54,19 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
     fmt = output_format(json_, csv_)
     lats: list[Optional[float]] = _latencies(latency) if backend == "emulated" else [None]
     names = [w.strip() for w in workload.split(",")] if workload else workload_names()
+    if opset:
+        from ..runtime import OPSETS, workload_opset
+
+        sets = [o.strip() for o in opset.split(",")]
+        for o in sets:
+            if o not in OPSETS:
+                raise BadValue(f"--opset '{o}' is not known; allowed: {', '.join(OPSETS)}")
+        unknown = [n for n in names if n not in workload_names()]
+        if unknown:
+            raise BadValue(f"--workload '{unknown[0]}' is not known; allowed: {', '.join(workload_names())}")
+        names = [n for n in names if workload_opset(n) in sets]
+        if not names:
+            raise BadValue(f"no workload of --opset {opset} among the workloads asked for")
     modes = [m.strip() for m in mode.split(",")]
     rows = bench(backend, lats, names, modes, size, repeats, ring, window, parse_rate(bandwidth, "--bandwidth"), device,
                  progress=lambda s: stderr.print(s, highlight=False))

@@ -75,6 +75,8 @@ def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
         test = str(r["test"])
         if r["suite"] == "memory":
             out.add("memory")
+        elif r["suite"] == "runtime":
+            out.add("runtime")
         elif test.startswith("collab-"):
             out.add("collab")
         elif test in ("h2d", "d2h", "d2d", "bidir"):
@@ -100,7 +102,8 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
         rows = [flat(s) for s in db.samples(run["run_id"])[:2000]]
         accelerator = next((r.get("device_name") for r in rows if r.get("device_name")), None)
         for kind in kinds_of(rows):
-            key = (kind, accelerator if kind != "memory" else None)
+            where = rows[0].get("node") if kind == "runtime" else accelerator  # runtime: per backend
+            key = (kind, where if kind != "memory" else None)
             chosen.setdefault(key, run["run_id"])
     if not chosen:
         raise BadValue(f"{db.where} has no finished run with samples; run `xferlab lab` or `xferlab measure …` first")
@@ -128,7 +131,7 @@ def fmt_value(key: str, value: Any) -> str:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share")) or key.startswith("fraction")):
+    if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share", "_saved")) or key.startswith("fraction")):
         return pct(value)
     if key.endswith("bytes_per_second"):
         return format_rate(value)
@@ -276,4 +279,29 @@ def scenario_section(folder: Path) -> Section:
         section.commands.append(f"xferlab scenario run {name}")
     section.tables.append(Table("Seed figures and xferlab's values", [("scenario", "scenario"), ("figure", "figure"),
                                 ("seed", "seed"), ("xferlab", "xferlab"), ("reproduced", "reproduced")], rows))
+    return section
+
+
+def runtime_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
+    """A `runtime bench` run: every workload x mode x latency, with the speedup plot when the run swept
+    the bus latency."""
+    from .plots import plot_runtime_speedup
+
+    rid = run["run_id"]
+    points = [{**r, "workload": r["test"], "mode": r["mode"], "seconds": r["value"]} for r in rows]
+    backend = points[0].get("backend") if points else "?"
+    section = Section(f"Offload runtime on {backend} (run {rid})", f"run-{rid}",
+                      [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC; every run validated against the "
+                       "plain host computation; transactions: 64-byte lines written and read plus doorbells; saved: "
+                       "against sync at the same latency"])
+    section.commands.append(command_of(run))
+    section.tables.append(Table("Modes compared (medians of the repeats; counters of the last)", [
+        ("workload", "workload"), ("opset", "operation set"), ("mode", "mode"), ("latency_seconds", "one-way latency"),
+        ("seconds", "time"), ("speedup_over_sync", "vs sync"), ("requests", "requests"),
+        ("bus_transactions", "transactions"), ("transactions_saved", "saved fraction"), ("result_reads", "reads"),
+        ("forwarded", "forwarded"), ("p_over_o", "P/O")], points))
+    if len({p.get("latency_seconds") for p in points}) > 1:
+        section.figures.append(Figure("speedup over sync against bus latency",
+                                      plot_runtime_speedup(points, folder / rid / "runtime-speedup.png"),
+                                      f"{command_of(run)} --plot FILE"))
     return section

@@ -25,7 +25,7 @@ from .collect import Section, Table
 TEXT_KEYS = {"test", "kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
              "reason", "suite", "run_id", "model", "pattern", "version", "fact", "value", "advice", "fastest",
              "runner_up", "faster_below", "faster_from", "profile", "verdict", "replaced", "by", "strategy", "command",
-             "tier", "kernel", "system"}
+             "tier", "kernel", "system", "opset", "workload"}
 
 
 def machine_table(inventory: dict[str, Any]) -> Table:
@@ -86,6 +86,8 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
                     device_samples.append((run, rows))
             if "collab" in kinds:
                 sections.append(collect.collab_section(run, rows, folder))
+            if "runtime" in kinds:
+                sections.append(collect.runtime_section(run, rows, folder))
         fitted = []
         for run, rows in device_samples:
             section, links = fits_section(run, rows, folder, against, profile_prefix)

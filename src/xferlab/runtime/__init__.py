@@ -20,6 +20,7 @@ from ..errors import BadValue
 
 MODES = ("sync", "parallel", "forward")
 BACKENDS = ("emulated", "opencl")
+OPSETS = ("posit32", "enc64")
 
 #: One-way bus latencies of the issue's and seeds' buses, by name (``--latency ccip``).
 LATENCY_PRESETS: dict[str, float] = {
