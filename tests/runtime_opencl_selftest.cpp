@@ -80,7 +80,7 @@ struct Host {
         for (uint32_t level = 0; level < w.levels; level++)
             for (uint32_t i = 0; i < w.size(); i++)
                 if (xf_level(w.words.data(), i) == level) {
-                    uint32_t err = xf_step(w.words.data(), i, slots.data(), uint32_t(slots.size()), out.data(), keys);
+                    uint32_t err = xf_step(w.words.data(), i, w.size(), slots.data(), uint32_t(slots.size()), out.data(), keys);
                     if (err && status == XF_ERR_NONE) status = err;
                 }
     }
@@ -257,7 +257,7 @@ static void errors() {
         p.launch(w);
         p.out(w, "operand slot past the ring");
         p.same_slots("operand slot past the ring");
-        p.same_status(XF_ERR_SLOT, "slot index past the ring", "operand slot past the ring");
+        p.same_status(XF_ERR_SLOT, "slot index past the ring, or out index past the window", "operand slot past the ring");
     }
     {
         Pair p(8, 4);
@@ -265,7 +265,7 @@ static void errors() {
         w.add(XF_OP_P_NEG, 0, 100, V(P(2.0)));  // a destination past the ring
         p.launch(w);
         p.same_slots("destination past the ring");
-        p.same_status(XF_ERR_SLOT, "slot index past the ring", "destination past the ring");
+        p.same_status(XF_ERR_SLOT, "slot index past the ring, or out index past the window", "destination past the ring");
     }
     {
         Pair p(8, 4);

@@ -132,7 +132,7 @@ private:
     static std::string describe(uint32_t code) {
         switch (code) {
         case XF_ERR_OPCODE: return "unknown opcode in a request";
-        case XF_ERR_SLOT: return "slot index past the ring in a request";
+        case XF_ERR_SLOT: return "slot index past the ring, or out index past the window, in a request";
         case XF_ERR_INJECTED: return "a request failed on purpose (XF_OP_FAIL)";
         default: return "device-side failure " + std::to_string(code);
         }
@@ -196,7 +196,7 @@ private:
         switch (m.kind) {
         case Message::window:
             for (uint32_t i = 0; i < m.n; i++) {
-                xf_u32 err = xf_step(m.words.data(), i, slots_.data(), static_cast<xf_u32>(slots_.size()), out_.data(),
+                xf_u32 err = xf_step(m.words.data(), i, m.n, slots_.data(), static_cast<xf_u32>(slots_.size()), out_.data(),
                                      round_keys_);
                 uint32_t none = 0;
                 if (err) error_.compare_exchange_strong(none, err);

@@ -196,7 +196,7 @@ class OpenCLBackend final : public Backend {
       switch (code) {
         case XF_ERR_NONE: *detail = ""; break;
         case XF_ERR_OPCODE: *detail = "unknown opcode"; break;
-        case XF_ERR_SLOT: *detail = "slot index past the ring"; break;
+        case XF_ERR_SLOT: *detail = "slot index past the ring, or out index past the window"; break;
         case XF_ERR_INJECTED: *detail = "injected failure"; break;
         default: *detail = "unknown device error " + std::to_string(code);
       }

@@ -56,7 +56,7 @@
 
 #define XF_ERR_NONE 0u
 #define XF_ERR_OPCODE 1u
-#define XF_ERR_SLOT 2u
+#define XF_ERR_SLOT 2u  /* a slot index past the ring, or an out index past the window */
 #define XF_ERR_INJECTED 3u /* XF_OP_FAIL: a request that fails on purpose (tests: errors surface, no hang) */
 #define XF_OP_FAIL 0xFFFFu
 
@@ -109,9 +109,10 @@ XF_FN xf_u64 xf_operand(XF_GLOBAL const xf_u64 *r, int k, XF_GLOBAL const xf_u64
     return slots[w];
 }
 
-/* Execute request i of a window: read its operands (forwarding slot references), compute, write its
- * slot and, if wanted, its out entry. Returns the error, XF_ERR_NONE if none. */
-XF_FN xf_u32 xf_step(XF_GLOBAL const xf_u64 *req, xf_u32 i, XF_GLOBAL xf_u64 *slots, xf_u32 nslots,
+/* Execute request i of a window of n: read its operands (forwarding slot references), compute, write
+ * its slot and, if wanted, its out entry (an out index is a place in the window: below n). Returns the
+ * error, XF_ERR_NONE if none. */
+XF_FN xf_u32 xf_step(XF_GLOBAL const xf_u64 *req, xf_u32 i, xf_u32 n, XF_GLOBAL xf_u64 *slots, xf_u32 nslots,
                      XF_GLOBAL xf_u64 *out, const xf_u32 *rk) {
     XF_GLOBAL const xf_u64 *r = req + (xf_u64)i * XF_WORDS;
     xf_u32 err = XF_ERR_NONE;
@@ -122,7 +123,10 @@ XF_FN xf_u32 xf_step(XF_GLOBAL const xf_u64 *req, xf_u32 i, XF_GLOBAL xf_u64 *sl
     xf_u32 dst = (xf_u32)(r[1] & 0xFFFFFFFFu);
     if (dst >= nslots) return XF_ERR_SLOT;
     slots[dst] = v;
-    if (r[0] & XF_WANT) out[r[1] >> 32] = v;
+    if (r[0] & XF_WANT) {
+        if ((r[1] >> 32) >= n) return XF_ERR_SLOT;
+        out[r[1] >> 32] = v;
+    }
     return err;
 }
 
@@ -139,7 +143,7 @@ __kernel void xf_window(__global const ulong *req, __global ulong *slots, __glob
     for (int k = 0; k < 27; k++) rk[k] = round_keys[k];
     for (uint level = 0; level < levels; level++) {
         if (i < n && xf_level(req, i) == level) {
-            xf_u32 err = xf_step(req, i, slots, nslots, out, rk);
+            xf_u32 err = xf_step(req, i, n, slots, nslots, out, rk);
             if (err) atomic_cmpxchg(status, 0u, err);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);

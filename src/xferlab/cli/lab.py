@@ -58,11 +58,11 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
 
-    stderr.print("[1/5] native probe: clock", highlight=False)
+    stderr.print("[1/6] native probe: clock", highlight=False)
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
 
-    stderr.print("[2/5] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
+    stderr.print("[2/6] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
     plan = quick_memory_plan()
     # The memory steps may use most of the budget; the model stages take seconds.
     outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
@@ -73,7 +73,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                              "failures": memory["failures"]}
     (folder / "memory.json").write_text(json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1, default=str))
 
-    stderr.print("[3/5] accelerators: copies, granularity and launch latency of every device found", highlight=False)
+    stderr.print("[3/6] accelerators: copies, granularity and launch latency of every device found", highlight=False)
     device_runs = []
     plans, missing = quick_device_plans()
     for plan in plans:
@@ -101,7 +101,15 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     summary["accelerators_not_available"] = missing
     (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
 
-    stderr.print("[4/5] link presets", highlight=False)
+    stderr.print("[4/6] offload runtime: every workload in sync and forward, emulated 1 us round trip and "
+                 "the first OpenCL device", highlight=False)
+    summary["runtime_runs"] = []
+    for backend in ["emulated"] + (["opencl"] if plans and any(p.backend == "opencl" for p in plans) else []):
+        run_id = runtime_stage(backend, store)
+        summary["runtime_runs"].append(run_id)
+        recorded.append(run_id)
+
+    stderr.print("[5/6] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
     (folder / "presets.json").write_text(json.dumps(presets, indent=1))
@@ -109,7 +117,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     rows = []
     names = scenarios.names()
     for i, name in enumerate(names, 1):
-        stderr.print(f"[4/5] scenario {name} ({i}/{len(names)})", highlight=False)
+        stderr.print(f"[5/6] scenario {name} ({i}/{len(names)})", highlight=False)
         scenario = scenarios.load(name)
         result = scenario.run()
         plots = [str(p) for p in scenario.plot(folder)]
@@ -118,7 +126,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
                          "reproduced": check["reproduced"]})
-    stderr.print("[5/5] fits, advice and the report", highlight=False)
+    stderr.print("[6/6] fits, advice and the report", highlight=False)
     report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
                                title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
     summary["report"] = str(report_path)
@@ -159,6 +167,21 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                  "presets.json, one JSON and two plots per scenario); profiles: "
                  f"{', '.join(n for n in profile_names() if n.startswith(PROFILE_PREFIX + '-'))}", highlight=False)
     stdout.print(f"report: {report_path} ({summary['elapsed_seconds']:.0f} s in all)", highlight=False)
+
+
+def runtime_stage(backend: str, store: Optional[Path]) -> str:
+    """`xferlab runtime bench` in small: every workload, sync and forward, one run each (seed 002's ~1 us
+    round trip on the emulated bus: 500 ns a leg); recorded in the store; returns the run id."""
+    from ..runtime import LATENCY_PRESETS, workload_names
+    from ..runtime.bench import bench, record
+
+    lats = [LATENCY_PRESETS["ccip"]] if backend == "emulated" else [None]
+    rows = bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1)
+    argv = ["runtime", "bench", "--backend", backend, "--mode", "sync,forward", "--repeats", "1"]
+    argv += ["--latency", "ccip"] if backend == "emulated" else []
+    run_id, _ = record(rows, {"backend": backend, "latencies_seconds": lats, "modes": ["sync", "forward"],
+                              "repeats": 1, "lab": True}, store, argv)
+    return run_id
 
 
 def quick_memory_plan() -> MemoryPlan:

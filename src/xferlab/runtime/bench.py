@@ -90,14 +90,16 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
     return rows
 
 
-def record(rows: list[dict[str, Any]], params: dict[str, Any], store_path: Optional[Path]) -> tuple[str, Path]:
-    """The rows as one run of the store (suite 'runtime', one sample per row: its wall time)."""
+def record(rows: list[dict[str, Any]], params: dict[str, Any], store_path: Optional[Path],
+           argv: Optional[list[str]] = None) -> tuple[str, Path]:
+    """The rows as one run of the store (suite 'runtime', one sample per row: its wall time); ``argv``:
+    the command that reproduces them (default: this process's)."""
     from ..measure.run import versions
     from ..store import open_store
     from ..system.inventory import inventory
 
     with open_store(store_path) as store:
-        run_id = store.start_run("runtime bench", sys.argv[1:], inventory(), versions(), params)
+        run_id = store.start_run("runtime bench", sys.argv[1:] if argv is None else argv, inventory(), versions(), params)
         samples = [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
                     "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"], "node": r["backend"],
                     "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}} for r in rows]
