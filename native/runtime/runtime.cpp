@@ -98,13 +98,8 @@ uint32_t Runtime::allocate_slot() {
     if (used_in_window_[slot] == window_id_) flush();  // the open window names this slot: send it first
     if (auto owner = owner_[slot].lock()) {
         if (owner->on_device && !owner->on_host) {  // still wanted: bring it back before reuse
-            owner->value = backend_->read_slot(slot);
-            owner->on_host = true;
-            counters_.result_reads++;
-            counters_.bytes_from_device += 8;
-            counters_.lines_read += 1;
+            read_back(*owner);
             counters_.drains++;
-            check_status();
         }
         owner->on_device = false;
     }
@@ -218,15 +213,19 @@ uint64_t Runtime::read(const CellRef& cell) {
     if (cell->rt != this) throw std::runtime_error("the runtime that computes this value was closed before it was read");
     if (cell->window == window_id_) flush();
     if (cell->on_host) return cell->value;  // parallel and sync read every result with its window
-    cell->value = backend_->read_slot(cell->slot);
+    read_back(*cell);
+    counters_.waits++;
+    return cell->value;
+}
+
+void Runtime::read_back(Cell& cell) {
+    cell.value = backend_->read_slot(cell.slot);  // waits for every launched window
+    cell.on_host = true;
     launched_unread_ = false;
     counters_.result_reads++;
     counters_.bytes_from_device += 8;
     counters_.lines_read += 1;
-    counters_.waits++;
     check_status();
-    cell->on_host = true;
-    return cell->value;
 }
 
 // -- typed handles -----------------------------------------------------------------------------

@@ -124,6 +124,7 @@ public:
 
 private:
     void check_status();
+    void read_back(Cell& cell);  // one result read: the cell's slot to the host
     uint32_t allocate_slot();
     void add_operand(uint64_t* words, int k, const Operand& op, uint32_t* level, uint32_t* kinds);
 
