@@ -1,6 +1,6 @@
 """The README's tour shows real output: each `$ xferlab …` block must match what the code prints now.
 
-Blocks of measurements (`lab`, `measure`, `results`, `inventory`) and the benchmarks' timings are
+Blocks of measurements (the commands in VARYING: lab, measure, results, inventory, fit, report, runtime) and the benchmarks' timings are
 not compared: they differ from run to run.
 After a change that moves a figure, refresh the README with
 ``XFERLAB_UPDATE_README=1 pytest tests/test_readme.py`` and read the diff.
