@@ -1,4 +1,4 @@
-// Runs every workload of native/runtime/workloads.cpp in the three modes on the emulated backend and
+// Runs every workload of native/runtime/workloads*.cpp in the three modes on the emulated backend and
 // prints, per run, whether it validated, its wall time and what crossed the bus; then, per workload,
 // forward's and parallel's speedup over sync and the bus transactions forward saved (issue 7's
 // acceptance figures: forward >= 2x over sync, transactions cut >= 46 % (VIP) and 77 % (posit), from
@@ -6,7 +6,7 @@
 //
 // Build (from the repository root):
 //   g++ -std=c++17 -O2 -pthread -I native/runtime -I native/runtime/ops tests/runtime_workloads_selftest.cpp
-//       native/runtime/runtime.cpp native/runtime/emulated_backend.cpp native/runtime/workloads.cpp -o wl
+//       native/runtime/runtime.cpp native/runtime/emulated_backend.cpp native/runtime/workloads*.cpp -o wl
 // Run: wl [ONE_WAY_LATENCY_SECONDS [RING [WINDOW [WORKLOAD [SIZE [SEED]]]]]]
 //   (defaults: 1e-6 256 32, every workload at its default size, seed 1)
 #include <cstdio>

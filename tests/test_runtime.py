@@ -108,6 +108,9 @@ def test_pending_handles_survive_deletion_and_closing():
     rt.close()
     with pytest.raises(RuntimeError):
         float(pending + a)  # a closed runtime takes no new request
+    with pytest.raises(RuntimeError, match="closed"):
+        float(pending)      # nor reads a value it never brought back
+    assert float(kept[3]) == 9.0  # values read before closing stay readable
 
 
 def test_forwarding_counts():
@@ -158,6 +161,7 @@ def test_every_workload_validates(backend, mode):
     ({"window": 0}, "--window 0"),                # a window of 0
     ({"ring": 0}, "--ring 0"),                    # a ring of 0
     ({"latency": -1e-9}, "--latency"),            # an emulated latency below 0
+    ({"key": (1, 2, 3)}, "key"),                  # a SPECK key of three words
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(BadValue, match=message):
@@ -173,6 +177,8 @@ def test_bad_options(kwargs, message):
     (["--latency", "-5ns"], "--latency"),
     (["--backend", "fpga"], "--backend 'fpga'"),
     (["--backend", "opencl", "--device", "99"], "device 99"),
+    (["--workload", "bubble", "--size", "5000"], "out of range"),  # a size the workload cannot take
+    (["--workload", "mg", "--size", "12"], "power of two"),
 ])
 def test_bench_bad_input(cli, tmp_path, args, message):
     code, out, err = cli("runtime", "bench", *args, "--repeats", "1", "--store", tmp_path / "s.duckdb")

@@ -141,9 +141,9 @@ NB_MODULE(_runtime, m) {
         .def("fma", [](const PyPosit& a, const PyPosit& b, const PyPosit& c) {
                  return posit_op(a, [&](const xf::Posit& x) { return fma(x, b.value, c.value); });
              }, "b"_a, "c"_a, "self * b + c with one rounding.")
-        .def("__lt__", [](const PyPosit& a, const PyPosit& b) { return a.value < b.value; })
-        .def("__le__", [](const PyPosit& a, const PyPosit& b) { return a.value <= b.value; })
-        .def("__eq__", [](const PyPosit& a, const PyPosit& b) { return a.value == b.value; })
+        .def("__lt__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value < b.value; })
+        .def("__le__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value <= b.value; })
+        .def("__eq__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value == b.value; })
         .def("__float__", [](const PyPosit& a) { return a.value.to_double(); })
         .def_prop_ro("bits", [](const PyPosit& a) { return a.value.bits(); })
         .def_prop_ro("pending", [](const PyPosit& a) { return !a.value.cell()->on_host; },
@@ -162,11 +162,15 @@ NB_MODULE(_runtime, m) {
         .def("select", [](const PyEnc& c, const PyEnc& a, const PyEnc& b) {
                  return enc_op(c, [&](const xf::Enc& x) { return select(x, a.value, b.value); });
              }, "a"_a, "b"_a, "self ? a : b (self an encrypted 0/1), without revealing which.")
-        .def("decrypt", [](const PyEnc& a) { return a.value.decrypt(); }, "Reveal the plaintext (decrypted on the device).")
+        .def("decrypt", [](const PyEnc& a) {
+                 runtime_of(a.owner).get();  // a closed runtime takes no new request
+                 return a.value.decrypt();
+             }, "Reveal the plaintext (decrypted on the device).")
         .def_prop_ro("ciphertext", [](const PyEnc& a) { return a.value.ciphertext(); })
         .def_prop_ro("pending", [](const PyEnc& a) { return !a.value.cell()->on_host; });
 
     m.def("workload_names", &xf::workload_names);
+    m.def("check_workload_size", &xf::check_size, "name"_a, "size"_a);
     m.def("workload_opset", [](const std::string& name) { return std::string(xf::workload_opset(name)); });
     m.attr("OP_FAIL") = XF_OP_FAIL;
 }

@@ -244,7 +244,13 @@ Posit sqrt(const Posit& x) { return Posit(*x.rt_, x.rt_->submit(XF_OP_P_SQRT, x.
 Posit fma(const Posit& a, const Posit& b, const Posit& c) {
     return Posit(*a.rt_, a.rt_->submit(XF_OP_P_FMA, a.cell_, b.cell_, c.cell_));
 }
-uint32_t Posit::bits() const { return static_cast<uint32_t>(rt_->read(cell_)); }
+uint64_t value_of(const CellRef& cell) {
+    if (cell->on_host) return cell->value;
+    if (!cell->rt) throw std::runtime_error("the runtime that computes this value was closed before it was read");
+    return cell->rt->read(cell);
+}
+
+uint32_t Posit::bits() const { return static_cast<uint32_t>(value_of(cell_)); }
 double Posit::to_double() const { return p32_to_f64(bits()); }
 
 Enc Enc::encrypt(Runtime& rt, int64_t plain) {
@@ -261,6 +267,6 @@ Enc select(const Enc& c, const Enc& a, const Enc& b) {
     return Enc(*c.rt_, c.rt_->submit(XF_OP_E_SELECT, a.cell_, b.cell_, c.cell_));
 }
 int64_t Enc::decrypt() const { return static_cast<int64_t>(rt_->read(rt_->submit(XF_OP_E_DECRYPT, cell_))); }
-uint64_t Enc::ciphertext() const { return rt_->read(cell_); }
+uint64_t Enc::ciphertext() const { return value_of(cell_); }
 
 }  // namespace xf

@@ -141,6 +141,10 @@ private:
     bool launched_unread_ = false;             // a window was launched since the last blocking read
 };
 
+// The value of a cell: at once if the host has it, else read from its runtime's device (blocks); a cell
+// whose runtime was destroyed before its value came back raises std::runtime_error.
+uint64_t value_of(const CellRef& cell);
+
 // Typed handles over cells: C++ operators issue requests; conversions block for the value.
 class Posit {
 public:

@@ -35,11 +35,11 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
                                           help=f"Emulated one-way bus latency: {LIST_HELP.replace('64B', '40ns').replace('4KiB', '1us').replace('1GiB', '10us')}, "
                                                "or cxl (40 ns), ccip (500 ns), pcie3 (738.77 ns)."),
               workload: Optional[str] = typer.Option(None, "--workload", metavar="LIST",
-                                                     help="Workloads: cg (posit32, NPB CG), bubble, gcd, kadane (enc64, VIP-Bench); default: all."),
+                                                     help="Workloads: cg, mg (posit32, NPB CG and MG), bubble, gcd, kadane (enc64, VIP-Bench); default: all."),
               opset: Optional[str] = typer.Option(None, "--opset", metavar="LIST",
                                                   help="Only the workloads of these operation sets: posit32, enc64."),
               mode: str = typer.Option("sync,parallel,forward", "--mode", metavar="LIST", help="Modes: sync, parallel, forward."),
-              size: int = typer.Option(0, "--size", help="Workload size (rows, elements; 0: each workload's default)."),
+              size: int = typer.Option(0, "--size", help="Workload size (CG rows, MG grid side, array length; 0: each workload's default)."),
               repeats: int = typer.Option(3, "--repeats", help="Runs per point (the median is reported)."),
               ring: int = typer.Option(256, "--ring", help="Result slots on the device."),
               window: int = typer.Option(32, "--window", help="Requests per launch, at most."),

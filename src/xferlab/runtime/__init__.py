@@ -21,6 +21,8 @@ from ..errors import BadValue
 MODES = ("sync", "parallel", "forward")
 BACKENDS = ("emulated", "opencl")
 OPSETS = ("posit32", "enc64")
+#: The key of SPECK-64/128's published test vector (Beaulieu et al., ePrint 2013/404), as l2, l1, l0, k0.
+SPECK_TEST_KEY = (0x1b1a1918, 0x13121110, 0x0b0a0908, 0x03020100)
 
 #: One-way bus latencies of the issue's and seeds' buses, by name (``--latency ccip``).
 LATENCY_PRESETS: dict[str, float] = {
@@ -39,8 +41,11 @@ def _native():
 
 
 def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 256, window: int = 32,
-                 latency: float = 1e-6, bandwidth: float = 16e9, device: int = 0) -> Any:
-    """A runtime on ``backend`` in ``mode``; options checked with one-line errors naming the value."""
+                 latency: float = 1e-6, bandwidth: float = 16e9, device: int = 0,
+                 key: tuple[int, int, int, int] = SPECK_TEST_KEY) -> Any:
+    """A runtime on ``backend`` in ``mode``; options checked with one-line errors naming the value.
+    ``key``: enc64's SPECK-64/128 key as four 32-bit words (default: the SPECK paper's test-vector key;
+    give your own for anything but a demonstration)."""
     if backend not in BACKENDS:
         raise BadValue(f"backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
     if mode not in MODES:
@@ -50,11 +55,13 @@ def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 2
             raise BadValue(f"{name} {value} is not allowed: at least 1 (a slot ring or window of 0 holds nothing)")
     if not latency >= 0:
         raise BadValue(f"--latency {latency:g} s is not allowed: an emulated latency is 0 s or more")
+    if len(key) != 4 or not all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
+        raise BadValue(f"key {key!r} is not allowed: four whole numbers of 32 bits (SPECK-64/128)")
     if not bandwidth > 0:
         raise BadValue(f"--bandwidth {bandwidth:g} B/s is not allowed: above 0")
     native = _native()
     try:
-        return native.Runtime(backend, mode, ring, window, latency, bandwidth, device)
+        return native.Runtime(backend, mode, ring, window, latency, bandwidth, device, list(key))
     except RuntimeError as error:
         if backend == "opencl":  # no platform, no such device: the user asked for it
             raise BadValue(str(error)) from None

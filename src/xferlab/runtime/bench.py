@@ -22,7 +22,7 @@ COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesc
             "waits", "forwarded", "drains", "flushes_for_dependency", "bytes_to_device", "bytes_from_device")
 
 
-def check(backend: str, workloads: list[str], modes: list[str]) -> None:
+def check(backend: str, workloads: list[str], modes: list[str], size: int = 0) -> None:
     if backend not in BACKENDS:
         raise BadValue(f"--backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
     known = workload_names()
@@ -32,6 +32,13 @@ def check(backend: str, workloads: list[str], modes: list[str]) -> None:
     for m in modes:
         if m not in MODES:
             raise BadValue(f"--mode '{m}' is not known; allowed: {', '.join(MODES)}")
+    from .. import _runtime
+
+    for w in workloads:
+        try:
+            _runtime.check_workload_size(w, size)
+        except (ValueError, TypeError) as error:
+            raise BadValue(f"--size: {error}") from None
 
 
 def one(backend: str, mode: str, workload: str, latency: float, size: int, seed: int, ring: int, window: int,
@@ -52,7 +59,7 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
           repeats: int = 3, ring: int = 256, window: int = 32, bandwidth: float = 16e9, device: int = 0, seed: int = 1,
           progress: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
     """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last."""
-    check(backend, workloads, modes)
+    check(backend, workloads, modes, size)
     if repeats < 1:
         raise BadValue(f"--repeats {repeats} is not allowed: at least 1")
     # Every option is checked (and the device opened once) before anything runs or is printed.
