@@ -37,7 +37,7 @@ std::vector<std::string> workload_names();
 // "posit32" or "enc64"; throws std::invalid_argument for an unknown name.
 const char* workload_opset(const std::string& name);
 // The size used when run_workload gets 0: about ten thousand requests or fewer, which is about
-// 0.05-0.5 s in sync mode on an emulated bus of 1 us.
+// 0.01-0.05 s in sync mode on an emulated bus of 1 us (see workloads.cpp's table).
 uint64_t default_size(const std::string& name);
 // The size run_workload will use (0: the default); std::invalid_argument naming the allowed sizes if none.
 uint64_t check_size(const std::string& name, uint64_t size);
