@@ -13,27 +13,14 @@ Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_runtime.py``.
 
 from __future__ import annotations
 
-import statistics
 import sys
 
-from xferlab.runtime import open_runtime, workload_names, workload_opset
+from xferlab.runtime import workload_names
+from xferlab.runtime.bench import bench
 
 ROUNDS = 5
 SPEEDUP = 2.0
 CUT = {"posit32": 0.77, "enc64": 0.46}
-
-
-def run(backend: str, mode: str, name: str) -> tuple[float, int]:
-    seconds, transactions = [], 0
-    for _ in range(ROUNDS):
-        rt = open_runtime(backend, mode, latency=500e-9)
-        result = rt.run_workload(name, 0, 1)
-        transactions = rt.counters["bus_transactions"]
-        rt.close()
-        if not result["ok"]:
-            raise SystemExit(f"{name} {mode} on {backend}: wrong result: {result['detail']}")
-        seconds.append(result["seconds"])
-    return statistics.median(seconds), transactions
 
 
 def main() -> int:
@@ -43,15 +30,16 @@ def main() -> int:
     failed = []
     print(f"{'backend':9} {'workload':8} {'opset':8} {'sync':>10} {'forward':>10} {'speedup':>8} {'cut':>7}  target")
     for backend in backends:
-        for name in workload_names():
-            opset = workload_opset(name)
-            sync_s, sync_t = run(backend, "sync", name)
-            fwd_s, fwd_t = run(backend, "forward", name)
-            speedup, cut = sync_s / fwd_s, 1 - fwd_t / sync_t
-            ok = speedup >= SPEEDUP and cut >= CUT[opset]
-            failed += [] if ok else [f"{backend} {name}"]
-            print(f"{backend:9} {name:8} {opset:8} {sync_s * 1e3:8.2f}ms {fwd_s * 1e3:8.2f}ms {speedup:7.2f}x {cut:7.1%}  "
-                  f">= {SPEEDUP}x, >= {CUT[opset]:.0%}: {'met' if ok else 'NOT met'}")
+        latency = [500e-9] if backend == "emulated" else [None]
+        rows = bench(backend, latency, workload_names(), ["sync", "forward"], repeats=ROUNDS)  # validated runs
+        sync = {r["workload"]: r for r in rows if r["mode"] == "sync"}
+        for r in (r for r in rows if r["mode"] == "forward"):
+            speedup, cut = r["speedup_over_sync"], r["transactions_saved"]
+            ok = speedup >= SPEEDUP and cut >= CUT[r["opset"]]
+            failed += [] if ok else [f"{backend} {r['workload']}"]
+            print(f"{backend:9} {r['workload']:8} {r['opset']:8} {sync[r['workload']]['seconds'] * 1e3:8.2f}ms "
+                  f"{r['seconds'] * 1e3:8.2f}ms {speedup:7.2f}x {cut:7.1%}  "
+                  f">= {SPEEDUP}x, >= {CUT[r['opset']]:.0%}: {'met' if ok else 'NOT met'}")
     if "opencl" not in backends:
         print("no OpenCL device: the PoCL targets were not checked (make test installs PoCL)")
         failed.append("opencl (no device)")

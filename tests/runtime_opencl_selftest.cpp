@@ -272,7 +272,7 @@ static void errors() {
         Window w;
         w.add(XF_OP_FAIL, 0, 0, V(0));
         p.launch(w);
-        p.same_status(XF_ERR_INJECTED, "injected failure", "injected failure");
+        p.same_status(XF_ERR_INJECTED, "a request failed on purpose (XF_OP_FAIL)", "injected failure");
     }
     std::printf("bad opcode, slot past the ring (operand and destination), injected failure: status, no hang\n");
 }

@@ -83,13 +83,7 @@ int main() {
         CHECK(keep[7].bits() == keep[7].bits(), "a second read gives the same bits");
         CHECK(rt->counters().drains > 0, "slots reused under live handles were drained first");
         delete rt;
-        bool threw = false;
-        try {
-            (void)keep.back().cell();  // the cells outlive the runtime; they are on the host already
-        } catch (...) {
-            threw = true;
-        }
-        CHECK(!threw, "cells outlive their runtime");
+CHECK(keep.back().to_double() == 2.0 * 50, "a value read before its runtime was destroyed stays readable");
     }
     {  // enc64 in every mode
         for (Mode mode : {Mode::sync, Mode::parallel, Mode::forward}) {

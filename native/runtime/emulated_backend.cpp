@@ -14,16 +14,21 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "runtime.hpp"
+#include "device_errors.hpp"
 #include "xf_portable.h"
 #include "posit32.h"
 #include "enc64.h"
 #include "interp.h"
+
+static_assert(XF_ERR_NONE == 0 && XF_ERR_OPCODE == 1 && XF_ERR_SLOT == 2 && XF_ERR_INJECTED == 3,
+              "device_errors.hpp describes the codes of ops/interp.h by number");
 
 namespace xf {
 namespace {
@@ -53,11 +58,15 @@ struct Message {
 
 class Emulated final : public Backend {
 public:
-    Emulated(double latency, double bandwidth)
-        : latency_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(latency))),
-          bandwidth_(bandwidth) {
-        if (!(latency >= 0)) throw std::invalid_argument("emulated latency must be 0 s or more");
-        if (!(bandwidth > 0)) throw std::invalid_argument("emulated bandwidth must be above 0 B/s");
+    Emulated(double latency, double bandwidth) : latency_(checked(latency)), bandwidth_(bandwidth) {
+        if (!(bandwidth > 0) || !std::isfinite(bandwidth))
+            throw std::invalid_argument("emulated bandwidth must be a finite rate above 0 B/s");
+    }
+
+    // The latency as a clock duration, checked before the conversion (a huge or NaN value is undefined there).
+    static Clock::duration checked(double latency) {
+        if (!(latency >= 0 && latency <= 1.0)) throw std::invalid_argument("emulated latency must be 0 s to 1 s");
+        return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(latency));
     }
 
     ~Emulated() override {
@@ -120,7 +129,7 @@ public:
             wait(reply);
         }
         uint32_t code = error_.load();
-        if (code && detail) *detail = describe(code);
+        if (code && detail) *detail = describe_error(code);
         return code;
     }
 
@@ -129,14 +138,6 @@ private:
         return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(bytes / bandwidth_));
     }
 
-    static std::string describe(uint32_t code) {
-        switch (code) {
-        case XF_ERR_OPCODE: return "unknown opcode in a request";
-        case XF_ERR_SLOT: return "slot index past the ring, or out index past the window, in a request";
-        case XF_ERR_INJECTED: return "a request failed on purpose (XF_OP_FAIL)";
-        default: return "device-side failure " + std::to_string(code);
-        }
-    }
 
     void post(Message m) {
         bool sleeping;

@@ -42,6 +42,7 @@
 #include "ops/enc64.h"
 #include "ops/interp.h"
 #include "runtime.hpp"
+#include "device_errors.hpp"
 
 #include "kernel_source.inc"  // kKernelSource: the four op headers, as CMakeLists.txt embeds them
 
@@ -193,13 +194,7 @@ class OpenCLBackend final : public Backend {
     }
     const uint32_t code = status_word_;
     if (detail) {
-      switch (code) {
-        case XF_ERR_NONE: *detail = ""; break;
-        case XF_ERR_OPCODE: *detail = "unknown opcode"; break;
-        case XF_ERR_SLOT: *detail = "slot index past the ring, or out index past the window"; break;
-        case XF_ERR_INJECTED: *detail = "injected failure"; break;
-        default: *detail = "unknown device error " + std::to_string(code);
-      }
+      *detail = describe_error(code);
     }
     return code;
   }

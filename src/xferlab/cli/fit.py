@@ -39,10 +39,13 @@ def _limit(against: Link, direction: str) -> tuple[float, str, int]:
 
 
 def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Optional[Path], profile_prefix: Optional[str],
-               run_id: str, model: str = "auto") -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str]]:
+               run_id: str, model: str = "auto", skip_unfit: bool = False
+               ) -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str]]:
     """Fit every direction x host memory kind of a device run's copies. Returns the rows (as
     `xferlab fit --json` gives them), the fitted Link of each row (named by its profile if saved,
-    else by a LINK string that resolves to it), the plots written and the notes."""
+    else by a LINK string that resolves to it), the plots written and the notes. A group that cannot
+    be fitted (too few sizes) stops everything, before any profile is saved, unless ``skip_unfit``:
+    then it is left out with a note (the report)."""
     from ..report.plots import plot_fit
 
     if model not in MODELS:
@@ -54,7 +57,7 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in copies:
         groups.setdefault((s["test"], s["mode"]), []).append(s)
-    rows, links, figures, notes = [], [], [], []
+    rows, links, figures, notes, to_save = [], [], [], [], []
     for (direction, kind), mine in groups.items():
         sizes = np.array([s["size_bytes"] for s in mine], dtype=float)
         seconds = np.array([s["seconds"] for s in mine])
@@ -63,7 +66,10 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         try:
             f = select(sizes, seconds, model)
         except BadValue as error:
-            raise BadValue(f"{direction}, {kind} host memory: {error}") from None
+            if not skip_unfit:
+                raise BadValue(f"{direction}, {kind} host memory: {error}") from None
+            notes.append(f"{direction}, {kind} host memory not fitted: {error}")
+            continue
         distinct = np.unique(sizes)
         peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
         limit, op, ways = _limit(limit_link, direction)
@@ -88,28 +94,22 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         link = build({**f.link_fields(), "name": spec}, f"fitted link of {direction}, {kind}")
         row["description"] = link.summary()
         if profile_prefix:
-            path = profiles.save(spec, f.link_fields(),
-                                 f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host memory; {f.model} model, "
-                                 f"held-out error {f.cv_relative_error:.1%}")
             row["profile"] = spec
-            notes.append(f"profile {spec}: {path}")
+            to_save.append((spec, f.link_fields(), f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host "
+                                                   f"memory; {f.model} model, held-out error {f.cv_relative_error:.1%}"))
         if plot_dir is not None:
             figures.append(plot_fit(sizes, seconds, f, limit_link, Path(plot_dir) / f"{direction}-{kind}.png",
                                     f"{direction}, {kind} host memory (run {run_id})", op, ways))
             row["plot"] = str(figures[-1])
         rows.append(row)
         links.append(link)
+    for spec, fields, note in to_save:  # every group fitted: now the profiles
+        notes.append(f"profile {spec}: {profiles.save(spec, fields, note)}")
     poor = [f"{r['direction']} {r['kind']}" for r in rows if r["poor"]]
     if poor:
         notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
                      f"fits ({', '.join(poor)}); their model does not describe the measurements well")
     return rows, links, figures, notes
-
-
-def fit_device_rows(samples: list[dict[str, Any]], against: str | Link, plot_dir: Optional[Path],
-                    profile_prefix: Optional[str], run_id: str, model: str = "auto") -> tuple[list[dict], list[Link], list[Path]]:
-    """:func:`fit_device` without its notes."""
-    return fit_device(samples, against, plot_dir, profile_prefix, run_id, model)[:3]
 
 
 def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `measure memory` run: its id, a prefix, or 'latest'.",
@@ -141,6 +141,10 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         samples = db.samples(run_id)
         inventory = db.run(run_id).get("inventory")
     if any(s["suite"] == "memory" for s in samples):
+        unused = [opt for opt, given in (("--model", model != "auto"), ("--plot", plot is not None),
+                                         ("--against", against != AGAINST)) if given]
+        if unused:
+            raise BadValue(f"{', '.join(unused)} apply to device runs; run {run_id} is a memory run (its tiers take none)")
         return _fit_tiers(samples, run_id, inventory, name, fmt)
     rows, _, _, notes = fit_device(samples, against_link, plot, name, run_id, model)
     notes.insert(0, "held-out: mean relative error at each size when it is left out of the fit (plain: t = t_s + n/b's; a "

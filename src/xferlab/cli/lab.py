@@ -16,6 +16,7 @@ from typing import Optional
 import typer
 
 from .. import __version__, scenarios
+from ..errors import XferlabError
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
@@ -103,11 +104,21 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
 
     stderr.print("[4/6] offload runtime: every workload in sync and forward, emulated 1 us round trip and "
                  "the first OpenCL device", highlight=False)
-    summary["runtime_runs"] = []
+    summary["runtime_runs"], summary["runtime_failures"] = [], []
     for backend in ["emulated"] + (["opencl"] if plans and any(p.backend == "opencl" for p in plans) else []):
-        run_id = runtime_stage(backend, store)
-        summary["runtime_runs"].append(run_id)
-        recorded.append(run_id)
+        if seconds - (_time.monotonic() - t0) < 0.1 * seconds:
+            summary["runtime_failures"].append(f"{backend}: time budget used up")
+            continue
+        try:
+            run_id, failure = runtime_stage(backend, store)
+        except XferlabError as error:  # the runtime cannot open this device: say so and go on
+            run_id, failure = None, str(error)
+        if run_id:
+            summary["runtime_runs"].append(run_id)
+            recorded.append(run_id)
+        if failure:
+            summary["runtime_failures"].append(f"{backend}: {failure}")
+            stderr.print(f"failed: offload runtime on {backend}: {failure}", highlight=False)
 
     stderr.print("[5/6] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
@@ -127,6 +138,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
                          "reproduced": check["reproduced"]})
     stderr.print("[6/6] fits, advice and the report", highlight=False)
+    summary["elapsed_seconds"] = _time.monotonic() - t0
+    (folder / "lab.json").write_text(json.dumps(summary, indent=1))  # kept if the report fails
     report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
                                title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
     summary["report"] = str(report_path)
@@ -169,19 +182,24 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     stdout.print(f"report: {report_path} ({summary['elapsed_seconds']:.0f} s in all)", highlight=False)
 
 
-def runtime_stage(backend: str, store: Optional[Path]) -> str:
+def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[str]]:
     """`xferlab runtime bench` in small: every workload, sync and forward, one run each (seed 002's ~1 us
-    round trip on the emulated bus: 500 ns a leg); recorded in the store; returns the run id."""
+    round trip on the emulated bus: 500 ns a leg), recorded row by row. Returns the run id and why it
+    stopped early (a wrong result, a device error), None if it did not."""
     from ..runtime import LATENCY_PRESETS, workload_names
-    from ..runtime.bench import bench, record
+    from ..runtime.bench import bench, recording
 
     lats = [LATENCY_PRESETS["ccip"]] if backend == "emulated" else [None]
-    rows = bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1)
     argv = ["runtime", "bench", "--backend", backend, "--mode", "sync,forward", "--repeats", "1"]
     argv += ["--latency", "ccip"] if backend == "emulated" else []
-    run_id, _ = record(rows, {"backend": backend, "latencies_seconds": lats, "modes": ["sync", "forward"],
-                              "repeats": 1, "lab": True}, store, argv)
-    return run_id
+    failure = None
+    try:
+        with recording({"backend": backend, "latencies_seconds": lats, "modes": ["sync", "forward"], "repeats": 1,
+                        "lab": True}, store, argv) as (run_id, _, add):
+            bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1, on_row=add)
+    except RuntimeError as error:  # recorded as failed, with every row finished before it
+        failure = str(error)
+    return run_id, failure
 
 
 def quick_memory_plan() -> MemoryPlan:

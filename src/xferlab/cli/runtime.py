@@ -49,7 +49,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
               store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads."""
     from ..runtime import workload_names
-    from ..runtime.bench import bench, record
+    from ..runtime.bench import bench, prepare, recording
 
     fmt = output_format(json_, csv_)
     lats: list[Optional[float]] = _latencies(latency) if backend == "emulated" else [None]
@@ -68,10 +68,19 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
         if not names:
             raise BadValue(f"no workload of --opset {opset} among the workloads asked for")
     modes = [m.strip() for m in mode.split(",")]
-    rows = bench(backend, lats, names, modes, size, repeats, ring, window, parse_rate(bandwidth, "--bandwidth"), device,
-                 progress=lambda s: stderr.print(s, highlight=False))
-    run_id, path = record(rows, {"backend": backend, "latencies_seconds": lats, "workloads": names, "modes": modes,
-                                 "ring": ring, "window": window, "repeats": repeats}, store)
+    rate = parse_rate(bandwidth, "--bandwidth")
+    if plot:
+        from ..report.plots import check_plot_path
+
+        if len(lats) < 2:
+            raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
+                           "(e.g. --latency 40ns..10us)")
+        check_plot_path(plot)
+    prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device)
+    with recording({"backend": backend, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
+                    "window": window, "repeats": repeats}, store) as (run_id, path, add):
+        rows = bench(backend, lats, names, modes, size, repeats, ring, window, rate, device,
+                     progress=lambda s: stderr.print(s, highlight=False), on_row=add, checked=True)
     notes = [f"every run validated against the plain host computation; run {run_id} recorded in {path}",
              "transactions: 64-byte lines written and read plus doorbells; saved: against sync at the same latency",
              "P/O = (T_host - T_acc) / (T_run - T_acc), T_acc: the same workload over a free bus (emulated only)"]
@@ -81,7 +90,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
         notes.append(f"plot: {plot_runtime_speedup(rows, plot)}")
     emit("runtime bench", rows, [
         Column("workload", "workload", justify="left"), Column("mode", "mode", justify="left"),
-        Column("latency_seconds", "latency", lambda v: "device" if v is None else format_time(v), no_wrap=True),
+        Column("latency_seconds", "latency", format_time, no_wrap=True),
         Column("seconds", "time", format_time, no_wrap=True),
         Column("speedup_over_sync", "vs sync", lambda v: f"{v:.2f}x"),
         Column("requests", "requests"), Column("bus_transactions", "transactions"),

@@ -41,10 +41,6 @@ def check_name(name: str) -> None:
 def check_prefix(prefix: str) -> None:
     """Refuse a prefix for fitted profiles (``PREFIX-h2d-pageable``, ``PREFIX-node0``) that is itself a
     preset's name or could not make a valid name; checked before anything is fitted or written."""
-    from ..links.presets import preset_fields
-
-    if preset_fields(prefix) is not None:
-        raise BadValue(f"profile name '{prefix}' clashes with a preset; choose another name")
     check_name(prefix)
 
 

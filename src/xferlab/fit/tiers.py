@@ -106,9 +106,9 @@ class Tier(_Model):
 
 def data_caches(inventory: Optional[dict]) -> list[tuple[int, int]]:
     """(level, bytes) of the data caches in a run's inventory (``db.run(id)["inventory"]``), innermost first."""
-    caches = (inventory or {}).get("caches") or []
-    return sorted((c["level"], c["size_bytes"]) for c in caches
-                  if c.get("type") in ("Data", "Unified") and c.get("size_bytes"))
+    from ..system.inventory import data_cache_sizes
+
+    return [c for c in data_cache_sizes(found=(inventory or {}).get("caches") or []) if c[1]]
 
 
 def _per_size(rows: list[dict]) -> dict[int, list[float]]:

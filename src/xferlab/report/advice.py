@@ -4,6 +4,7 @@ the `xferlab` command that gives the same figures."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Optional
 
@@ -30,11 +31,11 @@ class Fitted:
 
 def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, against: str,
                  profile_prefix: Optional[str]) -> tuple[Section, list[Fitted]]:
-    from ..cli.fit import fit_device_rows
+    from ..cli.fit import fit_device
     from ..measure.device import launch_summary
 
     rid = run["run_id"]
-    fit_rows, links, figures = fit_device_rows(rows, against, folder / rid / "fits", profile_prefix, rid)
+    fit_rows, links, figures, notes = fit_device(rows, against, folder / rid / "fits", profile_prefix, rid, skip_unfit=True)
     launch = [r for r in launch_summary(rows) if r["args"] == 0 and r["pinned_cpu"] is None]
     launch_s = launch[0]["median_seconds"] if launch else None
     section = Section(f"Fits of run {rid}: transfer time against size", f"fits-{rid}",
@@ -48,7 +49,7 @@ def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, 
         ("bandwidth_ci_high_bytes_per_second", "b 95% high"), ("r2_log", "R² (log)"),
         ("median_relative_error", "median err"), ("worst_relative_error", "worst err"),
         ("cv_relative_error", "held-out err"), ("verdict", "verdict")],
-        [{**r, "verdict": "poor" if r["poor"] else "good"} for r in fit_rows]))
+        [{**r, "verdict": "poor" if r["poor"] else "good"} for r in fit_rows], notes))
     command = f"xferlab fit {rid} --against {against}" + (f" --name {profile_prefix}" if profile_prefix else "")
     for path in figures:
         section.figures.append(Figure(f"measured vs fitted vs {against}: {path.stem}", path, command + " --plot DIR"))
@@ -84,7 +85,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     section.tables.append(Table("Offloading pays when the task saves more than 2d: the smallest saving t - t' per input size "
                                 "(seed 000: t - t' > 2d; seed 002: P/O > 1)",
                                 [("size_bytes", "data in (= out)"), ("link", "link"), ("communication_seconds", "2d")], rows))
-    example = links[0].label
+    example = shlex.quote(links[0].label)  # a fitted piecewise LINK has ';' in it
     section.commands.append(f"xferlab advise offload {example} --bytes 1MiB --host-time 5ms --device-time 1ms")
 
     sizes = np.asarray([2.0**k for k in range(6, 31, 2)])
@@ -93,7 +94,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
         ("size_bytes", "size"), ("fastest", "fastest"), ("seconds", "time"), ("runner_up", "runner-up"),
         ("runner_up_ratio", "runner-up takes")], fastest(links, sizes),
         [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_from']} from there on" for c in changes]))
-    names = " ".join(link.label for link in links)
+    names = " ".join(shlex.quote(link.label) for link in links)
     section.figures.append(Figure("transfer time by size", plot_times(links, sizes, "write", folder / "advice" / "links.png",
                                                                        "This machine's fitted link and the presets"),
                                   f"xferlab model time {names} --sizes 64B..1GiB --plot FILE"))
@@ -123,7 +124,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
                                  "the smallest chunk wins"]))
     section.commands.append("xferlab advise chunk seed-testbed deceval" + (f" --overhead {cost}" if cost else ""))
     if primary:
-        section.commands.append(f"xferlab advise whatif seed-testbed deceval --replace pcie3x16={primary.spec}")
+        section.commands.append(f"xferlab advise whatif seed-testbed deceval --replace {shlex.quote('pcie3x16=' + primary.spec)}")
 
     limit_rows = [{k: f.row[k] for k in ("direction", "kind", "measured_peak_bytes_per_second", "model_limit_bytes_per_second",
                                          "fraction_of_model_limit")} for f in fitted]

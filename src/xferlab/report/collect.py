@@ -68,6 +68,18 @@ def command_of(run: dict[str, Any]) -> str:
     return "xferlab " + shlex.join(argv) if argv else f"xferlab {run['command']}"
 
 
+#: What the lab's own runs stand for: the `measure` command that records and draws the same thing.
+LAB_EQUIVALENT = {"memory": "xferlab measure memory --latency --loaded", "device": "xferlab measure device",
+                  "collab": "xferlab measure collab"}
+
+
+def plot_command(run: dict[str, Any], suite: str, option: str = "--plot DIR") -> str:
+    """The command that draws a run's figures again: the recording command with ``option``; for a run
+    the lab recorded (`lab` has no such option), the `measure` command that does the same."""
+    base = LAB_EQUIVALENT[suite] if run["command"] == "lab" else command_of(run)
+    return f"{base} {option}"
+
+
 def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
     """What a run holds: memory, transfers, chunks, launch, collab."""
     out = set()
@@ -169,7 +181,7 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                     ("bandwidth_bytes_per_second", "traffic bandwidth"), ("latency_seconds", "latency")],
                                     result["loaded"]))
     for path in result["plots"]:
-        section.figures.append(Figure(path.stem.replace("-", " "), path, f"{command_of(run)} --plot DIR"))
+        section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "memory")))
     tiers = fit_tiers(db.samples(rid), rid, data_caches(run.get("inventory")))
     saved = dict(save_tiers(profile_prefix, tiers, rid)) if profile_prefix else {}
     section.tables.append(Table("Tier profiles (idle latency past the LLC; link view: t = idle latency + n / (STREAM copy / 2))",
@@ -219,7 +231,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                      ("p99_seconds", "p99"), ("max_seconds", "max"),
                                      ("device_median_seconds", "device (kernel)"), ("count", "n")], result["launch"]))
     for path in result["plots"]:
-        section.figures.append(Figure(path.stem.replace("-", " "), path, f"{command_of(run)} --plot DIR"))
+        section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "device")))
     stats = db.stats(rid)
     heads = []
     kinds = [g["mode"] for g in stats if g["test"] == "h2d"]
@@ -250,7 +262,7 @@ def collab_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path
                                 ("total_seconds", "total"), ("device_share", "device share"), ("count", "n")], rows_))
     if rows_:
         section.figures.append(Figure("collaboration", plot_collab(rows_, folder / rid / "collab.png"),
-                                      f"{command_of(run)} --plot DIR"))
+                                      plot_command(run, "collab")))
     return section
 
 

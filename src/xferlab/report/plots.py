@@ -29,11 +29,26 @@ def _axes():
     return plt, fig, ax
 
 
-def _write(plt, fig, path: Path) -> Path:
+def check_plot_path(path: Path) -> Path:
+    """Refuse, before any work, a plot file of an unknown format or in a place that is not a folder."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
-        plt.close(fig)
         raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BadFile(f"plot file '{path}' cannot be written: '{parent}' is not a folder")
+    return path
+
+
+def _write(plt, fig, path: Path) -> Path:
+    path = Path(path)
+    try:
+        check_plot_path(path)
+    except BadFile:
+        plt.close(fig)
+        raise
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.tight_layout()

@@ -21,6 +21,8 @@ from ..errors import BadValue
 MODES = ("sync", "parallel", "forward")
 BACKENDS = ("emulated", "opencl")
 OPSETS = ("posit32", "enc64")
+MAX_SLOTS = 2**20      # result slots (and requests per window) at most: 8 MiB of device memory
+MAX_LATENCY = 1.0      # seconds: an emulated leg longer than this is a typo, not a bus
 #: The key of SPECK-64/128's published test vector (Beaulieu et al., ePrint 2013/404), as l2, l1, l0, k0.
 SPECK_TEST_KEY = (0x1b1a1918, 0x13121110, 0x0b0a0908, 0x03020100)
 
@@ -51,13 +53,15 @@ def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 2
     if mode not in MODES:
         raise BadValue(f"mode '{mode}' is not known; allowed: {', '.join(MODES)}")
     for name, value in (("--ring", ring), ("--window", window)):
-        if not isinstance(value, int) or value < 1:
-            raise BadValue(f"{name} {value} is not allowed: at least 1 (a slot ring or window of 0 holds nothing)")
-    if not latency >= 0:
-        raise BadValue(f"--latency {latency:g} s is not allowed: an emulated latency is 0 s or more")
+        if not isinstance(value, int) or not 1 <= value <= MAX_SLOTS:
+            raise BadValue(f"{name} {value} is not allowed: 1 to {MAX_SLOTS:,} (a slot ring or window of 0 holds nothing)")
+    if not 0 <= device < 2**31:
+        raise BadValue(f"--device {device} is not allowed: a device index, 0 or more (see `xferlab inventory`)")
+    if not 0 <= latency <= MAX_LATENCY:
+        raise BadValue(f"--latency {latency:g} s is not allowed: an emulated latency from 0 s to {MAX_LATENCY:g} s")
     if len(key) != 4 or not all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
         raise BadValue(f"key {key!r} is not allowed: four whole numbers of 32 bits (SPECK-64/128)")
-    if not bandwidth > 0:
+    if not 0 < bandwidth < float("inf"):
         raise BadValue(f"--bandwidth {bandwidth:g} B/s is not allowed: above 0")
     native = _native()
     try:

@@ -10,8 +10,10 @@ device there is no free bus to measure T_acc with.
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -34,6 +36,8 @@ def check(backend: str, workloads: list[str], modes: list[str], size: int = 0) -
             raise BadValue(f"--mode '{m}' is not known; allowed: {', '.join(MODES)}")
     from .. import _runtime
 
+    if not 0 <= size < 2**63:
+        raise BadValue(f"--size {size} is not allowed: 0 (each workload's default) or a positive size")
     for w in workloads:
         try:
             _runtime.check_workload_size(w, size)
@@ -57,13 +61,12 @@ def one(backend: str, mode: str, workload: str, latency: float, size: int, seed:
 
 def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int = 0,
           repeats: int = 3, ring: int = 256, window: int = 32, bandwidth: float = 16e9, device: int = 0, seed: int = 1,
-          progress: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
-    """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last."""
-    check(backend, workloads, modes, size)
-    if repeats < 1:
-        raise BadValue(f"--repeats {repeats} is not allowed: at least 1")
-    # Every option is checked (and the device opened once) before anything runs or is printed.
-    open_runtime(backend, modes[0], ring, window, min(x or 0.0 for x in latencies), bandwidth, device).close()
+          progress: Callable[[str], None] = lambda s: None,
+          on_row: Callable[[dict[str, Any]], None] = lambda r: None, checked: bool = False) -> list[dict[str, Any]]:
+    """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last;
+    ``on_row`` gets each row as soon as it is measured; ``checked``: :func:`prepare` was called already."""
+    if not checked:
+        prepare(backend, latencies, workloads, modes, size, repeats, ring, window, bandwidth, device)
     rows = []
     free: dict[str, float] = {}
     for workload in workloads:
@@ -94,22 +97,45 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
                 row["device_seconds"] = t_acc
                 row["p_over_o"] = (host - t_acc) / bus if bus and bus > 0 else None
                 rows.append(row)
+                on_row(row)
     return rows
 
 
-def record(rows: list[dict[str, Any]], params: dict[str, Any], store_path: Optional[Path],
-           argv: Optional[list[str]] = None) -> tuple[str, Path]:
-    """The rows as one run of the store (suite 'runtime', one sample per row: its wall time); ``argv``:
-    the command that reproduces them (default: this process's)."""
+def prepare(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int,
+            repeats: int, ring: int, window: int, bandwidth: float, device: int) -> None:
+    """Check every option, and open the device once, before anything runs, prints or is recorded."""
+    check(backend, workloads, modes, size)
+    if repeats < 1:
+        raise BadValue(f"--repeats {repeats} is not allowed: at least 1")
+    open_runtime(backend, modes[0], ring, window, max(x or 0.0 for x in latencies), bandwidth, device).close()
+
+
+@contextmanager
+def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional[list[str]] = None):
+    """A `runtime bench` run in the store, open while the bench runs: yields (run id, store path, add),
+    ``add(row)`` writing one row as a sample (suite 'runtime', its wall time) at once, so that a run
+    stopped midway (a wrong result, a device error, Ctrl-C) keeps every finished row. ``argv``: the command
+    that reproduces the rows (default: this process's)."""
     from ..measure.run import versions
     from ..store import open_store
     from ..system.inventory import inventory
 
     with open_store(store_path) as store:
         run_id = store.start_run("runtime bench", sys.argv[1:] if argv is None else argv, inventory(), versions(), params)
-        samples = [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
-                    "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"], "node": r["backend"],
-                    "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}} for r in rows]
-        store.add_samples(run_id, samples)
-        store.finish_run(run_id, "ok", {"rows": len(rows)})
-        return run_id, store.path
+        added = []
+
+        def add(r: dict[str, Any]) -> None:
+            store.add_samples(run_id, [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
+                                        "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"], "node": r["backend"],
+                                        "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}}])
+            added.append(r)
+
+        status = "interrupted"
+        try:
+            yield run_id, store.path, add
+            status = "ok"
+        except Exception:
+            status = "failed"
+            raise
+        finally:
+            store.finish_run(run_id, status, {"rows": len(added)})

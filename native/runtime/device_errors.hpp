@@ -1,0 +1,19 @@
+// What a device-side error code (XF_ERR_* of ops/interp.h) means, in words: one text for every backend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace xf {
+
+inline std::string describe_error(uint32_t code) {
+    switch (code) {
+    case 0: return "";                                                          // XF_ERR_NONE
+    case 1: return "unknown opcode";                                            // XF_ERR_OPCODE
+    case 2: return "slot index past the ring, or out index past the window";    // XF_ERR_SLOT
+    case 3: return "a request failed on purpose (XF_OP_FAIL)";                  // XF_ERR_INJECTED
+    default: return "device-side failure " + std::to_string(code);
+    }
+}
+
+}  // namespace xf
