@@ -111,10 +111,10 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
     for run in db.runs():  # newest first
         if run["status"] != "ok" or not run["samples"]:
             continue
-        rows = [flat(s) for s in db.samples(run["run_id"])[:2000]]
-        accelerator = next((r.get("device_name") for r in rows if r.get("device_name")), None)
-        for kind in kinds_of(rows):
-            where = rows[0].get("node") if kind == "runtime" else accelerator  # runtime: per backend
+        groups = db.stats(run["run_id"])  # one row per group: classifies the run without reading its samples
+        accelerator = ((db.run(run["run_id"]).get("inventory") or {}).get("accelerator") or {}).get("name")
+        for kind in kinds_of(groups):
+            where = groups[0].get("node") if kind == "runtime" else accelerator  # runtime: per backend
             key = (kind, where if kind != "memory" else None)
             chosen.setdefault(key, run["run_id"])
     if not chosen:
