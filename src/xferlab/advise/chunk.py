@@ -20,6 +20,14 @@ MAX_CHUNKS = 2**20  # the smallest chunk tried moves total / MAX_CHUNKS bytes
 GOLDEN = (math.sqrt(5) - 1) / 2
 
 
+def with_overhead(workflow: Workflow, seconds: float | None) -> Workflow:
+    """``workflow`` with a per-chunk cost of ``seconds`` given to every task that has none (None: as is)."""
+    if seconds is None:
+        return workflow
+    tasks = [{**t.model_dump(), "overhead": t.overhead or seconds} for t in workflow.tasks]
+    return Workflow.model_validate({**workflow.model_dump(by_alias=True), "tasks": tasks})
+
+
 def best_chunk(system: System, workflow: Workflow, smallest: int = 64) -> dict[str, Any]:
     """The best chunk, its makespan, the grid it was chosen from, and the one-piece makespan."""
     if not workflow.edges:

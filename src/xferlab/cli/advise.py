@@ -54,7 +54,11 @@ def chunk_cmd(system: str = typer.Argument(..., help="A system: YAML file or pac
 
     fmt = output_format(json_, csv_)
     sys_model = load_named(system, System, "system")
-    wf_model = with_overhead(load_named(workflow, Workflow, "workflow"), overhead)
+    from ..advise.chunk import with_overhead
+    from ..units import parse_time
+
+    cost = parse_time(overhead, "--overhead", allow_zero=True) if overhead is not None else None
+    wf_model = with_overhead(load_named(workflow, Workflow, "workflow"), cost)
     best = best_chunk(sys_model, wf_model)
     costs = sorted({t.overhead for t in wf_model.tasks})
     notes = [f"best: {format_size(best['chunk_bytes'])} chunks ({best['chunks']} of them), makespan "
@@ -66,18 +70,6 @@ def chunk_cmd(system: str = typer.Argument(..., help="A system: YAML file or pac
                                         Column("makespan_seconds", "makespan", format_time)], fmt,
          title=f"Pipelined {wf_model.name} on {sys_model.name}: makespan by chunk size (max-plus fast path)", notes=notes,
          extra={k: v for k, v in best.items() if k != "grid"})
-
-
-def with_overhead(workflow, overhead: Optional[str]):
-    """``workflow`` with ``overhead`` (TIME) given to every task that has none."""
-    if overhead is None:
-        return workflow
-    from ..system.models import Workflow
-    from ..units import parse_time
-
-    cost = parse_time(overhead, "--overhead", allow_zero=True)
-    tasks = [{**t.model_dump(), "overhead": t.overhead or cost} for t in workflow.tasks]
-    return Workflow.model_validate({**workflow.model_dump(by_alias=True), "tasks": tasks})
 
 
 @app.command("whatif")

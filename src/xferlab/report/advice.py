@@ -59,11 +59,10 @@ def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, 
 
 
 def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
-    from ..advise.chunk import best_chunk
+    from ..advise.chunk import best_chunk, with_overhead
     from ..advise.links import fastest, ranking_changes
     from ..advise.offload import offload
     from ..advise.whatif import replace_link
-    from ..cli.advise import with_overhead
     from ..cli.simulate import load_named
     from ..sim import flows
     from ..system.models import System, Workflow
@@ -104,12 +103,12 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     workflow = load_named("deceval", Workflow, "workflow")
     launch = primary.launch_seconds if primary else None
     chunk_rows = []
-    cost = f"{launch * 1e6:.1f}us" if launch else None
+    cost = f"{launch * 1e6:.1f}us" if launch else None  # for the command line only
+    wf = with_overhead(workflow, launch)
     variants = [("seed-testbed", system)]
     if primary:
         variants.append((f"seed-testbed, pcie3x16 -> {label}", replace_link(system, "pcie3x16", primary.spec)))
     for name, sys_model in variants:
-        wf = with_overhead(workflow, cost)
         best = best_chunk(sys_model, wf)
         staged = flows.run(sys_model, wf, "staged")
         chunk_rows.append({"system": name, "staged_seconds": staged.timeline.makespan,
