@@ -1,0 +1,111 @@
+// What the collaborative patterns of `xferlab-probe collab` share (collab.cpp runs them; one file
+// per pattern: collab_histogram.cpp, collab_taskqueue.cpp): the options and the outcome of one
+// repeat, the deterministic inputs, the host's thread split and the host's task transform.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../loaders/opencl_loader.hpp"
+#include "cl_device.hpp"
+
+namespace xferlab::collab {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBins = 256;
+constexpr size_t kLocal = 64;  // work-items per work-group
+
+inline double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The kernels' OpenCL C, one program built by collab.cpp from three parts: kKernelPrelude (the
+// shared-memory atomics' macros, in collab.cpp), kHistogramKernels and kTaskQueueKernels.
+extern const char* const kHistogramKernels;
+extern const char* const kTaskQueueKernels;
+
+// The host's copy of the task transform over x[0, n): the same operations in the same order for
+// each element as the kernel's `transform`, iterations outermost so that the compiler vectorizes
+// the inner loop over a block that stays in cache.
+inline void transform_span(float* x, size_t n, int iterations) {
+  for (int k = 0; k < iterations; ++k)
+    for (size_t i = 0; i < n; ++i) x[i] = x[i] * 0.96875f + x[i] * x[i] * 0.015625f + 0.0078125f;
+}
+
+// Deterministic pseudo-random input: a 64-bit mix (splitmix64's finalizer) of (seed, index).
+inline uint32_t value_at(uint64_t i, uint64_t seed) {
+  uint64_t z = i + seed * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
+}
+inline float float_at(uint64_t i, uint64_t seed) { return (value_at(i, seed) >> 8) * (1.0f / 16777216.0f); }
+
+// Runs body(t, lo, hi) on `threads` std::threads over equal contiguous slices of [0, n).
+template <class F>
+void parallel(int threads, size_t n, F body) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    pool.emplace_back([=, &body] { body(t, lo, hi); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+struct Options {
+  std::string pattern, version;
+  int device = 0;
+  size_t size = 0, block = 0;
+  int iterations = 0, host_threads = 1, repeats = 1;
+  double share = 0.5;
+  uint64_t seed = 1;
+  bool corrupt = false;
+};
+
+// What one repeat measured, and what its validation found.
+struct Outcome {
+  double allocation = 0, copy = 0, kernel = 0, total = 0;
+  double device_share = 0;  // fraction of the work the device did
+  size_t copied_bytes = 0;
+  long long host_tasks = -1, device_tasks = -1;
+  bool ok = true;
+  long long wrong = 0, first_wrong = -1;
+  double expected = 0, got = 0;
+  std::string what;
+};
+
+// Histogram (CHAI HSTI), collab_histogram.cpp. The constructor computes the host-only reference.
+struct Histogram {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel kd, ku;
+  std::vector<uint64_t> reference = std::vector<uint64_t>(kBins, 0);
+
+  Histogram(Options& opts, ClDevice& d);
+  size_t device_values() const;
+  size_t groups() const;
+  static void count_host(const uint32_t* in, size_t lo, size_t hi, uint32_t* shared);
+  void fill_input(uint32_t* in) const;
+  Outcome run();
+};
+
+// Task queue (CHAI TQH, simplified), collab_taskqueue.cpp. The constructor computes the host-only
+// reference.
+struct TaskQueue {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel kd, ku;
+  size_t tasks;
+  std::vector<float> reference;
+
+  TaskQueue(Options& opts, ClDevice& d);
+  void run_task(float* data, size_t t) const;
+  void fill_input(float* data) const;
+  long long host_work(float* data, int* next, size_t end) const;
+  Outcome run();
+};
+
+}  // namespace xferlab::collab

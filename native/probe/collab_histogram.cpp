@@ -1,0 +1,176 @@
+// `xferlab-probe collab --pattern histogram`: data partitioning in the manner of CHAI's HSTI (see
+// collab.cpp for the method and the timing). N pseudo-random 32-bit values binned by their top byte
+// into 256 bins; the device takes the first `device-share` of the input, T host threads the rest,
+// all adding into the same histogram. Every work-group and every host thread counts into a private
+// histogram (local memory / stack) and then adds it to the shared one with one atomic add per bin.
+//   D: the device's part is copied to a device buffer, counted into a device-buffer histogram,
+//      read back and added to the host threads' histogram.
+//   U: input and the one histogram live in fine-grained SVM; kernel and host threads add atomically
+//      to the same bins.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collab.hpp"
+
+namespace xferlab::collab {
+
+using namespace cl;
+
+// The histogram's kernels (the SHARED_* macros come from collab.cpp's prelude).
+const char* const kHistogramKernels = R"CLC(
+// This work-group's slice of in[0, count), counted into l[256].
+void count_slice(__global const uint* in, uint count, volatile __local uint* l) {
+  const uint lid = get_local_id(0), lsize = get_local_size(0);
+  const uint groups = get_num_groups(0), g = get_group_id(0);
+  for (uint b = lid; b < 256; b += lsize) l[b] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint per = ((count + groups - 1) / groups + lsize - 1) / lsize * lsize;
+  const uint first = min(count, g * per), end = min(count, first + per);
+  for (uint i = first + lid; i < end; i += lsize) atomic_inc(&l[in[i] >> 24]);
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+__kernel void hist_d(__global const uint* in, uint count, volatile __global uint* hist) {
+  volatile __local uint l[256];
+  count_slice(in, count, l);
+  for (uint b = get_local_id(0); b < 256; b += get_local_size(0))
+    if (l[b]) atomic_add(&hist[b], l[b]);
+}
+
+__kernel void hist_u(__global const uint* in, uint count, SHARED_UINT* hist) {
+  volatile __local uint l[256];
+  count_slice(in, count, l);
+  for (uint b = get_local_id(0); b < 256; b += get_local_size(0))
+    if (l[b]) SHARED_ADD(&hist[b], l[b]);
+}
+)CLC";
+
+Histogram::Histogram(Options& opts, ClDevice& d) : o(opts), dev(d) {
+  kd = dev.kernel("hist_d");
+  ku = dev.kernel("hist_u");
+  // The host-only reference, computed once, outside every timed region.
+  std::vector<std::vector<uint64_t>> parts(o.host_threads, std::vector<uint64_t>(kBins, 0));
+  parallel(o.host_threads, o.size, [&](int t, size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) ++parts[t][value_at(i, o.seed) >> 24];
+  });
+  for (auto& p : parts)
+    for (int b = 0; b < kBins; ++b) reference[b] += p[b];
+}
+
+size_t Histogram::device_values() const { return static_cast<size_t>(std::llround(o.size * o.share)); }
+size_t Histogram::groups() const { return std::max<size_t>(1, dev.units * 4); }
+
+// Host threads: count [lo, hi) privately, then add to `shared` with one atomic per bin.
+void Histogram::count_host(const uint32_t* in, size_t lo, size_t hi, uint32_t* shared) {
+  uint32_t mine[kBins] = {};
+  for (size_t i = lo; i < hi; ++i) ++mine[in[i] >> 24];
+  for (int b = 0; b < kBins; ++b)
+    if (mine[b]) __atomic_fetch_add(&shared[b], mine[b], __ATOMIC_RELAXED);
+}
+
+void Histogram::fill_input(uint32_t* in) const {
+  parallel(o.host_threads, o.size, [&](int, size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) in[i] = value_at(i, o.seed);
+  });
+}
+
+Outcome Histogram::run() {
+  Outcome out;
+  const size_t nd = device_values(), nh = o.size - nd;
+  out.device_share = o.size ? static_cast<double>(nd) / o.size : 0.0;
+  std::vector<uint32_t> final_hist(kBins, 0);
+  auto t0 = Clock::now();
+  if (o.version == "D") {
+    // allocation: host input, host histogram, device input and device histogram buffers
+    uint32_t* in = static_cast<uint32_t*>(std::aligned_alloc(4096, (o.size * 4 + 4095) / 4096 * 4096));
+    if (!in) throw std::runtime_error("out of host memory for the input");
+    std::unique_ptr<uint32_t, void (*)(void*)> guard(in, std::free);
+    std::vector<uint32_t> host_hist(kBins, 0), dev_hist(kBins, 0);
+    cl_mem din = dev.buffer(nd * 4), dhist = dev.buffer(kBins * 4);
+    fill_input(in);
+    out.allocation = since(t0);
+    // copy in: the device's part of the input, and a zeroed histogram
+    auto t1 = Clock::now();
+    dev.write(din, in, nd * 4);
+    dev.write(dhist, dev_hist.data(), kBins * 4);
+    out.copy = since(t1);
+    // compute: kernel and host threads together
+    auto t2 = Clock::now();
+    if (nd) {
+      dev.arg(kd, 0, din);
+      dev.arg(kd, 1, static_cast<cl_uint>(nd));
+      dev.arg(kd, 2, dhist);
+      dev.launch(kd, groups(), kLocal);
+    }
+    if (nh) parallel(o.host_threads, nh, [&](int, size_t lo, size_t hi) { count_host(in + nd, lo, hi, host_hist.data()); });
+    dev.finish();
+    out.kernel = since(t2);
+    // copy out: the device's histogram, merged into the host's
+    auto t3 = Clock::now();
+    dev.read(dhist, dev_hist.data(), kBins * 4);
+    for (int b = 0; b < kBins; ++b) final_hist[b] = host_hist[b] + dev_hist[b];
+    out.copy += since(t3);
+    out.total = since(t0);
+    out.copied_bytes = nd * 4 + 2 * kBins * 4;
+    dev.release(din);
+    dev.release(dhist);
+  } else {
+    uint32_t* in = static_cast<uint32_t*>(dev.svm(o.size * 4, false));
+    uint32_t* hist = nullptr;
+    try {
+      hist = static_cast<uint32_t*>(dev.svm(kBins * 4, true));
+      std::memset(hist, 0, kBins * 4);
+      fill_input(in);
+      out.allocation = since(t0);
+      auto t2 = Clock::now();
+      if (nd) {
+        dev.svm_arg(ku, 0, in);
+        dev.arg(ku, 1, static_cast<cl_uint>(nd));
+        dev.svm_arg(ku, 2, hist);
+        dev.launch(ku, groups(), kLocal);
+      }
+      if (nh) parallel(o.host_threads, nh, [&](int, size_t lo, size_t hi) { count_host(in + nd, lo, hi, hist); });
+      dev.finish();
+      out.kernel = since(t2);
+      out.total = since(t0);
+      if (o.corrupt) hist[kBins / 2] += 1;  // test hook: damage the result, which validation must catch
+      std::memcpy(final_hist.data(), hist, kBins * 4);
+    } catch (...) {
+      dev.svm_free(hist);
+      dev.svm_free(in);
+      throw;
+    }
+    dev.svm_free(hist);
+    dev.svm_free(in);
+  }
+  if (o.corrupt && o.version == "D") final_hist[kBins / 2] += 1;
+  // validation
+  for (int b = 0; b < kBins; ++b) {
+    if (final_hist[b] != reference[b]) {
+      if (out.ok) {
+        out.first_wrong = b;
+        out.expected = static_cast<double>(reference[b]);
+        out.got = final_hist[b];
+      }
+      out.ok = false;
+      ++out.wrong;
+    }
+  }
+  if (!out.ok) {
+    std::ostringstream msg;
+    msg << out.wrong << " of " << kBins << " bins differ; bin " << out.first_wrong << ": expected "
+        << static_cast<long long>(out.expected) << ", got " << static_cast<long long>(out.got);
+    out.what = msg.str();
+  }
+  return out;
+}
+
+}  // namespace xferlab::collab
