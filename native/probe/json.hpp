@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "fault.hpp"
+
 namespace xferlab {
 
 class JsonLine {
@@ -62,11 +64,13 @@ class JsonLine {
   // The object as text (for nesting inside another record).
   std::string text() const { return out_ + "}"; }
   // Writes the object and a newline to stdout, flushed so a parent process
-  // that kills the probe later still keeps every finished line.
+  // that kills the probe later still keeps every finished line. An injected fault (fault.hpp) may
+  // fire after a sample record.
   void emit() {
     std::fputs(out_.c_str(), stdout);
     std::fputs("}\n", stdout);
     std::fflush(stdout);
+    fault::after_line(out_);
   }
 
  private:

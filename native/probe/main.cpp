@@ -52,7 +52,12 @@ const char* kUsage =
     "                       CHAI-style CPU+device collaboration (OpenCL): D copies, U shared SVM + atomics\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
-    "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n";
+    "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n"
+    "\n"
+    "Fault injection (for tests): XFERLAB_PROBE_FAULT=KIND[@N] makes stream, latency, loaded, transfer,\n"
+    "launch, chunks and collab fail on purpose. KIND: crash=SIGSEGV, crash=SIGBUS, crash=abort (die by that\n"
+    "signal), hang (never return), garbage (print a non-JSON line on stdout), exit=CODE (exit with CODE).\n"
+    "@N: after the N-th sample record is printed (partial output exists); without it, before starting.\n";
 
 std::string compiler() {
 #if defined(__clang__)
@@ -106,6 +111,13 @@ int main(int argc, char** argv) {
         command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
         command == "cuda-ptx" || command == "collab") {
       xferlab::Args args(argc, argv, 2);
+      if (command != "nodes" && command != "devices" && command != "cuda-ptx") {
+        try {
+          xferlab::fault::arm();
+        } catch (const std::invalid_argument& error) {
+          return bad_argument(error.what());
+        }
+      }
       if (command == "stream") return xferlab::run_stream(args);
       if (command == "latency") return xferlab::run_latency(args);
       if (command == "loaded") return xferlab::run_loaded(args);
