@@ -104,7 +104,7 @@ def memory_params(plan: MemoryPlan) -> dict:
 
 
 def _row(summary: dict) -> dict:
-    """A summary with its unit in each field name (DESIGN: bytes_per_second, seconds)."""
+    """A summary with its unit in each field name (docs/cli.md: bytes_per_second, seconds)."""
     unit = "bytes_per_second" if summary["metric"] == "bandwidth_bytes_per_second" else "seconds"
     row = {k: summary[k] for k in ("test", "node", "mode", "threads", "size_bytes", "cpus", "headline", "count", "cov")}
     for stat in ("min", "median", "mean", "max"):
