@@ -1,4 +1,4 @@
-"""The CLI contract of DESIGN.md: commands, --json rows with units in their names, exit codes,
+"""The CLI contract of docs/cli.md: commands, --json rows with units in their names, exit codes,
 one-line errors naming the bad value."""
 
 import csv

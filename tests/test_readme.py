@@ -1,13 +1,14 @@
-"""The README's tour shows real output: each `$ xferlab …` block must match what the code prints now.
+"""The README's tour and the docs show real output: each `$ xferlab …` block must match what the code
+prints now.
 
-Blocks of measurements (the commands in VARYING: lab, measure, results, inventory, fit, report, runtime) and the benchmarks' timings are
-not compared: they differ from run to run.
-After a change that moves a figure, refresh the README with
+Blocks of measurements (the commands in VARYING: lab, measure, results, inventory, fit, report, runtime)
+and the benchmarks' timings are not compared: they differ from run to run. A command shown in more
+than one place is run once and compared with each.
+After a change that moves a figure, refresh the pages with
 ``XFERLAB_UPDATE_README=1 pytest tests/test_readme.py`` and read the diff.
 """
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -15,12 +16,30 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def examples():
+def fenced_blocks(text: str) -> list[str]:
+    """The contents of the plain ``` blocks (no language named) of a Markdown text."""
+    blocks, current, plain = [], None, False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current, plain = [], line.strip() == "```"
+            else:
+                if plain:
+                    blocks.append("\n".join(current))
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def examples(page: Path) -> list[tuple[str, str]]:
     found = []
-    for block in re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S):
+    for block in fenced_blocks(page.read_text()):
         lines = block.splitlines()
         i = 0
         while i < len(lines):
@@ -39,23 +58,37 @@ def examples():
 # Measurements and what they read back differ from run to run and machine to machine.
 VARYING = ("xferlab lab", "xferlab measure", "xferlab results", "xferlab inventory", "xferlab fit",
            "xferlab report", "xferlab runtime")
-EXAMPLES = [e for e in examples() if not e[0].startswith(VARYING)]
+README_EXAMPLES = [e for e in examples(README) if not e[0].startswith(VARYING)]
+
+# command -> [(page, expected output), …]
+SHOWN: dict[str, list[tuple[Path, str]]] = {}
+for _page in PAGES:
+    for _command, _expected in examples(_page):
+        if not _command.startswith(VARYING):
+            SHOWN.setdefault(_command, []).append((_page, _expected))
 
 
 def test_readme_has_a_tour():
-    assert len(EXAMPLES) >= 8
+    assert len(README_EXAMPLES) >= 8
 
 
-@pytest.mark.parametrize("command, expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_readme_output_is_current(command, expected):
+def test_fenced_blocks_skip_languages():
+    """A ```yaml block does not shift which fences open and close the plain blocks."""
+    text = "```yaml\na: 1\n```\n\n```\n$ xferlab x\nout\n```\n"
+    assert fenced_blocks(text) == ["$ xferlab x\nout"]
+
+
+@pytest.mark.parametrize("command", list(SHOWN), ids=list(SHOWN))
+def test_shown_output_is_current(command):
     args = shlex.split(command)[1:]
     env = {**os.environ, "COLUMNS": "100"}
     done = subprocess.run([sys.executable, "-m", "xferlab", *args], capture_output=True, text=True, env=env, timeout=120)
     printed = (done.stdout + done.stderr).strip()
-    if printed != expected and os.environ.get("XFERLAB_UPDATE_README") == "1":
-        text = README.read_text()
-        block = f"$ {command}\n{expected}\n"
-        assert text.count(block) == 1, f"cannot locate the block of {command!r} to update"
-        README.write_text(text.replace(block, f"$ {command}\n{printed}\n"))
-        return
-    assert printed == expected
+    for page, expected in SHOWN[command]:
+        if printed != expected and os.environ.get("XFERLAB_UPDATE_README") == "1":
+            text = page.read_text()
+            block = f"$ {command}\n{expected}\n"
+            assert text.count(block) == 1, f"cannot locate the block of {command!r} in {page.name} to update"
+            page.write_text(text.replace(block, f"$ {command}\n{printed}\n"))
+            continue
+        assert printed == expected, f"{page.relative_to(ROOT)}: the output of {command!r} has changed"

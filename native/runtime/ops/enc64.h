@@ -2,8 +2,9 @@
  *
  * One source for the host (C++17) and for OpenCL C kernels: the runtime prepends this text to its kernel
  * source. It stands in for the sequestered encryption enclave of the Zipper seed
- * (../shared/seeds/002_163233d032715662.txt): the device holds the key, requests carry only ciphertexts,
- * and every operation decrypts its operands, computes on int64, and encrypts the result.
+ * (seed 002: Chen, Zhang and Austin, Zipper; see docs/architecture.md): the device holds the key,
+ * requests carry only ciphertexts, and every operation decrypts its operands, computes on int64, and
+ * encrypts the result.
  *
  * Cipher: SPECK-64/128 as specified in Beaulieu, Shors, Smith, Treatman-Clark, Weeks, Wingers, "The SIMON
  * and SPECK Families of Lightweight Block Ciphers", IACR ePrint 2013/404: 32-bit words, 27 rounds, right
