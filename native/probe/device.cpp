@@ -7,11 +7,14 @@
 //
 // Method: warm-up copies are run and not reported; each timed copy reports the host steady clock
 // around submit + wait and the device's own timestamps; the copied data is checked outside the
-// timed region after each (kind, direction, size). Every host buffer is at least 64-byte aligned
+// timed region after each (kind, direction, size). How often a point repeats: a fixed count (and
+// --min-time), or with --precision until its median's 95 % interval is that narrow (precision.hpp);
+// a "point" record after each point says how it ended. Every host buffer is at least 64-byte aligned
 // (pageable ones page-aligned): seed 004 saw the Intel FPGA runtime warn and fall back to slow
 // copies, and a kernel panic of its DMA driver, on host buffers not aligned to 64 bytes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "backend.hpp"
 #include "json.hpp"
 #include "placement.hpp"
+#include "precision.hpp"
 #include "probe.hpp"
 
 namespace xferlab {
@@ -98,6 +102,11 @@ int run_transfer(Args& args) {
   const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
   const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
   const bool corrupt = args.flag("corrupt-copy");  // test hook: damage one copy, which must be caught
+  precision::Policy policy;
+  policy.min_iterations = min_iterations;
+  policy.max_iterations = max_iterations;
+  policy.min_time = min_time;
+  precision::read_options(args, policy);
   args.finish();
   if (node >= 0) check_node(node);
 
@@ -140,6 +149,8 @@ int run_transfer(Args& args) {
       .integer("warmup", warmup)
       .integer("min_iterations", min_iterations)
       .number("min_time_seconds", min_time)
+      .number("precision", policy.adaptive() ? policy.precision : NAN)
+      .number("max_time_seconds", policy.max_time)
       .str("clock", "std::chrono::steady_clock around submit+wait; device: profiling events")
       .str("alignment", "host buffers page-aligned (pageable) or runtime-aligned to at least 64 bytes")
       .emit();
@@ -178,11 +189,9 @@ int run_transfer(Args& args) {
         };
         for (int w = 0; w < warmup; ++w) once();
         std::memset(host_dst->host, 0, size);
-        double spent = 0.0;
-        int it = 0;
-        while (it < max_iterations && (it < min_iterations || spent < min_time)) {
+        precision::Repeat repeat(policy);
+        for (int it = 0;; ++it) {
           Timing t = once();
-          spent += t.host_seconds;
           JsonLine()
               .str("probe", "transfer")
               .str("record", "sample")
@@ -193,8 +202,12 @@ int run_transfer(Args& args) {
               .number("host_seconds", t.host_seconds)
               .number("device_seconds", t.device_seconds)
               .emit();
-          ++it;
+          if (!repeat.more(t.host_seconds)) break;
         }
+        JsonLine point;
+        point.str("probe", "transfer").str("record", "point").str("kind", host_kind_name(kind)).str("direction", dir)
+            .integer("size_bytes", size_ll);
+        repeat.describe(point).emit();
         // Validation, outside the timed region: read back what the copy wrote.
         if (corrupt && size > 0) {
           if (dir == "d2h" || dir == "bidir") static_cast<unsigned char*>(host_dst->host)[size / 2] ^= 0x5A;
@@ -239,6 +252,13 @@ int run_launch(Args& args) {
   const auto arg_counts = args.integers("args", "0", 0, 8);
   const int pin = static_cast<int>(args.integer("pin", -1, 0, 65535));
   const int chunk = static_cast<int>(args.integer("chunk", 1000, 1, 1000000));
+  // Fixed: exactly --count launches. With --precision: at least --min-count, at most --count.
+  precision::Policy policy;
+  policy.min_iterations = count;
+  policy.max_iterations = count;
+  precision::read_options(args, policy);
+  const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
+  if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
   args.finish();
   if (pin >= 0) {
     check_cpus({pin});
@@ -254,6 +274,8 @@ int run_launch(Args& args) {
       .raw("device", backend->describe(device))
       .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
       .integer("warmup", warmup)
+      .number("precision", policy.adaptive() ? policy.precision : NAN)
+      .number("max_time_seconds", policy.max_time)
       .str("clock", "std::chrono::steady_clock around set-arguments + submit + wait; device: profiling events")
       .emit();
   for (long long nargs : arg_counts) {
@@ -282,16 +304,23 @@ int run_launch(Args& args) {
       dev.clear();
     };
     long long first = 0;
-    for (long long i = 0; i < count; ++i) {
+    precision::Repeat repeat(policy);
+    for (long long i = 0;; ++i) {
       Timing t = backend->launch_empty(kernel_args);
       host.push_back(t.host_seconds);
       dev.push_back(t.device_seconds);
+      const bool again = repeat.more(t.host_seconds);
       if (static_cast<int>(host.size()) == chunk) {
         flush(first);
         first = i + 1;
       }
+      if (!again) break;
     }
     if (!host.empty()) flush(first);
+    JsonLine point;
+    point.str("probe", "launch").str("record", "point").integer("args", nargs)
+        .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1);
+    repeat.describe(point).emit();
   }
   return 0;
 }
@@ -304,6 +333,13 @@ int run_chunks(Args& args) {
   const auto kind_names = args.words("kinds", "pageable", {"pageable", "pinned", "svm-coarse", "svm-fine", "managed",
                                                            "managed-prefetch"});
   const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
+  // Fixed: --repeats timed repeats. With --precision: at least --repeats, at most --max-repeats.
+  precision::Policy policy;
+  policy.min_iterations = repeats;
+  policy.max_iterations = repeats;
+  precision::read_options(args, policy);
+  const int max_repeats = static_cast<int>(args.integer("max-repeats", 1000, 1, 1000000));
+  if (policy.adaptive()) policy.max_iterations = std::max(repeats, max_repeats);
   args.finish();
   backend->open(device);
   const long long largest = *std::max_element(chunks.begin(), chunks.end());
@@ -320,7 +356,8 @@ int run_chunks(Args& args) {
     fill(host->host, static_cast<size_t>(largest), 2);
     for (long long c : chunks) {
       const long long transfers = (total + c - 1) / c;
-      for (int r = 0; r < repeats + 1; ++r) {  // repeat 0 is a warm-up
+      precision::Repeat repeat(policy);
+      for (int r = 0;; ++r) {  // repeat 0 is a warm-up
         double host_s = 0.0, dev_s = 0.0;
         for (long long t = 0; t < transfers; ++t) {
           const long long bytes = std::min(c, total - t * c);
@@ -331,7 +368,11 @@ int run_chunks(Args& args) {
         JsonLine().str("probe", "chunks").str("record", "sample").str("kind", n).integer("chunk_bytes", c)
             .integer("transfers", transfers).integer("repeat", r).boolean("warmup", r == 0)
             .number("host_seconds", host_s).number("device_seconds", dev_s).emit();
+        if (r > 0 && !repeat.more(host_s)) break;
       }
+      JsonLine point;
+      point.str("probe", "chunks").str("record", "point").str("kind", n).integer("chunk_bytes", c);
+      repeat.describe(point).emit();
     }
   }
   return 0;

@@ -5,7 +5,9 @@
 // guess the next line. One pass over the cycle warms it up; then the chase runs for at least
 // --min-time seconds (the step count doubles until it does), `--repeats` times, each timed with
 // the steady clock; the figure is seconds per load. Working sets from the L1 cache to well past
-// the last-level cache show each level as a step.
+// the last-level cache show each level as a step. With --precision a size repeats (at least
+// --repeats, at most --max-repeats, within --max-time seconds of chasing) until the 95 % interval
+// of its median latency is that narrow (precision.hpp); a "point" record says how it ended.
 //
 // loaded: the same chase on the first CPU while the other threads stream over buffers of their
 // own, reading (or writing) one cache line and then spinning `delay` iterations before the next.
@@ -26,6 +28,7 @@
 #include "json.hpp"
 #include "persist.hpp"
 #include "placement.hpp"
+#include "precision.hpp"
 #include "probe.hpp"
 #include "region.hpp"
 
@@ -95,6 +98,12 @@ int run_latency(Args& args) {
   const double min_time = args.real("min-time", 0.02, 1e-4, 60.0);
   const int repeats = static_cast<int>(args.integer("repeats", 5, 1, 1000));
   const std::string hugepages = args.words("hugepages", "thp", {"none", "thp", "hugetlb"})[0];
+  precision::Policy policy;
+  policy.min_iterations = repeats;
+  policy.max_iterations = repeats;
+  precision::read_options(args, policy);
+  const int max_repeats = static_cast<int>(args.integer("max-repeats", 1000, 1, 100000));
+  if (policy.adaptive()) policy.max_iterations = std::max(repeats, max_repeats);
   args.finish();
   if (node >= 0) check_node(node);
   if (cpu >= 0) {
@@ -115,6 +124,8 @@ int run_latency(Args& args) {
       .str("hugepages", hugepages)
       .number("min_time_seconds", min_time)
       .integer("repeats", repeats)
+      .number("precision", policy.adaptive() ? policy.precision : NAN)
+      .number("max_time_seconds", policy.max_time)
       .raw("page_nodes", page_nodes_json(page_nodes(region->data(), largest)))
       .str("method", "dependent loads over a random cyclic permutation of 64-byte lines")
       .str("clock", "std::chrono::steady_clock")
@@ -124,7 +135,8 @@ int run_latency(Args& args) {
     size_t count = std::max<size_t>(2, static_cast<size_t>(size) / kLine);
     Line* p = build_cycle(lines, count, rng);
     p = chase(p, count);  // warm-up: one full pass
-    for (int r = 0; r < repeats; ++r) {
+    precision::Repeat repeat(policy);
+    for (int r = 0;; ++r) {
       uint64_t steps = 0;
       double per_load = timed_chase(p, min_time, steps);
       JsonLine()
@@ -135,7 +147,12 @@ int run_latency(Args& args) {
           .number("latency_seconds", per_load)
           .integer("loads", static_cast<long long>(steps))
           .emit();
+      // The interval is of the latency (seconds per load); the time limit counts the chase's seconds.
+      if (!repeat.more(per_load, per_load * static_cast<double>(steps))) break;
     }
+    JsonLine point;
+    point.str("probe", "latency").str("record", "point").integer("size_bytes", static_cast<long long>(count * kLine));
+    repeat.describe(point).emit();
     g_sink = reinterpret_cast<uintptr_t>(p);
   }
   return 0;

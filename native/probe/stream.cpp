@@ -4,7 +4,12 @@
 // measuring threads with first touch on, by one thread with it off); every kernel runs
 // `iterations` times and every run is timed alone with std::chrono::steady_clock around the
 // parallel region; iteration 0 is reported as a warm-up; after the last iteration every element
-// of every array is checked against a scalar replay of the same sequence of kernels.
+// of every array is checked against a scalar replay of the same sequence of kernels. With
+// --precision each kernel repeats (at least `iterations` in all, at most --max-iterations, within
+// --max-time seconds of timed runs) until the 95 % interval of its median time is that narrow
+// (precision.hpp; the warm-up is not counted); the headline stays STREAM's best rate, the target
+// applies to the median. A kernel that is done drops out of the rounds; a "point" record says how
+// each one ended.
 //
 // Bytes are counted as STREAM counts them: the arrays a kernel reads plus the array it writes
 // (copy and scale 2 x N x 8, add and triad 3 x N x 8, read and write N x 8). A store to a line not
@@ -27,6 +32,7 @@
 #include "json.hpp"
 #include "persist.hpp"
 #include "placement.hpp"
+#include "precision.hpp"
 #include "probe.hpp"
 #include "region.hpp"
 
@@ -155,6 +161,14 @@ int run_stream(Args& args) {
   const auto kernels = args.words("kernels", "copy,scale,add,triad", {"copy", "scale", "add", "triad", "read", "write"});
   const long long size = args.integer("size", default_size, 4096, 1ll << 46);
   const int iterations = static_cast<int>(args.integer("iterations", 10, 2, 1000));
+  // Timed runs per kernel (the warm-up aside): fixed, iterations - 1; adaptive, up to --max-iterations - 1.
+  // The arrays grow by at most x1.25 a round, so 1,000 rounds stay far from overflowing.
+  precision::Policy policy;
+  policy.min_iterations = iterations - 1;
+  policy.max_iterations = iterations - 1;
+  precision::read_options(args, policy);
+  const int max_iterations = static_cast<int>(args.integer("max-iterations", 1000, 2, 1000));
+  if (policy.adaptive()) policy.max_iterations = std::max(iterations, max_iterations) - 1;
   const auto cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : allowed_cpus();
   const int threads = static_cast<int>(args.integer("threads", static_cast<long long>(cpus.size()), 1, 4096));
   const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
@@ -255,11 +269,17 @@ int run_stream(Args& args) {
       .integer("last_level_cache_bytes", static_cast<long long>(llc))
       .str("clock", "std::chrono::steady_clock")
       .str("counting", "STREAM: bytes of arrays read + array written; write-allocate not counted")
+      .number("precision", policy.adaptive() ? policy.precision : NAN)
+      .number("max_time_seconds", policy.max_time)
       .emit();
 
   double ea = 2.0, eb = 2.0, ec = 0.0, sum = 0.0, read_sum = 0.0, expected_sum = 0.0;
-  for (int it = 0; it < iterations; ++it) {
-    for (auto& name : kernels) {
+  std::vector<precision::Repeat> repeats(kernels.size(), precision::Repeat(policy));
+  std::vector<bool> active(kernels.size(), true);
+  for (int it = 0; std::find(active.begin(), active.end(), true) != active.end(); ++it) {
+    for (size_t ki = 0; ki < kernels.size(); ++ki) {
+      if (!active[ki]) continue;
+      const std::string& name = kernels[ki];
       const Kernel& k = kernel_named(name);
       double seconds = run_kernel(name, x, threads, persist, sum);
       replay(name, ea, eb, ec);
@@ -278,6 +298,12 @@ int run_stream(Args& args) {
           .number("bytes", bytes)
           .number("write_allocate_bytes", k.arrays_written * static_cast<double>(array_bytes))
           .emit();
+      if (it > 0 && !repeats[ki].more(seconds)) {
+        active[ki] = false;
+        JsonLine point;
+        point.str("probe", "stream").str("record", "point").str("kernel", name);
+        repeats[ki].describe(point).emit();
+      }
     }
   }
 
