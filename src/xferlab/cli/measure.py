@@ -9,11 +9,13 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
+from ..measure import checks
 from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps, summaries
 from ..measure.run import measure
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
 from .common import CSV, JSON, STORE
+from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
 from .output import Column, emit, output_format, stderr, stdout
 
 app = typer.Typer(no_args_is_help=True, help="Measure this machine: memory tiers (bandwidth, latency, App-Direct).")
@@ -27,13 +29,18 @@ def _ints(text: str, where: str, lo: int = 0) -> list[int]:
         if value < lo:
             raise BadValue(f"{where} {value} is below {lo}")
         return value
-    items = []
+    items: list[int] = []
     for part in text.split(","):
         if "-" in part.strip()[1:]:
             lo_s, hi_s = part.split("-", 1)
-            items += list(range(one(lo_s, where), one(hi_s, where) + 1))
+            first, last = one(lo_s, where), one(hi_s, where)
+            if last < first or last - first >= 65536:
+                raise BadValue(f"{where} range '{part.strip()}' is not a range of at most 65,536 whole numbers, low-high")
+            items += list(range(first, last + 1))
         else:
             items.append(one(part, where))
+        if len(items) > 65536:
+            raise BadValue(f"{where} '{text[:40]}' lists more than 65,536 values")
     return items
 
 
@@ -87,13 +94,18 @@ def memory(
     json_: bool = JSON,
     csv_: bool = CSV,
 ) -> None:
-    """STREAM bandwidth (and latency) of memory tiers, with placement control; recorded in the store."""
+    """STREAM bandwidth (and latency) of memory tiers, with placement control; recorded in the store.
+
+    Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
     budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    checks.plot_dir(plot)
     outcome = measure("measure memory", steps(plan), rows_of, "memory", params=memory_params(plan), store_path=store,
-                      timeout=parse_time(timeout, "--timeout", allow_zero=False), budget=budget_s)
+                      timeout=timeout_s, budget=budget_s)
     report(outcome, fmt, plot)
+    conclude(outcome)
 
 
 def memory_params(plan: MemoryPlan) -> dict:
@@ -121,7 +133,8 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None)
         "bandwidth": [_row(s) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
         "latency": [_row(s) for s in sums if s["metric"] == "latency_seconds"],
         "loaded": _loaded_points(outcome.rows),
-        "failures": [{"step": r.step.label, "reason": r.failure} for r in outcome.failures],
+        "failures": failures(outcome),
+        "unvalidated_samples": unvalidated_total(outcome),
         "app_direct": _mappings(outcome.rows),
         "plots": [],
     }
@@ -144,16 +157,17 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
              f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
     notes += [f"run {outcome.run_id} recorded in {outcome.store_path}"]
-    notes += [f"failed: {f['step']}: {f['reason']}" for f in failures]
+    notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in result["plots"]]
     if fmt != "table":
         rows = bandwidth + latency + [{"test": "loaded-latency", **p} for p in loaded]
         emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "failures": failures})
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "failures": failures,
+                    "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_tables(bandwidth, latency, loaded)
     for note in notes:
-        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)
+        (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)
 
 
 def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
@@ -193,7 +207,7 @@ def _mappings(rows: list[dict]) -> list[dict]:
 def _loaded_points(rows: list[dict]) -> list[dict]:
     points: dict[tuple, dict] = {}
     for r in rows:
-        if r["test"] == "loaded-latency":
+        if r["test"] == "loaded-latency" and r.get("validated") is not False:
             p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
             p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
     return list(points.values())

@@ -13,9 +13,11 @@ import typer
 
 from ..errors import BadValue
 from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure import checks
 from ..measure.run import measure
 from ..units import format_time, parse_time
 from .common import CSV, JSON, STORE
+from .measure_outcome import conclude, failures as failed_steps, notes as failure_notes, unvalidated_total
 from .output import Column, emit, output_format, stderr, stdout
 
 _COUNT = re.compile(r"^\s*(\d+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
@@ -56,21 +58,25 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
            plot: Optional[Path] = typer.Option(None, "--plot", help="Write the Figure 4-style bar chart into DIR.", metavar="DIR"),
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
-    """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D."""
+    """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D.
+
+    Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--size"), block=block, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, device_share=device_share)
     plan.check()
+    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    checks.plot_dir(plot)
     outcome = measure("measure collab", steps(plan), rows_of, "device",
                       params={"backend": plan.backend, "device": plan.device, "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
                               "iterations": plan.iterations, "host_threads": plan.threads, "repeats": plan.repeats,
                               "device_share": plan.device_share},
-                      store_path=store, timeout=parse_time(timeout, "--timeout", allow_zero=False),
-                      budget=parse_time(budget, "--budget", allow_zero=False) if budget else None,
-                      extra_inventory={"accelerator": plan.info})
+                      store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
+    conclude(outcome)
 
 
 COLUMNS = [
@@ -87,7 +93,7 @@ COLUMNS = [
 
 def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
     result = summary(outcome.rows)
-    failures = [{"step": r.step.label, "reason": r.failure} for r in outcome.failures]
+    failures = failed_steps(outcome)
     plots = []
     if plot and result:
         from ..report.plots import plot_collab
@@ -99,17 +105,18 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
              f"run {outcome.run_id} recorded in {outcome.store_path}"]
     if atomics:
         notes.append(f"U atomics: {', '.join(atomics)}")
-    notes += [f"failed: {f['step']}: {f['reason']}" for f in failures]
+    notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in plots]
     if fmt != "table":
         keys = list(dict.fromkeys(k for r in result for k in r))
         emit("measure collab", result, [Column(k, k) for k in keys], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
-                    "failures": failures, "plots": [str(p) for p in plots]})
+                    "failures": failures, "unvalidated_samples": unvalidated_total(outcome),
+                    "plots": [str(p) for p in plots]})
         return
     if result:
         emit("measure collab", result, COLUMNS, "table",
              title="CHAI-style collaboration: medians of the non-warm-up repeats; /D = divided by D's median total "
                    "(seed 001, Figure 4)")
     for note in notes:
-        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)
+        (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)

@@ -10,9 +10,11 @@ import typer
 
 from ..measure.device import (DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, launch_summary, rows_of,
                               steps, transfer_overview, transfer_summary)
+from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from .common import CSV, JSON, STORE
+from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
 from .output import Column, emit, output_format, stderr, stdout
 
 BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (driver API).",
@@ -39,7 +41,9 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            plot: Optional[Path] = typer.Option(None, "--plot", help="Write plots into DIR.", metavar="DIR"),
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
-    """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency."""
+    """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency.
+
+    Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = DevicePlan(backend=backend, device=device_,
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
@@ -60,38 +64,47 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                plot: Optional[Path] = typer.Option(None, "--plot", help="Write the latency distribution into DIR.", metavar="DIR"),
                store: Optional[Path] = STORE,
                json_: bool = JSON, csv_: bool = CSV) -> None:
-    """Kernel launch latency: an empty kernel launched and waited for, COUNT times (median and tail)."""
+    """Kernel launch latency: an empty kernel launched and waited for, COUNT times (median and tail).
+
+    Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     try:
         arg_counts = [int(a) for a in args.split(",")]
+        if len(arg_counts) > 9 * 16:
+            raise ValueError
     except ValueError:
         from ..errors import BadValue
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
     plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
                       launch_args=arg_counts, pin=pin)
     plan.check()
-    if budget:  # the count the budget allows (80 % of it), at most --count
-        plan.fit_launches(0.8 * parse_time(budget, "--budget", allow_zero=False))
+    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    checks.plot_dir(plot)
+    if budget_s:  # the count the budget allows (80 % of it), at most --count
+        plan.fit_launches(0.8 * budget_s)
     _run("measure launch", plan, fmt, budget, timeout, store, plot)
 
 
 def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeout: str, store: Optional[Path],
          plot: Optional[Path]) -> None:
+    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    checks.plot_dir(plot)
     outcome = measure(command, steps(plan), rows_of, "device",
                       params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
                               "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
                               "chunks": plan.chunks},
-                      store_path=store, timeout=parse_time(timeout, "--timeout", allow_zero=False),
-                      budget=parse_time(budget, "--budget", allow_zero=False) if budget else None,
-                      extra_inventory={"accelerator": plan.info})
+                      store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
+    conclude(outcome)
 
 
 def device_results(outcome, plot: Optional[Path]) -> dict:
     rows = outcome.rows
     result = {"transfers": transfer_summary(rows), "launch": launch_summary(rows), "chunks": chunk_summary(rows),
-              "failures": [{"step": r.step.label, "reason": r.failure} for r in outcome.failures], "plots": []}
+              "failures": failures(outcome), "unvalidated_samples": unvalidated_total(outcome), "plots": []}
     result["overview"] = transfer_overview(result["transfers"]) if result["transfers"] else []
     if plot:
         from ..report.plots import plot_chunk_study, plot_device_transfers, plot_launch
@@ -109,18 +122,19 @@ def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
     result = device_results(outcome, plot)
     name = plan.info.get("name", "?")
     notes = [f"device: {plan.backend} #{plan.device} {name}; run {outcome.run_id} recorded in {outcome.store_path}"]
-    notes += [f"failed: {f['step']}: {f['reason']}" for f in result["failures"]]
+    notes += failure_notes(result["failures"])
     notes += [f"plot: {p}" for p in result["plots"]]
     if fmt != "table":
         rows = ([{"test": "transfer", **r} for r in result["transfers"]] + [{"test": "launch", **r} for r in result["launch"]]
                 + [{"test": "chunks", **r} for r in result["chunks"]])
         emit(outcome_command(outcome), rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
-                    "overview": result["overview"], "failures": result["failures"]})
+                    "overview": result["overview"], "failures": result["failures"],
+                    "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_device_tables(result)
     for note in notes:
-        (stderr if note.startswith("failed") else stdout).print(note, highlight=False)
+        (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)
 
 
 def outcome_command(outcome) -> str:

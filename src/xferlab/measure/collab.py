@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BadValue
+from . import checks
 from .probe import ProbeRun
 from .stats import summarize
-from .steps import Step
+from .steps import Step, dropped_reason, good_time
 
 PATTERNS = ("histogram", "taskqueue")
 VERSIONS = ("D", "U")
@@ -80,10 +81,15 @@ class CollabPlan:
             raise BadValue(f"--block {self.block}: floats per task must be in 1..{2**24}")
         if self.iterations < 0:
             raise BadValue(f"--iterations {self.iterations}: at least 0")
+        checks.in_range(self.iterations, "--iterations", *checks.COLLAB_ITERATIONS, what="math iterations per float")
+        if "taskqueue" in self.patterns and -(-self.size // self.block) > checks.COLLAB_TASKS:
+            raise BadValue(f"--size {self.size} / --block {self.block} gives {-(-self.size // self.block):,} tasks; "
+                           f"allowed: at most 2^30 (a larger --block)")
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
         if self.repeats < 2:
             raise BadValue(f"--repeats {self.repeats}: at least 2 (the first is a warm-up)")
+        checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="runs per pattern and version (the first a warm-up)")
         if not 0.0 <= self.device_share <= 1.0:
             raise BadValue(f"--device-share {self.device_share}: a fraction in 0..1")
         if not probe_devices:
@@ -131,16 +137,25 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     """Tidy rows of one probe run (one per repeat), and why it failed (None if it did not).
 
     A repeat whose result differs from the host-only reference fails the whole step: its rows are
-    dropped and the reason names the repeat and what differed."""
+    dropped and the reason names the repeat and what differed. The probe prints each repeat's
+    validation record right after its sample: a row is ``validated`` once that record came out
+    right; a repeat printed before a crash or kill is kept, unvalidated, out of the statistics.
+    Samples with a non-positive or non-finite total time are dropped."""
     setup = next((r for r in run.records if r.get("record") == "setup"), {})
-    bad = [r for r in run.records if r.get("record") == "validation" and not r.get("ok")]
+    checks = [r for r in run.records if r.get("record") == "validation"]
+    bad = [r for r in checks if not r.get("ok")]
     if bad:
         first = bad[0]
         return [], (f"validation failed in {len(bad)} repeat(s) of {first.get('pattern')} {first.get('version')}: "
                     f"repeat {first.get('repeat')}: {first.get('what')}")
+    checked = {(r.get("pattern"), r.get("version"), r.get("repeat")) for r in checks}
     rows = []
+    dropped: list[str] = []
     for r in run.records:
         if r.get("record") != "sample":
+            continue
+        if not good_time(r.get("total_seconds")):
+            dropped.append(f"repeat {r.get('repeat')}: {r.get('total_seconds')} s")
             continue
         pattern = r["pattern"]
         rows.append({
@@ -149,6 +164,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
             "seconds": r["total_seconds"], "threads": r["host_threads"],
             "size_bytes": setup.get("size", 0) * 4 if setup else None, "bytes": r.get("copied_bytes"),
             "node": step.placement.get("node"),
+            "validated": (pattern, r["version"], r["repeat"]) in checked,
             "params": {
                 "pattern": pattern, "version": r["version"],
                 "allocation_seconds": r["allocation_seconds"], "copy_seconds": r["copy_seconds"],
@@ -163,7 +179,10 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "device_index": setup.get("device_index"),
             },
         })
-    failure = run.failure
+    failure = run.failure or dropped_reason(dropped)
+    unchecked = sum(1 for row in rows if not row["validated"])
+    if unchecked and failure is None:
+        failure = f"the probe ended before validating {unchecked} repeats"
     if not rows and failure is None:
         failure = "the probe reported no samples"
     return rows, failure
@@ -176,12 +195,12 @@ def _split(row: dict[str, Any], key: str) -> float:
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (pattern, version): medians of each phase and of the total over the non-warm-up repeats,
+    """Per (pattern, version): medians of each phase and of the total over the validated non-warm-up repeats,
     and the same divided by D's median total for the pattern (Figure 4 of seed 001). ``dm`` is
     allocation + copy, the paper's "data movement"."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        if str(r.get("test", "")).startswith("collab-") and not r.get("warmup"):
+        if str(r.get("test", "")).startswith("collab-") and not r.get("warmup") and r.get("validated") is not False:
             groups.setdefault((r["test"].removeprefix("collab-"), r["mode"]), []).append(r)
     medians: dict[tuple[str, str], dict[str, Any]] = {}
     for (pattern, version), members in groups.items():

@@ -16,9 +16,10 @@ from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
 from ..units import format_size
+from . import checks
 from .probe import ProbeRun, run_probe
 from .stats import summarize
-from .steps import Step
+from .steps import Step, dropped_reason, good_time
 
 BACKENDS = ("opencl", "cuda")
 KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
@@ -98,10 +99,25 @@ class DevicePlan:
             if s > limit:
                 raise BadValue(f"size {format_size(s)} ({s} B) is above the device's largest allocation, "
                                f"{format_size(limit)}")
+            if s < 1:
+                raise BadValue(f"size {s} B: copies move at least 1 byte")
+        if self.transfers and not self.directions:
+            raise BadValue(f"--directions is empty; allowed: {', '.join(DIRECTIONS)}")
         if self.iterations < 1:
             raise BadValue(f"--iterations {self.iterations}: at least 1")
+        checks.in_range(self.iterations, "--iterations", *checks.TRANSFER_ITERATIONS,
+                        what="a whole number of timed copies per point")
+        if not 0 <= self.min_time <= checks.TRANSFER_MIN_TIME:
+            raise BadValue(f"--min-time {self.min_time:g} s is out of range; allowed: 0 s..1 h per point")
+        if self.node is not None:
+            checks.memory_node(self.node)
+        if self.chunks and not 1 <= self.chunk_total <= checks.CHUNK_BYTES[1]:
+            raise BadValue(f"--total {format_size(self.chunk_total)} is out of range; allowed: 1 B..1 TiB")
         if self.launch_count < 1:
             raise BadValue(f"--count {self.launch_count}: at least 1 launch")
+        checks.in_range(self.launch_count, "--count", *checks.LAUNCH_COUNT, what="launches per argument count")
+        if self.launch and not self.launch_args:
+            raise BadValue("--args is empty; allowed: buffer argument counts 0..8")
         for a in self.launch_args:
             if not 0 <= a <= 8:
                 raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
@@ -169,45 +185,74 @@ def steps(plan: DevicePlan) -> list[Step]:
 
 
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
-    """Tidy rows of one probe run, and why it failed (None if it did not)."""
+    """Tidy rows of one probe run, and why it failed (None if it did not).
+
+    ``validated``: a copy's samples once the probe printed its point's (kind, direction, size)
+    validation record, right; launch and chunk samples (the probe checks nothing there) once the
+    probe ended cleanly. Unvalidated rows are kept for the record and left out of statistics;
+    samples with a non-positive or non-finite host time are dropped."""
     setup = next((r for r in run.records if r.get("record") == "setup"), {})
     device = setup.get("device", {})
     base = {"suite": "device", "node": step.placement.get("node"), "backend": setup.get("backend"),
             "device_name": device.get("name"), "device_index": device.get("index")}
     rows: list[dict[str, Any]] = []
+    dropped: list[str] = []
     failure = run.failure
     if step.test == "transfer":
-        bad = [r for r in run.records if r.get("record") == "validation" and not r["ok"]]
+        checks = [r for r in run.records if r.get("record") == "validation"]
+        bad = [r for r in checks if not r.get("ok")]
         if bad:
             first = bad[0]
             return [], (f"validation failed: {len(bad)} copies wrong, first {first['kind']} {first['direction']} "
                         f"{first['size_bytes']} B at byte {first['first_wrong_byte']}")
+        checked = {(r["kind"], r["direction"], r["size_bytes"]) for r in checks}
         for r in run.records:
-            if r.get("record") == "sample":
-                dev = r["device_seconds"] if r["device_seconds"] is not None and r["device_seconds"] >= 0 else None
-                rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
-                             "value": r["size_bytes"] / r["host_seconds"], "mode": r["kind"], "size_bytes": r["size_bytes"],
-                             "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
-                             "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev})
+            if r.get("record") != "sample":
+                continue
+            if not good_time(r.get("host_seconds")):
+                dropped.append(f"{r.get('kind')} {r.get('direction')} {r.get('size_bytes')} B: {r.get('host_seconds')} s")
+                continue
+            dev = r["device_seconds"] if good_time(r.get("device_seconds")) else None
+            rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
+                         "value": r["size_bytes"] / r["host_seconds"], "mode": r["kind"], "size_bytes": r["size_bytes"],
+                         "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
+                         "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
+                         "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
+        unchecked = sum(1 for row in rows if not row["validated"])
+        if unchecked and failure is None:
+            failure = f"the probe ended before validating {unchecked} copies"
     elif step.test == "launch":
         for r in run.records:
             if r.get("record") == "samples":
                 for i, (h, d) in enumerate(zip(r["host_seconds"], r["device_seconds"])):
+                    if not good_time(h):
+                        dropped.append(f"{r['args']} args launch {r['first_iteration'] + i}: {h} s")
+                        continue
                     rows.append({**base, "test": "launch", "metric": "latency_seconds", "value": h,
                                  "mode": f"{r['args']} args", "cpus": step.placement.get("cpus"), "args": r["args"],
                                  "iteration": r["first_iteration"] + i, "warmup": False, "seconds": h,
-                                 "device_seconds": d if d >= 0 else None})
+                                 "device_seconds": d if good_time(d) else None, "validated": run.ok})
     else:
         for r in run.records:
             if r.get("record") == "sample":
+                if not good_time(r.get("host_seconds")):
+                    dropped.append(f"{r.get('kind')} chunk {r.get('chunk_bytes')} B: {r.get('host_seconds')} s")
+                    continue
                 total = setup.get("total_bytes")
                 rows.append({**base, "test": "chunks", "metric": "bandwidth_bytes_per_second",
                              "value": total / r["host_seconds"], "mode": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
-                             "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"]})
+                             "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
+                             "validated": run.ok})
+    failure = failure or dropped_reason(dropped)
     if not rows and failure is None:
         failure = "the probe reported no samples"
     return rows, failure
+
+
+def _validated(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows statistics are made of: those the probe validated (rows read back from an older store have no flag)."""
+    return [r for r in rows if r.get("validated") is not False]
 
 
 def _quantile(data: list[float], q: float) -> float:
@@ -218,7 +263,7 @@ def _quantile(data: list[float], q: float) -> float:
 def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kind, direction, size): median latency and bandwidth by both clocks."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in _validated(rows):
         if r["test"] in DIRECTIONS:
             groups.setdefault((r["mode"], r["test"], r["size_bytes"]), []).append(r)
     out = []
@@ -254,7 +299,7 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in _validated(rows):
         if r["test"] == "launch":
             groups.setdefault((r["args"], r.get("cpus")), []).append(r)
     out = []
@@ -271,7 +316,7 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in _validated(rows):
         if r["test"] == "chunks" and not r["warmup"]:
             groups.setdefault((r["mode"], r["size_bytes"]), []).append(r)
     out = []

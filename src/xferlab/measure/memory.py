@@ -17,8 +17,9 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_size
+from . import checks
 from .probe import ProbeRun
-from .steps import Step
+from .steps import Step, dropped_reason, good_time
 from .stats import summarize
 
 KERNELS = ("copy", "scale", "add", "triad", "read", "write")
@@ -47,8 +48,11 @@ class MemoryPlan:
     timeout: float = 600.0
 
     def check(self) -> None:
-        """Refuse, with the value named, what this machine cannot run."""
+        """Refuse, with the value named, what this machine (or the probe) cannot run: every value
+        the probe would refuse or die on is caught here, before a run is recorded."""
         allowed = sorted(os.sched_getaffinity(0))
+        if not self.kernels:
+            raise BadValue(f"--kernels is empty; allowed: {', '.join(KERNELS)}")
         for k in self.kernels:
             if k not in KERNELS:
                 raise BadValue(f"kernel '{k}' is not known; allowed: {', '.join(KERNELS)}")
@@ -56,34 +60,47 @@ class MemoryPlan:
             for c in self.cpus:
                 if c not in allowed:
                     raise BadValue(f"--cpus: CPU {c} does not exist or is not allowed; allowed: {_ranges(allowed)}")
-        usable = len(self.cpus) if self.cpus is not None else len(allowed)
+        usable = len(set(self.cpus)) if self.cpus is not None else len(allowed)
+        cap = checks.thread_cap(usable)
         for t in self.threads:
             if t < 1:
                 raise BadValue(f"--threads {t}: at least one thread is needed")
-        nodes = {n["node"]: n for n in inv.numa_nodes()}
+            if t > cap:
+                raise BadValue(f"--threads {t} is more than {cap}, 4 per usable CPU ({usable}); allowed: 1..{cap}")
         for node in self.nodes:
-            if node is not None and node not in nodes:
-                raise BadValue(f"--node {node} does not exist; nodes: {', '.join(map(str, nodes))}")
-            if node is not None and not nodes[node]["memory_total_bytes"]:
-                raise BadValue(f"--node {node} has no memory (a CPU-only node); nodes with memory: "
-                               f"{', '.join(str(n) for n, d in nodes.items() if d['memory_total_bytes'])}")
+            if node is not None:
+                checks.memory_node(node)
+        if self.iterations < 2:
+            raise BadValue(f"--iterations {self.iterations}: at least 2 (the first is a discarded warm-up)")
+        checks.in_range(self.iterations, "--iterations", *checks.STREAM_ITERATIONS,
+                        what="a whole number of timed iterations (the first a warm-up)")
         if self.size_bytes is not None:
+            lo, hi = checks.STREAM_SIZE
+            if not lo <= self.size_bytes <= hi:
+                raise BadValue(f"--size {format_size(self.size_bytes)} ({self.size_bytes} B) per array is out of range; "
+                               f"allowed: {format_size(lo)}..{format_size(hi)}")
             for node in self.nodes:
                 capacity = node_capacity(node)
                 if 3 * self.size_bytes > capacity:
                     raise BadValue(f"--size {format_size(self.size_bytes)} per array needs {format_size(3 * self.size_bytes)} "
                                    f"for three arrays, more than the {format_size(capacity)} of memory node "
                                    f"{'(default)' if node is None else node}")
+        if self.hugepages not in ("none", "thp", "hugetlb"):
+            raise BadValue(f"--hugepages '{self.hugepages}' is not allowed; allowed: none, thp, hugetlb")
         if self.persist and self.pmem is None:
             raise BadValue("--persist needs --pmem PATH: persistence applies to an App-Direct mapping")
         if self.pmem is not None:
-            check_pmem_path(self.pmem)
             if any(n is not None for n in self.nodes):
                 raise BadValue("--node binds ordinary memory; an App-Direct mapping (--pmem) lives where its device is")
+            if self.hugepages != "none":
+                raise BadValue(f"--hugepages {self.hugepages} applies to ordinary memory, not to an App-Direct "
+                               "mapping (--pmem)")
+            if self.bandwidth:
+                checks.pmem_path(self.pmem, checks.stream_mapping_bytes(self.array_bytes))
+        elif self.hugepages == "hugetlb" and self.bandwidth:
+            checks.hugetlb(checks.stream_mapping_bytes(self.array_bytes), self.nodes)
         if self.loaded and usable < 2:
             raise BadValue("--loaded needs at least two CPUs: one chases pointers while the others load memory")
-        if self.iterations < 2:
-            raise BadValue(f"--iterations {self.iterations}: at least 2 (the first is a discarded warm-up)")
 
     @property
     def array_bytes(self) -> int:
@@ -105,20 +122,6 @@ def node_capacity(node: Optional[int]) -> int:
     if node is None or len(nodes) == 1:
         return max(system, *(n["memory_total_bytes"] for n in nodes))
     return next(n["memory_total_bytes"] for n in nodes if n["node"] == node)
-
-
-def check_pmem_path(path: Path) -> None:
-    """--pmem must be a writable directory, a new file in a writable directory, or a DAX device."""
-    if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise BadValue(f"--pmem '{path}' is a directory xferlab cannot write to")
-    elif path.exists() and not path.is_char_device():
-        raise BadValue(f"--pmem '{path}' is an existing file; give a directory (xferlab creates and removes its own "
-                       "file there), a new file name, or a DAX device")
-    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        raise BadValue(f"--pmem '{path}': the device is not readable and writable by this user")
-    elif not path.exists() and not (path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)):
-        raise BadValue(f"--pmem '{path}': cannot create a file in '{path.parent}' (missing or not writable)")
 
 
 def steps(plan: MemoryPlan) -> list[Step]:
@@ -174,52 +177,65 @@ def latency_sizes(llc: int) -> list[int]:
 
 
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
-    """Tidy sample rows of one probe run, and the reason it failed (None if it did not)."""
+    """Tidy sample rows of one probe run, and the reason it failed (None if it did not).
+
+    ``validated`` says whether the probe vouched for a row: a STREAM row once the probe's
+    validation record came out right; a latency or loaded-latency row (nothing to validate) once
+    the probe ended cleanly. Rows of a probe that crashed or was killed first are kept, unvalidated,
+    and left out of statistics. Samples with a non-positive or non-finite time are dropped."""
     setup = next((r for r in run.records if r.get("record") == "setup"), {})
     base = {"suite": "memory", **step.placement}
     rows: list[dict[str, Any]] = []
+    dropped: list[str] = []
     failure = run.failure
+    samples = [r for r in run.records if r.get("record") == "sample"]
     if step.test == "stream":
         validation = next((r for r in run.records if r.get("record") == "validation"), None)
         if validation is None:
             failure = failure or "the probe ended before validating its arrays"
-        elif not validation["ok"]:
-            return [], f"validation failed: {validation['detail']}"
+        elif not validation.get("ok"):
+            return [], f"validation failed: {validation.get('detail')}"
         extra = {k: setup.get(k) for k in ("first_touch", "hugepages", "dax", "map_sync", "persist_mechanism",
                                            "page_nodes", "pinned")}
-        for r in run.records:
-            if r.get("record") == "sample":
-                rows.append({**base, "test": r["kernel"], "metric": "bandwidth_bytes_per_second",
-                             "value": r["bytes"] / r["seconds"], "size_bytes": setup.get("array_bytes"),
-                             "cpus": setup.get("thread_cpus"), "iteration": r["iteration"], "warmup": r["warmup"],
-                             "seconds": r["seconds"], "bytes": r["bytes"],
-                             "write_allocate_bytes": r["write_allocate_bytes"], **extra})
+        for r in samples:
+            if not good_time(r.get("seconds")):
+                dropped.append(f"{r.get('kernel')} iteration {r.get('iteration')}: {r.get('seconds')} s")
+                continue
+            rows.append({**base, "test": r["kernel"], "metric": "bandwidth_bytes_per_second",
+                         "value": r["bytes"] / r["seconds"], "size_bytes": setup.get("array_bytes"),
+                         "cpus": setup.get("thread_cpus"), "iteration": r["iteration"], "warmup": r["warmup"],
+                         "seconds": r["seconds"], "bytes": r["bytes"], "validated": validation is not None,
+                         "write_allocate_bytes": r["write_allocate_bytes"], **extra})
     elif step.test == "latency":
-        for r in run.records:
-            if r.get("record") == "sample":
-                rows.append({**base, "test": "latency", "metric": "latency_seconds", "value": r["latency_seconds"],
-                             "size_bytes": r["size_bytes"], "cpus": str(setup.get("cpu")), "iteration": r["repeat"],
-                             "warmup": False, "loads": r["loads"], "hugepages": setup.get("hugepages"),
-                             "page_nodes": setup.get("page_nodes")})
+        for r in samples:
+            if not good_time(r.get("latency_seconds")):
+                dropped.append(f"{r.get('size_bytes')} B repeat {r.get('repeat')}: {r.get('latency_seconds')} s")
+                continue
+            rows.append({**base, "test": "latency", "metric": "latency_seconds", "value": r["latency_seconds"],
+                         "size_bytes": r["size_bytes"], "cpus": str(setup.get("cpu")), "iteration": r["repeat"],
+                         "warmup": False, "loads": r["loads"], "hugepages": setup.get("hugepages"),
+                         "page_nodes": setup.get("page_nodes"), "validated": run.ok})
     else:
-        points = [r for r in run.records if r.get("record") == "sample"]
-        for i, r in enumerate(points):
+        for i, r in enumerate(samples):
+            if not (good_time(r.get("seconds")) and good_time(r.get("latency_seconds"))):
+                dropped.append(f"delay {r.get('delay')}: {r.get('latency_seconds')} s")
+                continue
             shared = {**base, "test": "loaded-latency", "size_bytes": setup.get("size_bytes"),
                       "cpus": str(setup.get("chase_cpu")), "iteration": i, "warmup": False, "seconds": r["seconds"],
                       "delay": r["delay"], "traffic": setup.get("traffic"),
-                      "traffic_threads": setup.get("traffic_threads")}
+                      "traffic_threads": setup.get("traffic_threads"), "validated": run.ok}
             rows.append({**shared, "metric": "latency_seconds", "value": r["latency_seconds"], "loads": r["loads"]})
             rows.append({**shared, "metric": "bandwidth_bytes_per_second",
                          "value": r["traffic_bandwidth_bytes_per_second"]})
-    return rows, failure
+    return rows, failure or dropped_reason(dropped)
 
 
 def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Statistics per (test, metric, node, mode, threads, size) over non-warm-up samples, with the
+    """Statistics per (test, metric, node, mode, threads, size) over validated non-warm-up samples, with the
     headline named: STREAM's best rate (the fastest iteration) for bandwidth, the median for latency."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
-        if r.get("warmup") or r["test"] == "loaded-latency":
+        if r.get("warmup") or r["test"] == "loaded-latency" or r.get("validated") is False:
             continue
         key = (r["test"], r["metric"], r.get("node"), r.get("mode"), r.get("threads"), r.get("size_bytes"))
         groups.setdefault(key, []).append(r)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -60,9 +61,9 @@ def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         stdout, run.returncode = done.stdout, done.returncode
         if done.returncode != 0:
-            run.failure = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            run.failure = exit_reason(done.returncode, done.stderr)
     except subprocess.TimeoutExpired as expired:
-        stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+        stdout = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
         run.failure = f"killed after its timeout of {timeout:g} s"
     for line in stdout.splitlines():
         if line.strip():
@@ -71,3 +72,17 @@ def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
             except json.JSONDecodeError:
                 run.failure = run.failure or f"unparseable output line: {line[:80]}"
     return run
+
+
+def exit_reason(returncode: int, stderr: str) -> str:
+    """Why a probe that ended with ``returncode`` failed: its last line on stderr, and for a probe
+    killed by a signal the signal's name ("killed by SIGBUS after: <last line>")."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"killed by {name}" + (f" after: {last}" if last else "")
+    return last or f"exit code {returncode}"

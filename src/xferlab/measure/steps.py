@@ -5,6 +5,7 @@ caller can commit its samples before the next step starts."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -25,6 +26,25 @@ class Step:
 
 
 Converter = Callable[[Step, ProbeRun], "tuple[list[dict[str, Any]], Optional[str]]"]
+
+
+def good_time(value: Any) -> bool:
+    """Whether a probe's time is one a sample may carry: a finite number of seconds above zero
+    (the probe prints a non-finite number as null)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def dropped_reason(dropped: list[str]) -> Optional[str]:
+    """The failure reason of a step whose probe printed samples with impossible times (dropped, not stored)."""
+    if not dropped:
+        return None
+    return (f"dropped {len(dropped)} sample{'s' * (len(dropped) > 1)} with a non-positive or non-finite time "
+            f"(first: {dropped[0]})")
+
+
+def unvalidated(rows: list[dict[str, Any]]) -> int:
+    """How many of ``rows`` the probe did not validate (kept in the store, left out of statistics)."""
+    return sum(1 for r in rows if r.get("validated") is False)
 
 
 @dataclass
