@@ -22,8 +22,13 @@ lab: $(STAMP)
 	-@$(MAKE) --no-print-directory opencl
 	$(BIN)/xferlab lab
 
+# The tests in parallel (pytest-xdist, a worker per core; a module sharing a fixture stays on one
+# worker), then the tests marked `serial` (they compare timings) alone. Fails if either part fails.
 test: sysdeps opencl browser $(STAMP)
-	$(BIN)/python -m pytest -q
+	@status=0; \
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -q -m serial || status=$$?; \
+	exit $$status
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q '.[bench]'

@@ -1,8 +1,65 @@
+"""Shared fixtures, and how the suite runs in parallel (``make test``: ``pytest -n auto`` with
+pytest-xdist, then the tests marked ``serial`` alone).
+
+* Every test runs in a folder of its own (and module fixtures in one per session), so that a
+  command that writes to its defaults (``./xferlab-results/xferlab.duckdb``, ``./xferlab-results/
+  profiles``, a report or a lab folder) never meets another test's files, in this process or in a
+  parallel worker.
+* Tests that compare timings (cache steps, launch latency, speedups, the emulated bus's spinning
+  threads) are marked ``serial``: run beside other tests on a small machine they would measure the
+  other tests. ``make test`` runs them after the parallel part, one at a time.
+* The tests of a module with a module-scoped fixture (a recorded run, a browser) stay on one
+  worker (``xdist_group``), so that the fixture is built once.
+"""
+
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+# Child processes (`python -m xferlab`) must import the same xferlab after a test changes folder:
+# a relative PYTHONPATH (`PYTHONPATH=src pytest`) is made absolute once, here.
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
+
+# Tests that time things and compare the times: run alone (`-m serial`), never beside others.
+SERIAL = (
+    "tests/test_memory.py::test_latency_steps_match_the_caches",
+    "tests/test_memory.py::test_app_direct_on_a_file_with_and_without_persistence",
+    "tests/test_device.py::test_launch_latency_both_clocks",
+    "tests/test_device.py::test_budget_scales_the_launch_count",
+    "tests/test_probe.py::test_clock_resolution",
+    "tests/test_runtime.py::test_bench_records_and_reports",
+    "tests/test_runtime.py::test_every_workload_validates",
+)
+# Modules whose tests share a module-scoped fixture: one xdist worker each.
+ONE_WORKER = ("test_browser.py", "test_cuda.py", "test_deceval.py", "test_enc64.py", "test_report.py", "test_tiers.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        nodeid = item.nodeid.split("[")[0]
+        if any(nodeid == name or nodeid.endswith("/" + name) for name in SERIAL):
+            item.add_marker(pytest.mark.serial)
+        if item.path.name in ONE_WORKER:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_folder(tmp_path_factory):
+    before = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("session-cwd"))
+    yield
+    os.chdir(before)
+
+
+@pytest.fixture(autouse=True)
+def _own_folder(tmp_path_factory, monkeypatch):
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
 class Cli:
