@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ..errors import BadValue
 from ..units import format_size
@@ -133,6 +132,8 @@ def _solve(x: np.ndarray, m: np.ndarray, weights: np.ndarray | None = None,
     """Coefficients p >= 0 minimizing sum soft_l1(((x p) - m) / m), by iteratively reweighted
     scipy.optimize.nnls starting from ``weights`` (one unweighted squared-error step if not robust);
     returns p and the final weights."""
+    from scipy.optimize import nnls  # here, not at the top: scipy costs every CLI command 0.4 s to import
+
     a = x / m[:, None]
     scale = np.linalg.norm(a, axis=0)
     scale[scale == 0] = 1.0
