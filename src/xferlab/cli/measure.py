@@ -17,6 +17,8 @@ from ..units import format_rate, format_size, format_time, parse_size, parse_tim
 from .common import CSV, JSON, STORE
 from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
 from .output import Column, emit, output_format, stderr, stdout
+from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
+from ..measure.precision import parse_max_time, parse_precision
 
 app = typer.Typer(no_args_is_help=True, help="Measure this machine: memory tiers (bandwidth, latency, App-Direct).")
 
@@ -82,6 +84,8 @@ def memory(
     first_touch: bool = typer.Option(True, "--first-touch/--no-first-touch", help="Initialise arrays with the measuring threads (on) or one thread (off)."),
     hugepages: str = typer.Option("none", "--hugepages", help="none, thp (madvise) or hugetlb (reserved pages).", metavar="KIND"),
     iterations: int = typer.Option(10, "--iterations", help="Timed iterations per kernel; the first is a warm-up."),
+    precision: Optional[str] = PRECISION,
+    max_time: Optional[str] = MAX_TIME,
     pmem: Optional[Path] = typer.Option(None, "--pmem", help="App-Direct: run on a mapping in this directory, new file or DAX device.",
                                         metavar="PATH"),
     persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
@@ -99,6 +103,7 @@ def memory(
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
+    plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
     budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
     checks.plot_dir(plot)
@@ -112,7 +117,7 @@ def memory_params(plan: MemoryPlan) -> dict:
     return {"kernels": plan.kernels, "array_bytes": plan.array_bytes, "threads": plan.thread_counts(), "cpus": plan.cpus,
             "nodes": plan.nodes, "first_touch": plan.first_touch, "hugepages": plan.hugepages,
             "iterations": plan.iterations, "pmem": str(plan.pmem) if plan.pmem else None, "persist": plan.persist,
-            "latency": plan.latency, "loaded": plan.loaded}
+            "latency": plan.latency, "loaded": plan.loaded, "precision": plan.precision, "max_time_seconds": plan.max_time}
 
 
 def _row(summary: dict) -> dict:
@@ -122,6 +127,8 @@ def _row(summary: dict) -> dict:
     for stat in ("min", "median", "mean", "max"):
         row[f"{stat}_{unit}"] = summary[stat]
     row[f"{summary['headline']}_{unit}"] = summary["headline_value"]
+    row[f"median_ci_low_{unit}"], row[f"median_ci_high_{unit}"] = summary.get("median_ci_low"), summary.get("median_ci_high")
+    row["stopped"] = summary.get("stopped")
     return row
 
 
@@ -174,18 +181,19 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
     placement = [Column("node", "node"), Column("mode", "mode", justify="left", no_wrap=True), Column("threads", "threads"),
                  Column("cpus", "CPUs")]
     if bandwidth:
-        emit("measure memory", bandwidth, [
+        emit("measure memory", with_interval(bandwidth, "ci", "median_ci_low_bytes_per_second", "median_ci_high_bytes_per_second"), [
             Column("test", "kernel", justify="left"), *placement, Column("size_bytes", "array", format_size, no_wrap=True),
             Column("best_bytes_per_second", "best", format_rate, no_wrap=True),
-            Column("median_bytes_per_second", "median", format_rate, no_wrap=True),
+            Column("median_bytes_per_second", "median", format_rate, no_wrap=True), interval_column("ci", fmt=format_rate),
             Column("min_bytes_per_second", "min", format_rate, no_wrap=True), Column("cov", "CoV", lambda v: f"{v:.1%}"),
-            Column("count", "n"),
+            Column("count", "n"), Column("stopped", "stopped", justify="left"),
         ], "table", title="Memory bandwidth (STREAM counting; headline: best of the timed iterations, STREAM's figure)")
     if latency:
-        emit("measure memory", latency, [
+        emit("measure memory", with_interval(latency, "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
             Column("size_bytes", "working set", format_size), Column("node", "node"),
-            Column("median_seconds", "latency (median)", format_time), Column("min_seconds", "min", format_time),
-            Column("max_seconds", "max", format_time), Column("count", "n"),
+            Column("median_seconds", "latency (median)", format_time), interval_column("ci"),
+            Column("min_seconds", "min", format_time), Column("max_seconds", "max", format_time), Column("count", "n"),
+            Column("stopped", "stopped", justify="left"),
         ], "table", title="Load-to-use latency, dependent pointer chase (headline: median)")
     if loaded:
         emit("measure memory", loaded, [

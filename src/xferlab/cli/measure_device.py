@@ -16,6 +16,8 @@ from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list
 from .common import CSV, JSON, STORE
 from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
 from .output import Column, emit, output_format, stderr, stdout
+from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
+from ..measure.precision import parse_max_time, parse_precision, stopped_text
 
 BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (driver API).",
                        metavar="opencl|cuda")
@@ -32,6 +34,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            directions: str = typer.Option(",".join(DIRECTIONS), "--directions", help="h2d, d2h, d2d, bidir.", metavar="LIST"),
            iterations: int = typer.Option(5, "--iterations", help="Timed copies per point, at least."),
            min_time: str = typer.Option("20ms", "--min-time", help="Keep timing a point until this much has passed.", metavar="TIME"),
+           precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
            node: Optional[int] = typer.Option(None, "--node", help="NUMA node for the host buffers (memory-only CXL nodes too).", metavar="N"),
            chunks: str = typer.Option(",".join(map(str, SEED_CHUNKS)), "--chunks", help="Chunk sizes for the granularity study ('' to skip).",
                                       metavar="LIST"),
@@ -49,9 +52,11 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
                       sizes=[int(s) for s in parse_list(sizes, parse_size, "--sizes")] if sizes else None,
                       directions=[d.strip() for d in directions.split(",")], iterations=iterations,
-                      min_time=parse_time(min_time, "--min-time"), node=node, launch=launch, launch_count=2000,
+                      min_time=parse_time(min_time, "--min-time"), node=node, launch=launch,
+                      launch_count=2000 if precision is None else 20_000,  # with a target: the cap
                       chunks=[int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks else [],
-                      chunk_total=parse_size(total, "--total"))
+                      chunk_total=parse_size(total, "--total"), precision=parse_precision(precision),
+                      max_time=parse_max_time(max_time))
     plan.check()
     _run("measure device", plan, fmt, budget, timeout, store, plot)
 
@@ -60,6 +65,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
+               precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = typer.Option(None, "--plot", help="Write the latency distribution into DIR.", metavar="DIR"),
                store: Optional[Path] = STORE,
@@ -76,7 +82,8 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
         from ..errors import BadValue
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
     plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
-                      launch_args=arg_counts, pin=pin)
+                      launch_args=arg_counts, pin=pin, precision=parse_precision(precision),
+                      max_time=parse_max_time(max_time))
     plan.check()
     budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
     checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
@@ -95,7 +102,7 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
                       params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
                               "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
-                              "chunks": plan.chunks},
+                              "chunks": plan.chunks, "precision": plan.precision, "max_time_seconds": plan.max_time},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
     conclude(outcome)
@@ -143,24 +150,32 @@ def outcome_command(outcome) -> str:
 
 def print_device_tables(result: dict) -> None:
     if result["overview"]:
-        emit("measure device", result["overview"], [
+        overview = with_interval(with_interval(result["overview"], "latency_ci", "latency_ci_low_seconds",
+                                               "latency_ci_high_seconds"), "bandwidth_ci",
+                                 "bandwidth_ci_low_bytes_per_second", "bandwidth_ci_high_bytes_per_second")
+        emit("measure device", overview, [
             Column("kind", "host memory", justify="left"), Column("direction", "direction", justify="left"),
-            Column("latency_seconds", "latency (smallest)", format_time, no_wrap=True),
+            Column("latency_seconds", "latency (smallest)", format_time, no_wrap=True), interval_column("latency_ci"),
             Column("bandwidth_bytes_per_second", "bandwidth (largest)", format_rate, no_wrap=True),
+            interval_column("bandwidth_ci", fmt=format_rate),
             Column("device_bandwidth_bytes_per_second", "device clock", format_rate, no_wrap=True),
             Column("largest_bytes", "at", format_size, no_wrap=True),
             Column("half_bandwidth_bytes", "n½", format_size, no_wrap=True),
+            Column("stopped", "stopped (points)", stopped_text, justify="left"),
         ], "table", title="Copies (medians; latency of the smallest copy, bandwidth of the largest, n½ = size reaching half of it)")
     if result["chunks"]:
-        emit("measure device", result["chunks"], [
+        emit("measure device", with_interval(result["chunks"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
             Column("kind", "host memory", justify="left"), Column("chunk_bytes", "chunk", lambda v: format_size(v, 10), no_wrap=True),
             Column("transfers", "transfers"), Column("median_seconds", "total time", format_time, no_wrap=True),
-            Column("median_bytes_per_second", "bandwidth", format_rate, no_wrap=True), Column("count", "n"),
+            interval_column("ci"), Column("median_bytes_per_second", "bandwidth", format_rate, no_wrap=True),
+            Column("count", "n"), Column("stopped", "stopped", justify="left"),
         ], "table", title="Granularity: the same total in small or large transfers (seed 004)")
     if result["launch"]:
-        emit("measure launch", result["launch"], [
+        emit("measure launch", with_interval(result["launch"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
             Column("args", "buffer args"), Column("pinned_cpu", "pinned"),
-            Column("median_seconds", "median", format_time, no_wrap=True), Column("p99_seconds", "p99", format_time, no_wrap=True),
+            Column("median_seconds", "median", format_time, no_wrap=True), interval_column("ci"),
+            Column("p99_seconds", "p99", format_time, no_wrap=True),
             Column("max_seconds", "max", format_time, no_wrap=True),
             Column("device_median_seconds", "device (kernel)", format_time, no_wrap=True), Column("count", "n"),
+            Column("stopped", "stopped", justify="left"),
         ], "table", title="Kernel launch latency: empty kernel, submit + wait (host clock; headline: median)")

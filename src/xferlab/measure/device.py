@@ -17,6 +17,7 @@ from typing import Any, Optional
 from ..errors import BadValue, Unavailable
 from ..units import format_size
 from . import checks
+from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
 from .stats import summarize
 from .steps import Step, dropped_reason, good_time
@@ -69,6 +70,8 @@ class DevicePlan:
     iterations: int = 5
     max_iterations: int = 200
     min_time: float = 0.02
+    precision: Optional[float] = None       # --precision: repeat each point until its median's 95 % CI is this narrow
+    max_time: Optional[float] = None        # --max-time: seconds of timed work per point, at most
     node: Optional[int] = None
     transfers: bool = True
     launch: bool = False
@@ -158,29 +161,35 @@ def steps(plan: DevicePlan) -> list[Step]:
         for kind in plan.kind_list():
             args = ["transfer", *where, "--kinds", kind, "--sizes", ",".join(map(str, sizes)),
                     "--directions", ",".join(plan.directions), "--iterations", str(plan.iterations),
-                    "--max-iterations", str(max(plan.iterations, plan.max_iterations)), "--min-time", str(plan.min_time)]
+                    "--max-iterations", str(max(plan.iterations, plan.max_iterations if plan.precision is None
+                                                else ADAPTIVE_ITERATIONS)), "--min-time", str(plan.min_time),
+                    *probe_args(plan.precision, plan.max_time)]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
             out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
                             {**place, "mode": kind},
-                            len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9))
+                            estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
+                                     len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
         # Buffers against shared memory (seed 004's USM vs buffers): the explicit kinds and one shared kind.
         kinds = plan.kind_list()
         shared = [k for k in kinds if k.startswith(("svm", "managed"))]
         for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
-                    "--chunks", ",".join(map(str, plan.chunks))]
+                    "--chunks", ",".join(map(str, plan.chunks)), *probe_args(plan.precision, plan.max_time)]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "mode": kind}, 4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks)))
+                            {**place, "mode": kind}, estimate(4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
+                                                              len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
-            args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args))]
+            args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
+                    *probe_args(plan.precision, plan.max_time)]
             if pin is not None:
                 args += ["--pin", str(pin)]
             out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
                             args, {**place, "cpus": None if pin is None else str(pin), "mode": "launch"},
-                            plan.launch_count * len(plan.launch_args) * 80e-6))
+                            estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
+                                     None, plan.max_time)))  # with a target --count stays the cap
     return out
 
 
@@ -247,6 +256,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     failure = failure or dropped_reason(dropped)
     if not rows and failure is None:
         failure = "the probe reported no samples"
+    annotate(step.test, run.records, rows)  # how each point's repetition stopped
     return rows, failure
 
 
@@ -268,7 +278,8 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault((r["mode"], r["test"], r["size_bytes"]), []).append(r)
     out = []
     for (kind, direction, size), members in groups.items():
-        host = summarize(m["seconds"] for m in members)
+        secs = [m["seconds"] for m in members]
+        host = summarize(secs)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
         dev_median = summarize(devs)["median"] if devs else None
         moved = members[0]["bytes"]
@@ -277,7 +288,8 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "cov": host["cov"], "median_bytes_per_second": moved / host["median"],
                     "best_bytes_per_second": moved / host["min"],
                     "device_median_seconds": dev_median,
-                    "device_median_bytes_per_second": moved / dev_median if dev_median else None})
+                    "device_median_bytes_per_second": moved / dev_median if dev_median else None,
+                    **ci_fields(secs), **ci_fields(secs, "bytes_per_second", moved), "stopped": stopped_of(members)})
     return out
 
 
@@ -291,8 +303,13 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
         half = next((p["size_bytes"] for p in points if p["median_bytes_per_second"] >= peak / 2), None)
         out.append({"kind": key[0], "direction": key[1], "smallest_bytes": points[0]["size_bytes"],
                     "latency_seconds": points[0]["median_seconds"], "largest_bytes": points[-1]["size_bytes"],
+                    "latency_ci_low_seconds": points[0].get("median_ci_low_seconds"),
+                    "latency_ci_high_seconds": points[0].get("median_ci_high_seconds"),
                     "bandwidth_bytes_per_second": points[-1]["median_bytes_per_second"],
+                    "bandwidth_ci_low_bytes_per_second": points[-1].get("median_ci_low_bytes_per_second"),
+                    "bandwidth_ci_high_bytes_per_second": points[-1].get("median_ci_high_bytes_per_second"),
                     "peak_bytes_per_second": peak, "half_bandwidth_bytes": half,
+                    "stopped": stopped_counts(points),
                     "device_bandwidth_bytes_per_second": points[-1]["device_median_bytes_per_second"]})
     return out
 
@@ -310,7 +327,8 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
                     "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
                     "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
-                    "device_median_seconds": summarize(devs)["median"] if devs else None})
+                    "device_median_seconds": summarize(devs)["median"] if devs else None,
+                    **ci_fields(host), "stopped": stopped_of(members)})
     return out
 
 
@@ -321,8 +339,11 @@ def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault((r["mode"], r["size_bytes"]), []).append(r)
     out = []
     for (kind, chunk), members in groups.items():
-        s = summarize(m["seconds"] for m in members)
+        secs = [m["seconds"] for m in members]
+        s = summarize(secs)
         out.append({"kind": kind, "chunk_bytes": chunk, "transfers": members[0]["transfers"], "total_bytes": members[0]["bytes"],
                     "count": s["count"], "headline": "median", "median_seconds": s["median"],
-                    "median_bytes_per_second": members[0]["bytes"] / s["median"], "cov": s["cov"]})
+                    "median_bytes_per_second": members[0]["bytes"] / s["median"], "cov": s["cov"],
+                    **ci_fields(secs), **ci_fields(secs, "bytes_per_second", members[0]["bytes"]),
+                    "stopped": stopped_of(members)})
     return out

@@ -18,6 +18,7 @@ from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_size
 from . import checks
+from .precision import annotate, estimate, median_interval, probe_args, stopped_of
 from .probe import ProbeRun
 from .steps import Step, dropped_reason, good_time
 from .stats import summarize
@@ -39,6 +40,8 @@ class MemoryPlan:
     first_touch: bool = True
     hugepages: str = "none"
     iterations: int = 10
+    precision: Optional[float] = None  # --precision: repeat until each median's 95 % CI is this narrow
+    max_time: Optional[float] = None   # --max-time: seconds of timed work per kernel or working set, at most
     pmem: Optional[Path] = None
     persist: bool = False
     latency: bool = False
@@ -143,13 +146,15 @@ def steps(plan: MemoryPlan) -> list[Step]:
     for mode, where, node in modes:
         for threads in plan.thread_counts():
             args = ["stream", "--kernels", ",".join(plan.kernels), "--size", str(size), "--iterations",
-                    str(plan.iterations), "--threads", str(threads), *cpu_arg, *where, *common]
+                    str(plan.iterations), "--threads", str(threads), *cpu_arg, *where, *common,
+                    *probe_args(plan.precision, plan.max_time)]
             if plan.pmem is None:
                 args += ["--hugepages", plan.hugepages]
             node_text = "default" if node is None else str(node)
             out.append(Step(f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}", "stream", args,
                             {"node": node_text, "mode": mode, "threads": threads},
-                            stream_estimate * (20 if mode.endswith("persist") else 1)))
+                            estimate(stream_estimate * (20 if mode.endswith("persist") else 1), len(plan.kernels),
+                                     plan.precision, plan.max_time)))
     llc = inv.last_level_cache_bytes() or 32 * 2**20
     for node in plan.nodes if plan.pmem is None else [None]:
         where = ["--node", str(node)] if node is not None else []
@@ -158,8 +163,10 @@ def steps(plan: MemoryPlan) -> list[Step]:
             sizes = plan.latency_sizes or latency_sizes(llc)
             first_cpu = (plan.cpus or sorted(os.sched_getaffinity(0)))[0]
             out.append(Step(f"latency node {node_text}", "latency",
-                            ["latency", "--sizes", ",".join(map(str, sizes)), "--cpu", str(first_cpu), *where],
-                            {"node": node_text, "mode": "memory", "threads": 1}, 0.15 * len(sizes)))
+                            ["latency", "--sizes", ",".join(map(str, sizes)), "--cpu", str(first_cpu), *where,
+                             *probe_args(plan.precision, plan.max_time)],
+                            {"node": node_text, "mode": "memory", "threads": 1},
+                            estimate(0.15 * len(sizes), len(sizes), plan.precision, plan.max_time)))
         if plan.loaded:
             out.append(Step(f"loaded latency node {node_text}", "loaded", ["loaded", *cpu_arg, *where],
                             {"node": node_text, "mode": "memory",
@@ -227,6 +234,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
             rows.append({**shared, "metric": "latency_seconds", "value": r["latency_seconds"], "loads": r["loads"]})
             rows.append({**shared, "metric": "bandwidth_bytes_per_second",
                          "value": r["traffic_bandwidth_bytes_per_second"]})
+    annotate(step.test, run.records, rows)  # how each kernel's or working set's repetition stopped
     return rows, failure or dropped_reason(dropped)
 
 
@@ -241,9 +249,12 @@ def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault(key, []).append(r)
     out = []
     for (test, metric, node, mode, threads, size), members in groups.items():
-        stats = summarize(m["value"] for m in members)
+        values = [m["value"] for m in members]
+        stats = summarize(values)
+        low, high = median_interval(values)
         bandwidth = metric == "bandwidth_bytes_per_second"
         out.append({"test": test, "metric": metric, "node": node, "mode": mode, "threads": threads, "size_bytes": size,
                     "cpus": members[0].get("cpus"), "headline": "best" if bandwidth else "median",
-                    "headline_value": stats["max"] if bandwidth else stats["median"], **stats})
+                    "headline_value": stats["max"] if bandwidth else stats["median"], "median_ci_low": low,
+                    "median_ci_high": high, **stats, "stopped": stopped_of(members)})
     return out
