@@ -197,6 +197,21 @@ def test_cli_bad_input(args, fragment, tmp_path):
     assert result.exit_code != 0 and fragment in str(result.exception)
 
 
+@pytest.mark.parametrize("args, fragment", [
+    (["--repeats", "99999999999"], "--repeats 99999999999"),              # past the probe's 100,000
+    (["--iterations", "9999999"], "--iterations 9999999"),                # past the probe's 2^20
+    (["--size", "2Gi"], "--size 2147483648"),                             # past the probe's 2^31 - 1 values
+    (["--size", "2000000000", "--block", "1"], "2,000,000,000 tasks"),    # past the probe's 2^30 tasks
+    (["--device-share", "nan"], "--device-share nan"),                    # not a fraction
+    (["--timeout", "0"], "--timeout"), (["--plot", "/etc/hostname"], "existing file"),
+])
+def test_cli_refuses_what_the_probe_would(cli, tmp_path, args, fragment):
+    """Each bad value through the real CLI: exit 2, one line naming it, no run recorded."""
+    code, out, err = cli("measure", "collab", "--store", tmp_path / "s.duckdb", *args)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert not (tmp_path / "s.duckdb").exists()
+
+
 def _registered() -> bool:
     done = subprocess.run([sys.executable, "-m", "xferlab", "measure", "collab", "--help"], capture_output=True, text=True,
                           timeout=60)

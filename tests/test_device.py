@@ -98,10 +98,31 @@ def test_missing_opencl_library(cli, tmp_path, monkeypatch):
     (["--device", "7"], "--device 7 does not exist"), (["--sizes", "4TiB"], "above the device's largest allocation"),
     (["--kinds", "managed"], "'managed' is not supported"), (["--kinds", "gpu-direct"], "'gpu-direct' is not known"),
     (["--backend", "metal"], "--backend 'metal'"), (["--sizes", "-5"], "'-5'"), (["--directions", "up"], "'up'"),
+    # Values the probe refused after a run was recorded, refused up front since the hostile-user review:
+    (["--node", "99"], "--node 99 does not exist"),                       # no such memory node
+    (["--iterations", "99999999999999999999"], "--iterations 99999999999999999999"),  # past the probe's 10^6
+    (["--min-time", "2h"], "--min-time 7200 s"),                          # past the probe's hour
+    (["--sizes", "0"], "'0'"), (["--chunks", "0"], "'0'"),                # copies of nothing
+    (["--total", "2TiB"], "--total 2 TiB"),                               # past the probe's 1 TiB
+    (["--plot", "/etc/hostname"], "existing file"), (["--timeout", "0"], "--timeout"),
 ])
 def test_cli_bad_input(cli, tmp_path, args, fragment):
+    """Each bad value: exit 2, one line naming the value, no run recorded."""
     code, out, err = cli("measure", "device", "--store", tmp_path / "s.duckdb", *args)
     assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--count", "999999999999"], "--count 999999999999"),                # past the probe's 10^8 launches
+    (["--args", ""], "--args ''"), (["--args", "9"], "--args 9"),          # no list; a kernel with 9 buffers
+    (["--pin", "99999"], "--pin 99999"),                                  # no such CPU
+])
+def test_cli_launch_bad_input(cli, tmp_path, args, fragment):
+    """Each bad value of `measure launch`: exit 2, one line naming the value, no run recorded."""
+    code, out, err = cli("measure", "launch", "--store", tmp_path / "s.duckdb", *args)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert not (tmp_path / "s.duckdb").exists()
 
 
 def test_cli_sweep_recorded(cli, tmp_path):

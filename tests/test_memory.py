@@ -159,12 +159,42 @@ def test_steps_and_summaries():
     (["--threads", "0"], "--threads 0"), (["--pmem", "/nonexistent/dir/file"], "/nonexistent/dir"),
     (["--node", "42"], "--node 42"), (["--cpus", "77"], "CPU 77"), (["--persist"], "--persist needs --pmem"),
     (["--hugepages", "giant"], "'giant'"), (["--iterations", "1"], "--iterations 1"),
+    # Values the probe refuses or dies on, refused up front since the hostile-user review:
+    (["--threads", "100000"], "--threads 100000 is more than"),           # past 4 per CPU and the probe's 4096
+    (["--threads", "1-99999999999"], "'1-99999999999'"),                  # a range that would fill memory
+    (["--size", "64B"], "--size 64 B"),                                   # below the probe's 4 KiB
+    (["--size", "1PiB"], "out of range"),                                 # past the probe's 64 TiB
+    (["--iterations", "99999999999999999999"], "--iterations 99999999999999999999"),  # past 1000 (and a C long)
+    (["--pmem", "/dev/null"], "'/dev/null' is a character device that is not device-DAX"),
+    (["--pmem", "/tmp", "--hugepages", "thp"], "--hugepages thp applies to ordinary memory"),
+    (["--kernels", ""], "kernel ''"),                                     # an empty kernel list
+    (["--plot", "/etc/hostname"], "--plot '/etc/hostname' is an existing file"),
+    (["--timeout", "0s"], "--timeout"), (["--budget", "-1s"], "--budget"),
 ])
 def test_cli_bad_input(cli, tmp_path, args, fragment):
+    """Each bad value: exit 2, one line naming the value and what is allowed, no run recorded."""
     code, out, err = cli("measure", "memory", "--store", tmp_path / "s.duckdb", *args)
     assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
     assert fragment in err
     assert not (tmp_path / "s.duckdb").exists()  # nothing was recorded for a refused run
+
+
+def test_cli_hugetlb_without_free_huge_pages_is_refused(cli, tmp_path):
+    """Bad input: --hugepages hugetlb where too few huge pages are reserved (the probe died by SIGBUS)."""
+    from xferlab.measure import checks
+    from xferlab.units import format_size
+
+    free = inventory()["hugepages"]
+    need = -(-checks.stream_mapping_bytes(8 * 2**20) // free["size_bytes"])
+    if free["free"] >= need:
+        pytest.skip(f"{free['free']} huge pages are free here: enough for the run")
+    code, out, err = cli("measure", "memory", "--size", "8MiB", "--hugepages", "hugetlb", "--store",
+                         tmp_path / "s.duckdb")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: --hugepages hugetlb: the arrays need {need} huge pages of "
+                          f"{format_size(free['size_bytes'])}, {free['free']} "
+                          "are free; reserve them (as root) in /proc/sys/vm/nr_hugepages")
+    assert not (tmp_path / "s.duckdb").exists()
 
 
 def test_cli_existing_pmem_file_is_refused(cli, tmp_path):

@@ -58,3 +58,43 @@ def test_missing_probe_is_unavailable(tmp_path, monkeypatch):
     monkeypatch.setattr(probe.sys, "executable", str(tmp_path / "python"))
     with pytest.raises(Unavailable, match="xferlab-probe"):
         probe_path()
+
+
+@pytest.mark.parametrize("rc, err, reason", [
+    (-7, "xferlab-probe: stream: mapped\n", "killed by SIGBUS after: xferlab-probe: stream: mapped"),
+    (-11, "", "killed by SIGSEGV"), (-6, "  \n", "killed by SIGABRT"),
+    (1, "first\nlast line\n", "last line"), (5, "", "exit code 5"),
+])
+def test_exit_reason_names_the_signal_and_keeps_the_last_line(rc, err, reason):
+    """A probe killed by a signal is no longer 'exit code -7': the signal's name, then its last stderr line."""
+    from xferlab.measure.probe import exit_reason
+
+    assert exit_reason(rc, err) == reason
+
+
+def test_a_probe_killed_by_a_real_signal(tmp_path, monkeypatch):
+    """A stand-in probe that kills itself with SIGBUS after one line: the line is kept, the signal named."""
+    fake = tmp_path / "xferlab-probe"
+    fake.write_text("#!/bin/sh\necho '{\"record\":\"sample\"}'\necho 'about to die' >&2\nkill -BUS $$\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("XFERLAB_PROBE", str(fake))
+    run = run_probe(["stream"])
+    assert run.returncode == -7 and run.failure == "killed by SIGBUS after: about to die"
+    assert run.records == [{"record": "sample"}]
+
+
+def test_impossible_times_are_dropped_and_reported():
+    """The probe prints a non-finite time as null; such a sample (and a zero one) is dropped, not stored."""
+    from xferlab.measure.memory import rows_of
+    from xferlab.measure.probe import ProbeRun
+    from xferlab.measure.steps import Step
+
+    def sample(i, seconds):
+        return {"record": "sample", "kernel": "copy", "iteration": i, "warmup": i == 0, "seconds": seconds,
+                "bytes": 2e6, "write_allocate_bytes": 1e6}
+
+    run = ProbeRun([], [{"record": "setup", "array_bytes": 10**6}, sample(0, 1e-3), sample(1, None), sample(2, 0.0),
+                        sample(3, 2e-3), {"record": "validation", "ok": True, "detail": ""}], returncode=0)
+    rows, failure = rows_of(Step("s", "stream", [], {"node": "default"}, 1.0), run)
+    assert [r["iteration"] for r in rows] == [0, 3] and all(r["validated"] for r in rows)
+    assert failure == "dropped 2 samples with a non-positive or non-finite time (first: copy iteration 1: None s)"
