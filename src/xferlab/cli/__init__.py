@@ -1,6 +1,7 @@
 """The `xferlab` command line. One module per verb; this one assembles them and handles errors.
 
-Exit codes: 0 success, 2 bad input or an unavailable resource the user asked for, 1 anything else.
+Exit codes: 0 success, 2 bad input or an unavailable resource the user asked for, 1 anything else or every
+measurement step failed, 3 some measurement steps failed (results kept), 143/130 SIGTERM/SIGINT.
 Errors print one line, ``error: …``, on stderr; ``--debug`` (or XFERLAB_DEBUG=1) shows the traceback.
 """
 
