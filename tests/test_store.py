@@ -1,5 +1,6 @@
 """The results store: round trips, run resolution, errors naming the path, transactional writes that
-survive SIGKILL, and one process at a time."""
+survive SIGKILL, waiting for a store another process holds, schema 2 (migration, owners, validated
+samples) and the median's interval in the statistics."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
@@ -97,8 +99,8 @@ def test_extra_keys_go_to_params(tmp_path):
         (row,) = store.samples(run)
         assert row["params"] == {"intensity": 0.5, "persist": "clwb+sfence", "dax": True}
         assert row["cpus"] == "0,2" and row["node"] == "1" and row["size_bytes"] == 4096 and row["value"] == 2.5e9
-        (dax,) = store.conn.execute("SELECT params->>'$.persist' FROM samples").fetchone()
-        assert dax == "clwb+sfence"
+        (row,) = store.query("SELECT params->>'$.persist' AS persist FROM samples")
+        assert row["persist"] == "clwb+sfence"
 
 
 def test_bad_samples_write_nothing(tmp_path):
@@ -109,9 +111,17 @@ def test_bad_samples_write_nothing(tmp_path):
             store.add_samples(run, [good[0], {k: v for k, v in good[1].items() if k != "metric"}])
         with pytest.raises(BadValue, match="sample 0 field 'threads' is 2.5"):
             store.add_samples(run, [{**good[0], "threads": 2.5}])
-        # passes the checks but overflows BIGINT inside the transaction: the whole batch rolls back
-        with pytest.raises(duckdb.Error):
+        # bad input: a value that is not finite, and times that are zero, negative or not finite
+        for field, bad in (("value", float("nan")), ("value", float("inf")), ("seconds", 0.0), ("seconds", -1e-9),
+                           ("seconds", float("nan"))):
+            with pytest.raises(BadValue, match=rf"sample 1 field '{field}' is {bad!r}") as caught:
+                store.add_samples(run, [good[0], {**good[1], field: bad}])
+            assert "\n" not in str(caught.value)
+        # bad input that passes the checks but overflows BIGINT inside the transaction: one line, and
+        # the whole batch rolls back
+        with pytest.raises(BadValue, match=r"refused a value while writing it: Conversion Error") as caught:
             store.add_samples(run, [good[0], {**good[1], "size_bytes": 1 << 70}])
+        assert "\n" not in str(caught.value)
         assert store.samples(run) == []
         assert store.add_samples(run, good) == len(good)
         assert [r["seq"] for r in store.samples(run)] == [1, 2, 3]
@@ -258,29 +268,116 @@ def test_sigkill_keeps_every_committed_batch(tmp_path, cli):
 
 
 HOLDER = """
-    import sys, time
-    from xferlab.store import open_store
-    store = open_store(sys.argv[1])
-    print("ready", flush=True)
-    time.sleep(120)
+    import sys, time, duckdb
+    con = duckdb.connect(sys.argv[1])
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    con.close()
+    print("released", flush=True)
+    time.sleep(60)
 """
 
 
-def test_one_process_at_a_time(tmp_path, cli):
+def test_a_held_store_is_waited_for(tmp_path, cli, monkeypatch):
+    """Another process holding the file: a writer and a reader wait their turn; past XFERLAB_STORE_WAIT
+    they fail with one line naming the holder's PID."""
     path = tmp_path / "busy.duckdb"
-    proc = child(HOLDER, path)
+    open_store(path).close()
+    proc = child(HOLDER, path, 30)
     try:
-        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        assert proc.stdout.readline().strip() == "holding", proc.stderr.read()
+        monkeypatch.setenv("XFERLAB_STORE_WAIT", "0.5")
         for read_only in (False, True):
+            started = time.monotonic()
             with pytest.raises(Unavailable) as caught:
                 open_store(path, read_only=read_only)
+            assert 0.5 <= time.monotonic() - started < 5
             message = str(caught.value)
-            assert f"store '{path}'" in message and "in use by another xferlab process" in message
-            assert f"PID {proc.pid}" in message and "\n" not in message
-        code, _, err = cli("results", "list", "--store", path)
-        assert code == 2 and err.startswith(f"error: store '{path}' is in use by another xferlab process")
+            assert f"store '{path}'" in message and "in use by another process" in message
+            assert f"PID {proc.pid}" in message and "for 0.5 s" in message and "\n" not in message
+        code, _, err = cli("results", "list", "--store", path, env={"XFERLAB_STORE_WAIT": "0.2"})
+        assert code == 2 and err.startswith(f"error: store '{path}' is in use by another process")
+        assert len(err.strip().splitlines()) == 1
+        # bad input: a wait that is not a number of seconds
+        monkeypatch.setenv("XFERLAB_STORE_WAIT", "soon")
+        with pytest.raises(BadValue, match="XFERLAB_STORE_WAIT='soon' is not allowed"):
+            open_store(path)
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    with open_store(path) as store:  # free again once the holder is gone
-        assert store.runs() == []
+    # a holder that lets go after 1.5 s: the writer waits for it (default wait) and then records
+    monkeypatch.delenv("XFERLAB_STORE_WAIT")
+    proc = child(HOLDER, path, 1.5)
+    try:
+        assert proc.stdout.readline().strip() == "holding", proc.stderr.read()
+        started = time.monotonic()
+        with open_store(path) as store:
+            run = store.start_run("measure memory", [], {}, {})
+            store.finish_run(run)
+        assert time.monotonic() - started >= 1.0
+        assert proc.stdout.readline().strip() == "released"
+        assert [r["run_id"] for r in store.runs()] == [run]
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+V1_DDL = [  # schema version 1 as xferlab 0.x wrote it
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TABLE runs (run_id VARCHAR PRIMARY KEY, started_utc TIMESTAMP NOT NULL, finished_utc TIMESTAMP, "
+    "command VARCHAR NOT NULL, argv JSON, status VARCHAR NOT NULL, xferlab_version VARCHAR, params JSON, summary JSON)",
+    "CREATE TABLE inventory (run_id VARCHAR PRIMARY KEY, inventory JSON, versions JSON)",
+    "CREATE TABLE samples (run_id VARCHAR NOT NULL, seq BIGINT NOT NULL, suite VARCHAR, test VARCHAR, metric VARCHAR, "
+    "value DOUBLE, size_bytes BIGINT, threads INTEGER, cpus VARCHAR, node VARCHAR, mode VARCHAR, iteration INTEGER, "
+    "warmup BOOLEAN, seconds DOUBLE, bytes DOUBLE, params JSON, PRIMARY KEY (run_id, seq))",
+    "CREATE TABLE failures (run_id VARCHAR NOT NULL, suite VARCHAR, what VARCHAR, reason VARCHAR, "
+    "at_utc TIMESTAMP NOT NULL)",
+    "INSERT INTO meta VALUES ('schema_version', '1'), ('created_utc', '2026-01-01T00:00:00Z'), ('created_by', 'x')",
+    "INSERT INTO runs VALUES ('20260101-000000-aaaa', '2026-01-01 00:00:00', '2026-01-01 00:01:00', 'measure memory', "
+    "'[]', 'ok', '0.1', '{}', NULL), ('20260101-000200-bbbb', '2026-01-01 00:02:00', NULL, 'measure memory', '[]', "
+    "'running', '0.1', '{}', NULL)",
+    "INSERT INTO samples SELECT '20260101-000000-aaaa', i, 'memory', 'triad', 'bandwidth_bytes_per_second', 1e9 * i, "
+    "4096, 1, '0', '0', 'dram', i, false, 1e-6, 4096, NULL FROM range(1, 8) t(i)",
+]
+
+
+def test_version_1_store_reads_and_migrates(tmp_path):
+    path = tmp_path / "v1.duckdb"
+    with duckdb.connect(str(path)) as con:
+        for statement in V1_DDL:
+            con.execute(statement)
+    with open_store(path, read_only=True) as store:  # read as it is
+        assert store.version == 1
+        old, running = store.runs()[::-1]
+        assert old["samples"] == 7 and not old["incomplete"] and running["incomplete"]  # no owner: incomplete
+        (group,) = store.stats(old["run_id"])
+        assert group["count"] == 7 and group["median"] == 4e9 and group["unvalidated"] == 0
+        assert (group["median_ci_low"], group["median_ci_high"]) == (1e9, 7e9)
+        assert "validated" not in store.samples(old["run_id"])[0]
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+    with open_store(path) as store:  # writable: migrated in place
+        assert store.version == SCHEMA_VERSION == 2
+        run = store.start_run("measure memory", [], {}, {})
+        store.add_samples(run, [{"suite": "memory", "test": "triad", "metric": "m", "value": 1.0, "validated": False}])
+        assert store.samples(run)[0]["validated"] is False
+        assert store.samples(old["run_id"])[0]["validated"] is None and len(store.samples(old["run_id"])) == 7
+        assert not store.run(run)["incomplete"] and store.run(running["run_id"])["incomplete"]
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+
+
+def test_stats_leave_out_unvalidated_samples_and_give_the_interval(tmp_path):
+    values = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 8.0, 4.0, 6.0]  # median 5, 95 % interval [x(2), x(8)] = [2, 8]
+    rows = [{"suite": "s", "test": "t", "metric": "latency_seconds", "value": v, "seconds": v} for v in values]
+    rows += [{"suite": "s", "test": "t", "metric": "latency_seconds", "value": 1e6, "validated": False},
+             {"suite": "s", "test": "t", "metric": "latency_seconds", "value": 1e6, "warmup": True},
+             {"suite": "s", "test": "u", "metric": "latency_seconds", "value": 1.0, "validated": True}]
+    with open_store(tmp_path / "x.duckdb") as store:
+        run = store.start_run("measure memory", [], {}, {})
+        store.add_samples(run, rows)
+        t, u = store.stats(run)
+    assert (t["count"], t["warmups"], t["unvalidated"]) == (9, 1, 1)
+    assert (t["min"], t["median"], t["max"]) == (1.0, 5.0, 9.0)  # the unvalidated 1e6 left out
+    assert (t["median_ci_low"], t["median_ci_high"]) == (2.0, 8.0)
+    assert u["count"] == 1 and u["median_ci_low"] is None and u["median_ci_high"] is None  # too few for 95 %

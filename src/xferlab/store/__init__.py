@@ -1,14 +1,34 @@
 """The results store: every run xferlab records, in one embedded DuckDB file.
 
 It holds, per run, the command and its arguments, the machine's inventory and the software
-versions, a tidy table of samples (one row per timed iteration, with its placement: suite, test,
-metric, value, size, threads, CPUs, memory node, mode, iteration, warm-up flag, seconds, bytes,
-and anything else as JSON ``params``), and the measurements that failed with their reason. The
-tables are described in :mod:`xferlab.store.schema`.
+versions, the process recording it, a tidy table of samples (one row per timed iteration, with its
+placement: suite, test, metric, value, size, threads, CPUs, memory node, mode, iteration, warm-up
+and validated flags, seconds, bytes, and anything else as JSON ``params``), and the measurements that
+failed with their reason. The tables are described in :mod:`xferlab.store.schema`.
 
 The file is ``./xferlab-results/xferlab.duckdb`` unless ``--store PATH`` or ``XFERLAB_STORE`` says
-otherwise. Every write is one transaction (DuckDB keeps a write-ahead log), so a run killed midway
-keeps every sample committed before. DuckDB lets one process open the file at a time.
+otherwise.
+
+Concurrency. DuckDB lets one process write a file at a time, and others read it only while nobody
+writes. The store therefore holds the file only for the length of one operation: each write
+(start a run, add one step's samples, add a failure, finish a run) is one transaction on a connection
+opened for it and closed right after, and each query opens the file read-only. A process that finds
+the file held waits its turn, polling every 20 ms to 200 ms, up to ``XFERLAB_STORE_WAIT`` seconds
+(default 120 s to write, 30 s to read; 0: do not wait), then fails with one line naming the holder's
+PID. So ``results list``, ``report`` or ``fit`` answer while a measurement runs, and two measurements
+recording into one store both finish. Every write is one transaction (DuckDB keeps a write-ahead
+log), so a run killed midway keeps every sample committed before; SIGINT/SIGTERM arriving during a
+commit act right after it.
+
+Incomplete runs. A running run records its owner (host name, PID and the process's start time from
+/proc/PID/stat); it is *incomplete* when its status is still ``running`` and that process no longer
+exists on this host (or its owner let go of it without finishing it).
+
+Damage, full disks. Every DuckDB error becomes one line naming the store (:class:`BadFile`); a
+damaged store says how to recover (export what is readable with ``xferlab results export RUN``, then
+move the file aside), and a run is not started in a store that fails a read of every table. A write
+that finds the disk full fails with "no space left on device", keeping everything committed before;
+a store file this process was creating is removed again (with its ``.wal``) when the creation fails.
 
 Use::
 
@@ -22,25 +42,22 @@ Use::
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import duckdb
 
-from ..errors import BadFile, Unavailable, XferlabError
+from ..errors import BadFile, XferlabError
+from .connect import WAIT_ENV, connect, translate
 from .db import RUNNING, STATUSES, Store
 from .export import FORMATS, check_format
 from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, prepare
 
 __all__ = ["DEFAULT_PATH", "ENV", "FORMATS", "RUNNING", "SAMPLE_COLUMNS", "SCHEMA_VERSION", "STATUSES",
-           "STORE_HELP", "Store", "check_format", "open_store", "resolve_path"]
+           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "open_store", "resolve_path"]
 
 DEFAULT_PATH = Path("xferlab-results") / "xferlab.duckdb"
 ENV = "XFERLAB_STORE"
 STORE_HELP = f"Results store, a DuckDB file (default: $XFERLAB_STORE, else ./{DEFAULT_PATH})."
-
-_LOCK_PID = re.compile(r"PID (\d+)")
-
 
 def resolve_path(path: Path | str | None) -> tuple[Path, str]:
     """The store file to use and where that choice came from: the given path, ``XFERLAB_STORE``, or
@@ -57,8 +74,9 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
 
     ``read_only`` is for commands that only look: the file must exist, nothing is created. Raises
     :class:`BadFile` naming the path when it is a folder, cannot be created, is not a DuckDB database
-    or not an xferlab store of this schema version, and :class:`Unavailable` when another process
-    has it open."""
+    or not an xferlab store of a version this xferlab reads, and :class:`Unavailable` when another
+    process held it for longer than ``XFERLAB_STORE_WAIT`` seconds. Opened writable, a version-1 store
+    is migrated to version 2. The returned :class:`Store` holds no connection."""
     target, source = resolve_path(path)
     where = f"store '{target}'" + (f" ({source})" if source else "")
     if target.is_dir():
@@ -73,31 +91,52 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise BadFile(f"{where} cannot be created: folder '{target.parent}': {error.strerror or error}") from None
+    created = not read_only and not target.exists()
     try:
-        conn = duckdb.connect(str(target), read_only=read_only)
-    except duckdb.Error as error:
-        raise _open_error(error, where) from None
-    try:
-        prepare(conn, where, read_only)
+        conn = connect(target, where, read_only)
     except XferlabError:
-        conn.close()
+        if created:
+            _remove_half_created(target)
         raise
-    except duckdb.Error as error:
+    try:
+        version = prepare(conn, where, read_only)
+    except (XferlabError, duckdb.Error, OSError) as error:
+        _close(conn)
+        if created:
+            _remove_half_created(target)
+        if isinstance(error, XferlabError):
+            raise
+        raise translate(error, where, "creating it" if created else "opening it") from None
+    except BaseException:
+        _close(conn)
+        if created:
+            _remove_half_created(target)
+        raise
+    _close(conn)
+    return Store(target, read_only=read_only, where=where, version=version)
+
+
+def _close(conn: duckdb.DuckDBPyConnection) -> None:
+    try:
         conn.close()
-        raise BadFile(f"{where} cannot be used: {str(error).splitlines()[0]}") from None
-    return Store(target, conn, read_only=read_only, where=where)
+    except duckdb.Error:
+        pass
 
 
-def _open_error(error: duckdb.Error, where: str) -> Exception:
-    """DuckDB's complaint on opening, as one line for people."""
-    text = str(error)
-    if "lock" in text.lower():
-        pid = _LOCK_PID.search(text)
-        holder = f" (PID {pid.group(1)})" if pid else ""
-        return Unavailable(f"{where} is in use by another xferlab process{holder}; DuckDB lets one process open "
-                           "it at a time: wait for that one to finish, or give another --store")
-    if "not a valid DuckDB database" in text:
-        return BadFile(f"{where} is not a DuckDB database file (left as it is); give another --store")
-    if "different configuration" in text:
-        return Unavailable(f"{where} is already open in this process in another mode (read-only or writable)")
-    return BadFile(f"{where} cannot be opened: {text.splitlines()[0]}")
+def _remove_half_created(target: Path) -> None:
+    """Remove the store file this process began to create (and its log), so that it does not block the
+    path: only while it is still empty, or holds no xferlab store (the creation itself failed)."""
+    try:
+        if target.stat().st_size > 0:
+            with duckdb.connect(str(target), read_only=True) as conn:
+                if conn.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta'").fetchone()[0]:
+                    return
+    except FileNotFoundError:
+        pass
+    except (duckdb.Error, OSError):
+        pass  # unreadable: the creation failed midway
+    for leftover in (target, Path(str(target) + ".wal")):
+        try:
+            leftover.unlink()
+        except OSError:
+            pass

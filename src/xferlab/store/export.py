@@ -1,14 +1,18 @@
 """Exporting one run's samples to a file: CSV or Parquet (written by DuckDB's COPY, no pyarrow needed)
 or JSON (one object ``{"run": {...}, "samples": [...], "failures": [...]}``).
 
-The file is written beside its destination under a temporary name and renamed into place, so an
-export that fails leaves any earlier file as it was; an existing file is replaced only when asked.
+The file is written beside its destination under a temporary name, ``.{name}.{pid}.{hex}.tmp``, and
+renamed into place, so an export that fails or is interrupted (SIGINT, SIGTERM) leaves any earlier
+file as it was and removes its temporary file; an existing file is replaced only when asked. The
+temporary files of earlier exports to the same destination whose process is gone (killed with
+SIGKILL, say) are removed when the next export starts.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +20,8 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from ..errors import BadFile, BadValue
-from .db import jsonable
+from .connect import no_space
+from .rows import jsonable
 
 if TYPE_CHECKING:
     from .db import Store
@@ -33,6 +38,43 @@ def check_format(fmt: str, where: str = "--format") -> str:
 
 def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_stale(path: Path) -> list[Path]:
+    """Remove the temporary files of exports to ``path`` whose writer process is gone; returns them."""
+    pattern = re.compile(r"\." + re.escape(path.name) + r"\.(\d+)\.[0-9a-f]{8}\.tmp")
+    removed = []
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match and not _alive(int(match.group(1))) and entry.is_file() and not entry.is_symlink():
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _unwritable(path: Path, error: BaseException) -> BadFile:
+    if no_space(error):
+        reason = "no space left on device"
+    else:
+        reason = getattr(error, "strerror", None) or str(error).strip().splitlines()[0]
+    return BadFile(f"output file '{path}' cannot be written: {reason}; nothing was written there")
 
 
 def export_run(store: "Store", ref: str, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
@@ -52,21 +94,25 @@ def export_run(store: "Store", ref: str, fmt: str, path: Path, *, overwrite: boo
     except OSError as error:
         raise BadFile(f"output file '{path}' cannot be written: folder '{path.parent}': "
                       f"{error.strerror or error}") from None
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    remove_stale(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         if fmt == "json":
             doc = {"run": store.run(run_id), "samples": store.samples(run_id), "failures": store.failures(run_id)}
             temporary.write_text(json.dumps(jsonable(doc), indent=1) + "\n")
         else:
             options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet"
-            with store._lock:
-                store.conn.execute(f"COPY (SELECT * FROM samples WHERE run_id = {_sql_text(run_id)} ORDER BY seq) "
-                                   f"TO {_sql_text(str(temporary))} ({options})")
+            with store._session() as conn:
+                try:
+                    conn.execute(f"COPY (SELECT * FROM samples WHERE run_id = {_sql_text(run_id)} ORDER BY seq) "
+                                 f"TO {_sql_text(str(temporary))} ({options})")
+                except duckdb.IOException as error:  # the output file's: the store's go to the store's message
+                    if str(temporary) not in str(error) and not no_space(error):
+                        raise
+                    raise _unwritable(path, error) from None
         os.replace(temporary, path)
     except OSError as error:
-        raise BadFile(f"output file '{path}' cannot be written: {error.strerror or error}") from None
-    except duckdb.IOException as error:
-        raise BadFile(f"output file '{path}' cannot be written: {str(error).splitlines()[0]}") from None
+        raise _unwritable(path, error) from None
     finally:
         temporary.unlink(missing_ok=True)
     return path

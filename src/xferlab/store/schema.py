@@ -1,16 +1,25 @@
-"""The tables of the results store, their version, and how a DuckDB file is checked or set up.
+"""The tables of the results store, their version, and how a DuckDB file is checked, set up or migrated.
 
-Schema version 1:
+Schema version 2:
 
-* ``meta(key, value)``: ``schema_version``, ``created_utc``, ``created_by``.
+* ``meta(key, value)``: ``schema_version``, ``created_utc``, ``created_by`` (and ``migrated_utc``
+  once a version-1 store was brought to version 2).
 * ``runs``: one row per recorded command: ``run_id`` (primary key, ``YYYYMMDD-HHMMSS-xxxx``, UTC time
   and 4 hex digits, so ids sort by start time), ``started_utc``, ``finished_utc`` (TIMESTAMP, UTC),
   ``command`` (``measure memory``), ``argv`` (JSON list), ``status`` (``running``, ``ok``, ``failed``,
-  ``interrupted``), ``xferlab_version``, ``params`` and ``summary`` (JSON objects).
+  ``interrupted``), ``xferlab_version``, ``params`` and ``summary`` (JSON objects), and (new in 2) the
+  process recording a running run: ``owner_host``, ``owner_pid``, ``owner_started`` (its start time
+  in clock ticks since boot, from /proc/PID/stat). A ``running`` run whose owner is gone from this
+  host (or that has no owner) is *incomplete*.
 * ``inventory(run_id, inventory, versions)``: the machine's inventory and the software versions, JSON.
 * ``samples``: tidy, one row per timed iteration (see :data:`SAMPLE_COLUMNS`); ``params`` (JSON) holds
-  whatever else describes the iteration (persistence mechanism, DAX flag, load intensity …).
+  whatever else describes the iteration (persistence mechanism, DAX flag, load intensity …);
+  ``validated`` (new in 2): NULL or true, the probe vouched for the sample; false, the probe ended
+  before validating it: kept, but left out of the statistics.
 * ``failures(run_id, suite, what, reason, at_utc)``: measurements that failed, with their reason.
+
+A version-1 store is migrated in place when opened writable (columns added, nothing rewritten); opened
+read-only it is read as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ import duckdb
 from .. import __version__
 from ..errors import BadFile
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 #: The ``samples`` columns a caller may give, with their DuckDB types (``run_id`` and ``seq`` are
 #: set by the store; ``params`` takes a dict and any keys not named here).
@@ -40,8 +50,11 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "warmup": "BOOLEAN",        # warm-up iterations are kept but left out of statistics
     "seconds": "DOUBLE",        # time of the iteration
     "bytes": "DOUBLE",          # bytes moved in the iteration
+    "validated": "BOOLEAN",     # (v2) false: the probe ended before validating it; out of statistics
 }
 REQUIRED_SAMPLE_KEYS = ("suite", "test", "metric", "value")
+_V1_SAMPLE_COLUMNS = [name for name in SAMPLE_COLUMNS if name != "validated"]
+OWNER_COLUMNS = {"owner_host": "VARCHAR", "owner_pid": "INTEGER", "owner_started": "BIGINT"}
 
 _DDL = [
     "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
@@ -54,15 +67,28 @@ _DDL = [
         status VARCHAR NOT NULL,
         xferlab_version VARCHAR,
         params JSON,
-        summary JSON)""",
+        summary JSON,
+        owner_host VARCHAR,
+        owner_pid INTEGER,
+        owner_started BIGINT)""",
     "CREATE TABLE inventory (run_id VARCHAR PRIMARY KEY, inventory JSON, versions JSON)",
+    # the column order of a migrated version-1 store: its columns, then the new ones
     "CREATE TABLE samples (run_id VARCHAR NOT NULL, seq BIGINT NOT NULL, "
-    + ", ".join(f"{name} {kind}" for name, kind in SAMPLE_COLUMNS.items())
-    + ", params JSON, PRIMARY KEY (run_id, seq))",
+    + ", ".join(f"{name} {SAMPLE_COLUMNS[name]}" for name in _V1_SAMPLE_COLUMNS)
+    + ", params JSON, validated BOOLEAN, PRIMARY KEY (run_id, seq))",
     "CREATE TABLE failures (run_id VARCHAR NOT NULL, suite VARCHAR, what VARCHAR, reason VARCHAR, "
     "at_utc TIMESTAMP NOT NULL)",
 ]
+_MIGRATE_1_TO_2 = [
+    *(f"ALTER TABLE runs ADD COLUMN {name} {kind}" for name, kind in OWNER_COLUMNS.items()),
+    "ALTER TABLE samples ADD COLUMN validated BOOLEAN",
+]
 TABLES = ("meta", "runs", "inventory", "samples", "failures")
+
+# Touches every table and reads every run row: a damaged catalog or runs table fails here.
+CHECK = ("SELECT (SELECT count(*) FROM meta), (SELECT count(*) FROM inventory), (SELECT count(*) FROM samples), "
+         "(SELECT count(*) FROM failures), (SELECT count(*) FROM runs WHERE run_id IS NOT NULL AND status IS NOT NULL "
+         "AND command IS NOT NULL AND started_utc IS NOT NULL), (SELECT max(seq) FROM samples)")
 
 
 def utc_now() -> datetime:
@@ -76,35 +102,51 @@ def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {name for (name,) in rows}
 
 
-def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> None:
-    """Check that ``conn`` holds an xferlab store of this schema version; create it in an empty
-    database when writable. ``where`` names the store in error messages."""
+def _transaction(conn: duckdb.DuckDBPyConnection, statements: list[str], meta: list[tuple[str, str]],
+                 upsert: bool = False) -> None:
+    conn.begin()
+    try:
+        for statement in statements:
+            conn.execute(statement)
+        insert = "INSERT OR REPLACE INTO meta VALUES (?, ?)" if upsert else "INSERT INTO meta VALUES (?, ?)"
+        conn.executemany(insert, meta)
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+
+
+def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int:
+    """Check that ``conn`` holds an xferlab store; create one in an empty database, and migrate a
+    version-1 store to version 2, when writable. Returns the schema version the store now has.
+    ``where`` names the store in error messages."""
     tables = _tables(conn)
     if not tables:
         if read_only:
             raise BadFile(f"{where} is an empty DuckDB database, not an xferlab results store")
-        conn.begin()
-        try:
-            for statement in _DDL:
-                conn.execute(statement)
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-                ("schema_version", str(SCHEMA_VERSION)), ("created_utc", utc_now().isoformat() + "Z"),
-                ("created_by", f"xferlab {__version__}")])
-            conn.commit()
-        except BaseException:
-            conn.rollback()
-            raise
-        return
+        _transaction(conn, _DDL, [("schema_version", str(SCHEMA_VERSION)), ("created_utc", utc_now().isoformat() + "Z"),
+                                  ("created_by", f"xferlab {__version__}")])
+        return SCHEMA_VERSION
     if "meta" not in tables:
         raise BadFile(f"{where} is a DuckDB database but not an xferlab results store "
                       f"(it has tables {', '.join(sorted(tables))} and no 'meta' table); give another --store")
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = row[0] if row else None
-    if version != str(SCHEMA_VERSION):
+    if version not in [str(v) for v in READABLE_VERSIONS]:
         newer = version is not None and version.isdigit() and int(version) > SCHEMA_VERSION
         hint = "a newer xferlab wrote it; upgrade xferlab" if newer else "it was not written by this xferlab"
-        raise BadFile(f"{where} has results-store schema version {version}; this xferlab reads version "
-                      f"{SCHEMA_VERSION} ({hint})")
+        raise BadFile(f"{where} has results-store schema version {version}; this xferlab reads versions "
+                      f"{', '.join(map(str, READABLE_VERSIONS))} ({hint})")
     missing = [t for t in TABLES if t not in tables]
     if missing:
         raise BadFile(f"{where} lacks the table(s) {', '.join(missing)} of an xferlab results store")
+    if version == "1" and not read_only:
+        _transaction(conn, _MIGRATE_1_TO_2, [("schema_version", str(SCHEMA_VERSION)),
+                                             ("migrated_utc", utc_now().isoformat() + "Z")], upsert=True)
+        return SCHEMA_VERSION
+    return int(version)
+
+
+def check(conn: duckdb.DuckDBPyConnection) -> None:
+    """A cheap read of every table (raises DuckDB's error on a damaged file)."""
+    conn.execute(CHECK).fetchall()

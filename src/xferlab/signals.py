@@ -1,0 +1,91 @@
+"""SIGINT and SIGTERM as Python exceptions, and short stretches that must not be cut by them.
+
+:func:`install` (called by the CLI's ``main()``) makes SIGINT raise :class:`Interrupted` and SIGTERM
+(what ``timeout`` and batch schedulers send) raise :class:`Terminated`; both are
+:class:`KeyboardInterrupt`, so every ``except KeyboardInterrupt`` that finishes a run as
+``interrupted`` and kills a probe child treats them alike. The CLI exits 130 after SIGINT and 143
+after SIGTERM.
+
+:func:`deferred` holds both signals back while a store transaction commits, so that a signal arriving
+then takes effect right after the commit instead of rolling back a finished step's samples.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+__all__ = ["Interrupted", "Terminated", "deferred", "exit_code", "install", "interruption", "signal_name"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT (Ctrl-C) arrived."""
+
+    signum = signal.SIGINT
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived."""
+
+    signum = signal.SIGTERM
+
+
+_last: Optional[int] = None  # the last signal received, for errors that lost it (an interrupted query)
+_HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+def _raise(signum: int, frame) -> None:
+    global _last
+    _last = signum
+    raise Terminated() if signum == signal.SIGTERM else Interrupted()
+
+
+def install() -> None:
+    """Make SIGINT raise :class:`Interrupted` and SIGTERM :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _HANDLED:
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup'd and the like stay ignored
+            signal.signal(signum, _raise)
+
+
+def interruption() -> KeyboardInterrupt:
+    """The exception for the last signal received (SIGINT when none was seen)."""
+    return Terminated() if _last == signal.SIGTERM else Interrupted()
+
+
+def exit_code(error: BaseException) -> int:
+    """143 for SIGTERM, 130 for SIGINT or any other keyboard interrupt."""
+    return 128 + int(getattr(error, "signum", signal.SIGINT))
+
+
+def signal_name(error: BaseException) -> str:
+    return signal.Signals(getattr(error, "signum", signal.SIGINT)).name
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM received inside the block act when it ends (main thread; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = {}
+    for signum in _HANDLED:
+        previous[signum] = signal.getsignal(signum)
+        if previous[signum] is not signal.SIG_IGN:
+            signal.signal(signum, lambda n, f: pending.append(n))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in pending[:1]:
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
