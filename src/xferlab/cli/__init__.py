@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from .. import __version__
+from .. import __version__, signals
 from ..errors import XferlabError
 from . import advise as advise_cli
 from . import fit as fit_cli
@@ -63,18 +63,45 @@ def _root(
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code. Typer handles usage errors (exit 2) itself."""
     debug = "--debug" in (argv if argv is not None else sys.argv) or os.environ.get("XFERLAB_DEBUG") == "1"
+    signals.install()
     try:
         app(args=argv, prog_name="xferlab", standalone_mode=True)
     except SystemExit as done:
+        interrupt = _interrupt_of(done)
+        if interrupt is not None:
+            return _interrupted(interrupt)
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except XferlabError as error:
         if debug:
             raise
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except KeyboardInterrupt as interrupt:
+        return _interrupted(interrupt)
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _interrupt_of(done: BaseException) -> Optional[KeyboardInterrupt]:
+    """The SIGINT/SIGTERM behind an exit (Typer turns a KeyboardInterrupt into exit 130)."""
+    seen, error = set(), done
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _interrupted(interrupt: KeyboardInterrupt) -> int:
+    """One line on stderr for an interruption, and its exit code: 130 (SIGINT) or 143 (SIGTERM)."""
+    note = getattr(interrupt, "xferlab_note", None)
+    try:
+        print(f"interrupted by {signals.signal_name(interrupt)}" + (f": {note}" if note else ""), file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return signals.exit_code(interrupt)
 
 
 def entry() -> None:

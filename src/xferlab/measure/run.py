@@ -1,6 +1,13 @@
 """A measurement run from start to end: record it in the store with the machine's inventory and
 the software versions, run its steps with a progress bar, write each step's samples as soon as
-the step ends (one transaction each), record failures with their reason, and close the run."""
+the step ends (one transaction each), record failures with their reason, and close the run.
+
+The store is held only while each of those writes commits, never across a step, so other commands
+can read it (and other runs record into it) while this one measures. A step whose samples cannot be
+written (a full disk) is recorded as failed when the store still takes that; when it takes nothing,
+the run stops with exit code 1 and one line. SIGINT or SIGTERM finish the run as ``interrupted``
+(the probe child is killed, the finished steps' samples kept); the exception carries ``xferlab_note``,
+"run ID kept N samples, status interrupted", for the CLI's last line."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .. import __version__
+from ..errors import XferlabError
 from ..store import open_store
 from ..system.inventory import inventory
 from .steps import Converter, Step, StepResult, run_steps
@@ -54,42 +62,89 @@ class RunOutcome:
     def failures(self) -> list[StepResult]:
         return [r for r in self.results if r.failure]
 
+    @property
+    def exit_code(self) -> int:
+        """0 when no step failed, 1 when every step failed, 3 when some did (their results are kept).
+        Steps skipped because the time budget was used up are not failures."""
+        ran = [r for r in self.results if not _skipped(r)]
+        failed = [r for r in ran if r.failure]
+        if not failed:
+            return 0
+        return 1 if len(failed) == len(ran) else 3
+
+
+def _skipped(result: StepResult) -> bool:
+    return bool(result.failure) and result.failure.startswith("skipped:")
+
+
+class StoreFailed(XferlabError):
+    """The store took neither a step's samples nor the step's failure: the run stops (exit code 1)."""
+
+    exit_code = 1
+
 
 def measure(command: str, steps: list[Step], convert: Converter, suite: str, params: dict[str, Any],
             store_path: Optional[Path], timeout: float, budget: Optional[float] = None,
             extra_inventory: Optional[dict[str, Any]] = None) -> RunOutcome:
     """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr."""
     machine = {**inventory(), **(extra_inventory or {})}
-    with open_store(store_path) as store:
-        run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
-        deadline = time.monotonic() + budget if budget else None
-        total = sum(s.estimate_seconds for s in steps) or 1.0
-        progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                            transient=True, console=Console(stderr=True, markup=False))
-        status = "interrupted"
-        try:
-            with progress:
-                task = progress.add_task("starting", total=total)
+    store = open_store(store_path)
+    run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
+    deadline = time.monotonic() + budget if budget else None
+    total = sum(s.estimate_seconds for s in steps) or 1.0
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                        transient=True, console=Console(stderr=True, markup=False))
+    kept = 0
+    try:
+        with progress:
+            task = progress.add_task("starting", total=total)
 
-                def started(step: Step) -> None:
-                    progress.update(task, description=step.label)
+            def started(step: Step) -> None:
+                progress.update(task, description=step.label)
 
-                def finished(result: StepResult) -> None:
+            def finished(result: StepResult) -> None:
+                nonlocal kept
+                try:
                     if result.rows:
-                        store.add_samples(run_id, result.rows)
-                    if result.failure:
+                        kept += store.add_samples(run_id, result.rows)
+                except XferlabError as error:  # a full disk, a store damaged meanwhile
+                    reason = f"its {len(result.rows)} samples could not be stored: {error}"
+                    result.failure = f"{result.failure}; {reason}" if result.failure else reason
+                if result.failure:
+                    try:
                         store.add_failure(run_id, suite, result.step.label, result.failure)
-                    progress.advance(task, result.step.estimate_seconds)
-                    outcome = f"failed: {result.failure}" if result.failure else f"{len(result.rows)} samples stored"
-                    progress.console.print(f"{result.step.label}: {outcome} ({result.seconds:.1f} s)", highlight=False,
-                                           markup=False)
+                    except XferlabError as error:
+                        raise StoreFailed(f"{error} (run {run_id} stopped at step '{result.step.label}'; the "
+                                          f"{kept} samples of the steps before are kept)") from None
+                progress.advance(task, result.step.estimate_seconds)
+                outcome = f"failed: {result.failure}" if result.failure else f"{len(result.rows)} samples stored"
+                progress.console.print(f"{result.step.label}: {outcome} ({result.seconds:.1f} s)", highlight=False,
+                                       markup=False)
 
-                results = run_steps(steps, convert, timeout, finished, started, deadline)
-            failed = sum(1 for r in results if r.failure)
-            status = "ok" if not failed else "failed" if failed == len(results) else "ok"
-            store.finish_run(run_id, status, {"steps": len(results), "failed_steps": failed})
-        except KeyboardInterrupt:
-            store.finish_run(run_id, status)
-            raise
-        return RunOutcome(run_id, store.path, results, machine)
+            results = run_steps(steps, convert, timeout, finished, started, deadline)
+        outcome = RunOutcome(run_id, store.path, results, machine)
+        failed = sum(1 for r in results if r.failure and not _skipped(r))
+        status = {0: "ok", 1: "failed", 3: "ok"}[outcome.exit_code]
+        try:
+            store.finish_run(run_id, status, {"steps": len(results), "failed_steps": failed,
+                                              "skipped_steps": sum(1 for r in results if _skipped(r))})
+        except XferlabError as error:
+            raise StoreFailed(f"{error} (run {run_id} could not be closed; its {kept} samples are kept)") from None
+        return outcome
+    except KeyboardInterrupt as error:
+        try:
+            store.finish_run(run_id, "interrupted", {"samples_kept": kept})
+            error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+        except Exception:
+            error.xferlab_note = f"run {run_id} kept {kept} samples, left running (shown as incomplete)"  # type: ignore[attr-defined]
+        raise
+    except BaseException as error:
+        try:
+            store.finish_run(run_id, "failed", {"error": f"{type(error).__name__}: {error}", "samples_kept": kept})
+        except Exception:
+            pass  # the run shows as incomplete
+        raise
+    finally:
+        store.close()
+

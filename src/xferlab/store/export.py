@@ -113,6 +113,9 @@ def export_run(store: "Store", ref: str, fmt: str, path: Path, *, overwrite: boo
         os.replace(temporary, path)
     except OSError as error:
         raise _unwritable(path, error) from None
+    except KeyboardInterrupt as error:  # SIGINT/SIGTERM: the temporary file goes, the CLI says this
+        error.xferlab_note = f"export of run {run_id} to '{path}' stopped; nothing was written there"  # type: ignore[attr-defined]
+        raise
     finally:
         temporary.unlink(missing_ok=True)
     return path

@@ -1,0 +1,134 @@
+"""SIGTERM and SIGINT during a real `xferlab measure memory`: the run is finished as interrupted with the
+finished steps' samples kept, the probe child is killed, and the process exits 143 (SIGTERM) or 130
+(SIGINT) with one line on stderr. Also: a reader answers while the measurement records."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from xferlab.measure.probe import probe_path
+from xferlab.store import open_store
+
+# two steps (1 and 2 threads) of about 3 s and 5 s on a small machine
+MEASURE = ["measure", "memory", "--threads", "1,2", "--size", "128MiB", "--iterations", "30"]
+
+
+def start(args, store, env=None):
+    return subprocess.Popen([sys.executable, "-m", "xferlab", *args, "--store", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def probe_children(pid, subcommand="stream"):
+    """PIDs of the xferlab-probe processes whose parent is ``pid`` running ``subcommand``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == pid and name.startswith("xferlab-probe"):
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if subcommand.encode() in argv:
+                found.append(int(entry.name))
+    return found
+
+
+def gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] == "Z"  # a zombie: dead, not yet reaped by its parent (also dead)
+
+
+def samples_so_far(store):
+    if not store.exists():
+        return 0
+    try:
+        with open_store(store, read_only=True) as db:
+            runs = db.runs()
+    except Exception:  # created but not yet set up
+        return 0
+    return runs[0]["samples"] if runs else 0
+
+
+def wait_for(predicate, limit, what):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signal_after_the_first_step_keeps_its_samples(tmp_path, signum):
+    store = tmp_path / "s.duckdb"
+    proc = start(MEASURE, store)
+    try:
+        kept = wait_for(lambda: samples_so_far(store), 120, "the first step's samples")
+        probes = wait_for(lambda: probe_children(proc.pid), 30, "the second step's probe")
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + signum, err
+    lines = err.strip().splitlines()
+    name = signal.Signals(signum).name
+    with open_store(store, read_only=True) as db:
+        (run,) = db.runs()
+        samples = db.samples(run["run_id"])
+    assert lines[-1] == f"interrupted by {name}: run {run['run_id']} kept {kept} samples, status interrupted", err
+    assert "Traceback" not in err
+    assert run["status"] == "interrupted" and not run["incomplete"] and len(samples) == kept == 120
+    for pid in probes:
+        wait_for(lambda: gone(pid), 5, f"probe {pid} to end")
+
+
+def fault_injection() -> bool:
+    """Whether the probe in use takes XFERLAB_PROBE_FAULT (an older build ignores it)."""
+    done = subprocess.run([str(probe_path()), "stream", "--size", "4096"], capture_output=True, text=True,
+                          timeout=30, env={**os.environ, "XFERLAB_PROBE_FAULT": "bogus"})
+    return "XFERLAB_PROBE_FAULT" in done.stderr
+
+
+def test_sigterm_kills_a_hanging_probe(tmp_path):
+    """A probe that never returns (fault injection: hang) is killed when SIGTERM stops the run."""
+    if not fault_injection():
+        pytest.skip(f"the probe {probe_path()} predates fault injection (XFERLAB_PROBE_FAULT); set XFERLAB_PROBE "
+                    "to a current build")
+    store = tmp_path / "s.duckdb"
+    proc = start(["measure", "memory", "--kernels", "triad", "--size", "8MiB", "--iterations", "3"], store,
+                 env={"XFERLAB_PROBE_FAULT": "hang"})
+    try:
+        (probe,) = wait_for(lambda: probe_children(proc.pid), 60, "the hanging probe")
+        time.sleep(0.3)
+        assert not gone(probe)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("interrupted by SIGTERM: run ")
+    assert err.strip().endswith("kept 0 samples, status interrupted")
+    wait_for(lambda: gone(probe), 5, "the hanging probe to be killed")
+    with open_store(store, read_only=True) as db:
+        (run,) = db.runs()
+    assert run["status"] == "interrupted" and run["samples"] == 0
