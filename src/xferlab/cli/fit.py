@@ -11,7 +11,8 @@ import typer
 
 from ..errors import BadValue
 from ..fit import profiles
-from ..fit.linkfit import MODELS, PARAMETERS, POOR_CV, POOR_WORST, TOLERANCE, select
+from ..fit.linkfit import MODELS, NOISE_FACTOR, PARAMETERS, POOR_CV, POOR_WORST, TOLERANCE, select
+from ..fit.samples import kept, unvalidated_count
 from ..links import resolve
 from ..links.base import Link
 from ..links.presets import build
@@ -19,7 +20,7 @@ from ..measure.device import DIRECTIONS
 from ..store import open_store
 from ..units import format_rate, format_time
 from .common import CSV, JSON, STORE
-from .output import Column, emit, output_format
+from .output import Column, emit, output_format, stderr
 
 #: The preset the fits are set beside by default: seed 000's testbed link (PCIe Gen3 x16).
 AGAINST = "pcie3x16"
@@ -39,41 +40,42 @@ def _limit(against: Link, direction: str) -> tuple[float, str, int]:
 
 
 def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Optional[Path], profile_prefix: Optional[str],
-               run_id: str, model: str = "auto", skip_unfit: bool = False
-               ) -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str]]:
-    """Fit every direction x host memory kind of a device run's copies. Returns the rows (as
-    `xferlab fit --json` gives them), the fitted Link of each row (named by its profile if saved,
-    else by a LINK string that resolves to it), the plots written and the notes. A group that cannot
-    be fitted (too few sizes) stops everything, before any profile is saved, unless ``skip_unfit``:
-    then it is left out with a note (the report)."""
+               run_id: str, model: str = "auto"
+               ) -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str], list[dict[str, str]]]:
+    """Fit every direction x host memory kind of a device run's copies (validated samples only).
+    Returns the rows (as `xferlab fit --json` gives them), the fitted Link of each row (named by its
+    profile if saved, else by a LINK string that resolves to it), the plots written, the notes, and
+    the groups that could not be fitted ({group, reason}: too few sizes, times that do not grow with
+    size, a non-finite value); those are left out, the others fitted and saved."""
     from ..report.plots import plot_fit
 
     if model not in MODELS:
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
     limit_link = resolve(against) if isinstance(against, str) else against
-    copies = [s for s in samples if s["suite"] == "device" and s["test"] in DIRECTIONS and not s["warmup"]]
+    copies = [s for s in kept(samples) if s["suite"] == "device" and s["test"] in DIRECTIONS and not s["warmup"]]
     if not copies:
-        raise BadValue(f"run {run_id} has no host-device copies to fit; record one with `xferlab measure device`")
+        raise BadValue(f"run {run_id} has no validated host-device copies to fit; record one with `xferlab measure device`")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in copies:
         groups.setdefault((s["test"], s["mode"]), []).append(s)
-    rows, links, figures, notes, to_save = [], [], [], [], []
+    rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
     for (direction, kind), mine in groups.items():
+        group = f"{direction}, {kind} host memory"
         sizes = np.array([s["size_bytes"] for s in mine], dtype=float)
-        seconds = np.array([s["seconds"] for s in mine])
+        seconds = np.array([s["seconds"] if s["seconds"] is not None else np.nan for s in mine], dtype=float)
         if direction == "bidir":
             sizes = sizes * 2  # both directions' bytes in one copy_both
         try:
             f = select(sizes, seconds, model)
+            spec = f"{profile_prefix}-{direction}-{kind}" if profile_prefix else f.spec()
+            link = build({**f.link_fields(), "name": spec}, f"fitted link of {direction}, {kind}")
         except BadValue as error:
-            if not skip_unfit:
-                raise BadValue(f"{direction}, {kind} host memory: {error}") from None
-            notes.append(f"{direction}, {kind} host memory not fitted: {error}")
+            skipped.append({"group": group, "reason": str(error)})
             continue
         distinct = np.unique(sizes)
         peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
         limit, op, ways = _limit(limit_link, direction)
-        row = {"direction": direction, "kind": kind, "model": f.model, "description": None,
+        row = {"direction": direction, "kind": kind, "model": f.model, "description": link.summary(),
                "latency_seconds": f.latency_seconds, "latency_ci_low_seconds": f.latency_ci[0],
                "latency_ci_high_seconds": f.latency_ci[1],
                "bandwidth_bytes_per_second": f.bandwidth_bytes_per_second,
@@ -88,11 +90,12 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
                "worst_relative_error": f.worst_relative_error, "cv_relative_error": f.cv_relative_error,
                **{f"{c.replace('-', '')}_cv_relative_error": f.candidates.get(c) for c in PARAMETERS},
                "bootstrap_resamples": f.resamples, "points": f.points, "sizes": f.sizes, "poor": f.poor,
+               "poor_cause": f.poor_cause, "missed_sizes_bytes": list(f.missed_sizes_bytes),
+               "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative": z}
+                            for s, e, z in zip(f.size_bytes, f.held_out_errors, f.noise)],
                "measured_peak_bytes_per_second": peak, "against": limit_link.label, "model_limit_op": op,
                "model_limit_bytes_per_second": limit, "fraction_of_model_limit": peak / limit}
-        spec = f"{profile_prefix}-{direction}-{kind}" if profile_prefix else f.spec()
-        link = build({**f.link_fields(), "name": spec}, f"fitted link of {direction}, {kind}")
-        row["description"] = link.summary()
+        notes += [f"{group}: {n}" for n in f.notes if n.startswith("poor fit")]
         if profile_prefix:
             row["profile"] = spec
             to_save.append((spec, f.link_fields(), f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host "
@@ -103,13 +106,18 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
             row["plot"] = str(figures[-1])
         rows.append(row)
         links.append(link)
-    for spec, fields, note in to_save:  # every group fitted: now the profiles
+    for spec, fields, note in to_save:
         notes.append(f"profile {spec}: {profiles.save(spec, fields, note)}")
-    poor = [f"{r['direction']} {r['kind']}" for r in rows if r["poor"]]
+    poor = [f"{r['direction']} {r['kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
     if poor:
         notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
-                     f"fits ({', '.join(poor)}); their model does not describe the measurements well")
-    return rows, links, figures, notes
+                     f"fits ({', '.join(poor)}); noise: the error is within {NOISE_FACTOR:g}x the medians' noise where it "
+                     "is largest (repeat with --precision); model: the model misses the sizes named")
+    return rows, links, figures, notes, skipped
+
+
+def skip_note(skipped: dict[str, str]) -> str:
+    return f"not fitted: {skipped['group']}: {skipped['reason']}"
 
 
 def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `measure memory` run: its id, a prefix, or 'latest'.",
@@ -135,6 +143,10 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
     if name is not None:
         profiles.check_prefix(name)
+    if plot is not None:
+        from ..report.paths import check_folder
+
+        check_folder(plot, "--plot")
     against_link = resolve(against)
     with open_store(store, read_only=True) as db:
         run_id = db.resolve_run(run)
@@ -146,7 +158,11 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         if unused:
             raise BadValue(f"{', '.join(unused)} apply to device runs; run {run_id} is a memory run (its tiers take none)")
         return _fit_tiers(samples, run_id, inventory, name, fmt)
-    rows, _, _, notes = fit_device(samples, against_link, plot, name, run_id, model)
+    rows, _, _, notes, skipped = fit_device(samples, against_link, plot, name, run_id, model)
+    unchecked = unvalidated_count(samples)
+    if unchecked:
+        notes.append(f"{unchecked} unvalidated sample{'s' * (unchecked > 1)} of run {run_id} left out (the probe ended "
+                     "before validating them)")
     notes.insert(0, "held-out: mean relative error at each size when it is left out of the fit (plain: t = t_s + n/b's; a "
                     f"richer model is kept only if it beats the simpler ones by over {TOLERANCE * 100:.1f} points; every "
                     f"candidate's is in --json); worst: largest error at a size; of limit: best measured bandwidth over "
@@ -156,11 +172,21 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         Column("model", "model", justify="left"), Column("latency_seconds", "t_s", format_time, no_wrap=True),
         Column("description", "rates", justify="left"),
         Column("cv_relative_error", "held-out", _percent), Column("plain_cv_relative_error", "plain", _percent),
-        Column("worst_relative_error", "worst", _percent), Column("poor", "verdict", lambda v: "poor" if v else "good"),
+        Column("worst_relative_error", "worst", _percent), Column("poor_cause", "verdict", _verdict),
         Column("fraction_of_model_limit", "of limit", _percent),
     ], fmt, title=f"Transfer-time models fitted on run {run_id} (robust relative least squares on per-size medians; "
                   "95 % bootstrap intervals and the measured peak in --json)", notes=notes,
-        extra={"run_id": run_id, "against": against_link.label})
+        extra={"run_id": run_id, "against": against_link.label, "skipped": skipped,
+               "unvalidated_samples": unchecked})
+    for s in skipped:
+        stderr.print(skip_note(s), highlight=False)
+    if not rows:
+        stderr.print(f"error: no group of run {run_id} could be fitted ({len(skipped)} skipped)", highlight=False)
+        raise typer.Exit(1)
+
+
+def _verdict(cause: Optional[str]) -> str:
+    return "good" if cause is None else f"poor ({cause})"
 
 
 def _fit_tiers(samples: list[dict[str, Any]], run_id: str, inventory: Optional[dict], name: Optional[str], fmt: str) -> None:

@@ -26,6 +26,20 @@ search included, is redone without it (the mean, not the median: a model that mi
 largest sizes must show it). The model kept is the simplest whose held-out error is within 1.5
 points of the best candidate's, so a richer model is kept only when it beats the plain one clearly.
 A fit whose held-out error exceeds 10 % or whose worst error exceeds 25 % is marked poor.
+
+**Why a fit is poor.** A poor fit names its cause, ``noise`` or ``model``, by setting the held-out
+error at each size beside that size's measurement noise: the relative half-width of the 95 %
+distribution-free interval of its median (:func:`xferlab.stats.median_interval`; the CoV where a size
+has too few samples for one). At the sizes where the held-out error is largest (the 3 largest), if
+it is within :data:`NOISE_FACTOR` x the noise everywhere there, the measurements cannot say more than
+the model does: the cause is ``noise`` (repeat with ``--precision``). Otherwise it is ``model``: the
+model misses the sizes whose error exceeds both 2 x their noise and 10 %, and they are named.
+
+**What cannot be fitted.** Fewer distinct sizes than parameters + 1, a non-finite or non-positive time
+or size, and times that do not grow with size (the plain model's fitted cost per byte is 0: an
+infinite bandwidth, as 1 B … 64 B copies that all take the launch latency give) raise
+:class:`~xferlab.errors.BadValue` with the reason; a richer candidate with a zero-cost segment is
+not kept (the next candidate is).
 """
 
 from __future__ import annotations
@@ -35,7 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import BadValue
-from ..units import format_size
+from ..stats import median_interval, relative_half_width
+from ..units import format_size, format_time
 
 POOR_CV = 0.10
 POOR_WORST = 0.25
@@ -44,6 +59,8 @@ F_SCALE = 0.05  # soft-L1 scale: relative residuals beyond 5 % weigh less than s
 IRLS_ITERATIONS = 30
 TOLERANCE = 0.015  # held-out error (points) within which the simpler candidate is kept
 PACKETS = tuple(2**k for k in range(6, 17))  # 64 B … 64 KiB
+NOISE_FACTOR = 2.0  # a poor fit's held-out error within this many times the noise: the cause is noise
+WORST_SIZES = 3  # the sizes of largest held-out error that decide the cause
 MAX_BREAKPOINTS = 32  # breakpoint candidates: at most this many measured sizes, log-spaced
 #: Candidates, simplest first, and their parameter counts (P and each breakpoint count as one).
 PARAMETERS = {"plain": 2, "packet": 4, "piecewise-1": 4, "piecewise-2": 6}
@@ -78,6 +95,11 @@ class LinkFit:
     resamples: int
     candidates: dict[str, float] = field(default_factory=dict)  # held-out error of each candidate tried
     notes: list[str] = field(default_factory=list)
+    size_bytes: tuple[float, ...] = ()  # the distinct sizes, ascending
+    held_out_errors: tuple[float, ...] = ()  # relative held-out error at each size (the kept model's)
+    noise: tuple[float, ...] = ()  # relative noise of each size's median (CI half-width, else CoV; nan: unknown)
+    poor_cause: str | None = None  # poor fits: "noise" or "model"; None for a good fit
+    missed_sizes_bytes: tuple[float, ...] = ()  # poor_cause "model": the sizes the model misses
 
     @property
     def bandwidth_bytes_per_second(self) -> float:
@@ -203,18 +225,19 @@ def _fit_shape(shape: Shape, n: np.ndarray, m: np.ndarray) -> np.ndarray:
     return p if shape == (None, ()) or np.all(p[1:] > 0) else _solve(x, m, robust=False)[0]
 
 
-def _held_out(family: str, n: np.ndarray, m: np.ndarray) -> tuple[float, Shape | None]:
-    """Mean relative error at each size of a fit (search included) made without that size, and the
-    shape chosen on every size (nan and None when some fold has no shape that qualifies)."""
+def _held_out(family: str, n: np.ndarray, m: np.ndarray) -> tuple[float, Shape | None, np.ndarray]:
+    """Mean relative error at each size of a fit (search included) made without that size, the shape
+    chosen on every size, and the error at each size (nan, None, nans when some fold has no shape
+    that qualifies)."""
     shapes, best = _search(family, n, m)
     if np.any(best < 0):
-        return float("nan"), None
+        return float("nan"), None, np.full(len(n), np.nan)
     errors = []
     for i in range(len(n)):
         keep = np.arange(len(n)) != i
         p = _fit_shape(shapes[best[i]], n[keep], m[keep])
         errors.append(abs(float((_design(n[i:i + 1], shapes[best[i]]) @ p)[0]) - m[i]) / m[i])
-    return float(np.mean(errors)), shapes[best[-1]]
+    return float(np.mean(errors)), shapes[best[-1]], np.asarray(errors)
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:
@@ -234,6 +257,8 @@ def _check(n: np.ndarray, t: np.ndarray, families: tuple[str, ...]) -> np.ndarra
         what = "a latency + bandwidth" if families[0] == "plain" else f"a {WHAT[families[0]]}"
         raise BadValue(f"{what} fit needs measurements at {need} sizes or more ({need - 1} parameters and one to "
                        f"check them); got {len(distinct)} size{'s' * (len(distinct) != 1)}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(n))):
+        raise BadValue("a fit needs finite sizes and times; got a non-finite one")
     if np.any(t <= 0) or np.any(n <= 0):
         raise BadValue("a fit needs positive sizes and times")
     return distinct
@@ -255,19 +280,31 @@ def select(sizes, seconds, model: str = "auto", seed: int = 0) -> LinkFit:
     groups = [t[n == s] for s in distinct]
     med = np.array([np.median(g) for g in groups])
     held = {f: _held_out(f, distinct, med) for f in families if len(distinct) > PARAMETERS[f]}
-    candidates = {f: e for f, (e, _) in held.items()}
+    candidates = {f: e for f, (e, _, _) in held.items()}
     tried = {f: e for f, e in candidates.items() if np.isfinite(e)}
     if not tried:
         what = (f"no packet size from {format_size(PACKETS[0])} to {format_size(PACKETS[-1])} has" if model == "packet"
                 else "no breakpoint among the measured sizes has")
         raise BadValue(f"the {WHAT[families[0]]} model does not fit these {len(distinct)} sizes: {what} two sizes or "
                        "more on each side and a positive cost in every term, with each size left out in turn")
-    best = min(tried.values())
-    chosen = next(f for f in families if f in tried and tried[f] <= best + TOLERANCE)
-    shape = held[chosen][1]
-    packet, breakpoints = shape
+    # A candidate whose fit on every size has a segment of zero cost per byte (an infinite rate) is
+    # not kept: the next simplest within the tolerance of the best remaining one is.
+    usable = dict(tried)
+    while True:
+        if not usable:
+            raise BadValue(f"the times do not grow with size from {format_size(distinct[0])} to "
+                           f"{format_size(distinct[-1])} (per-size medians {format_time(float(med.min()))} to "
+                           f"{format_time(float(med.max()))}): no bandwidth can be fitted (its cost per byte comes out "
+                           "0); measure larger sizes")
+        best = min(usable.values())
+        chosen = next(f for f in families if f in usable and usable[f] <= best + TOLERANCE)
+        shape = held[chosen][1]
+        packet, breakpoints = shape
+        p = _fit_shape(shape, distinct, med)
+        if np.all((p[2:] if packet else p[1:]) > 0):
+            break
+        del usable[chosen]
     x = _design(distinct, shape)
-    p = _fit_shape(shape, distinct, med)
     weights = _solve(x, med)[1]
     # Bootstrap: resample the points within each size, refit with the chosen P or breakpoints.
     rng = np.random.default_rng(seed)
@@ -287,11 +324,57 @@ def select(sizes, seconds, model: str = "auto", seed: int = 0) -> LinkFit:
     log_t, log_m = np.log(med), np.log(result.predict(distinct))
     result.r2_log = float(1 - np.sum((log_t - log_m) ** 2) / max(np.sum((log_t - log_t.mean()) ** 2), 1e-300))
     result.median_relative_error, result.worst_relative_error = float(np.median(relative)), float(np.max(relative))
+    result.size_bytes = tuple(float(v) for v in distinct)
+    result.held_out_errors = tuple(float(v) for v in held[chosen][2])
+    result.noise = tuple(_noise(g, m) for g, m in zip(groups, med))
     if result.poor:
+        result.poor_cause, result.missed_sizes_bytes, why = diagnose(result.size_bytes, result.held_out_errors, result.noise)
         result.notes.append(f"poor fit: held-out error {result.cv_relative_error:.1%}, worst {result.worst_relative_error:.1%}; "
-                            f"the {WHAT[chosen]} model does not describe these measurements well")
+                            f"cause: {result.poor_cause}: {why}")
     if len(families) > 1:
         tried_text = ", ".join(f"{f} {e:.1%}" if np.isfinite(e) else f"{f} n/a" for f, e in candidates.items())
+        dropped = [f for f in tried if f not in usable]
         result.notes.append(f"held-out error by model: {tried_text}; kept {chosen}, the simplest within "
-                            f"{TOLERANCE * 100:.1f} points of the best")
+                            f"{TOLERANCE * 100:.1f} points of the best"
+                            + (f" ({', '.join(dropped)} left out: a segment fitted at zero cost per byte)" if dropped else ""))
     return result
+
+
+def _noise(values: np.ndarray, centre: float) -> float:
+    """A size's relative measurement noise: the half-width of its median's 95 % interval over the
+    median, or its CoV when it has too few samples for an interval (nan with one sample)."""
+    low, high = median_interval(sorted(float(v) for v in values))
+    noise = relative_half_width(float(centre), low, high)
+    if np.isfinite(noise):
+        return float(noise)
+    if len(values) > 1 and np.mean(values) > 0:
+        return float(np.std(values, ddof=1) / np.mean(values))
+    return float("nan")
+
+
+def _pct(values) -> str:
+    return ", ".join(f"{v:.1%}" if np.isfinite(v) else "?" for v in values)
+
+
+def diagnose(sizes, errors, noise) -> tuple[str, tuple[float, ...], str]:
+    """(cause, sizes the model misses, why) of a poor fit from the held-out error and the relative
+    noise at each size: "noise" if at the :data:`WORST_SIZES` sizes of largest error the error is
+    within :data:`NOISE_FACTOR` x the noise, else "model" and the sizes it misses. An unknown noise
+    (one sample) counts as none."""
+    sizes, errors = np.asarray(sizes, dtype=float), np.asarray(errors, dtype=float)
+    noise = np.nan_to_num(np.asarray(noise, dtype=float), nan=0.0)
+    errors = np.nan_to_num(errors, nan=0.0)
+    worst = np.argsort(-errors)[:WORST_SIZES]
+    within = errors[worst] <= NOISE_FACTOR * noise[worst]
+    where = ", ".join(format_size(s) for s in sizes[worst])
+    if np.all(within):
+        return "noise", (), (f"at {where} the held-out error ({_pct(errors[worst])}) is within {NOISE_FACTOR:g}x the "
+                             f"noise of the medians there (± {_pct(noise[worst])}): repeat with --precision")
+    missed = (errors > NOISE_FACTOR * noise) & (errors > POOR_CV)
+    if not missed.any():
+        missed[worst[~within]] = True
+    order = [i for i in np.argsort(-errors) if missed[i]]
+    named = ", ".join(f"{format_size(sizes[i])} ({errors[i]:.0%} vs ± {noise[i]:.1%})" for i in order[:6])
+    more = f" and {len(order) - 6} more" if len(order) > 6 else ""
+    return "model", tuple(float(sizes[i]) for i in sorted(order)), (
+        f"the model misses {named}{more}, beyond {NOISE_FACTOR:g}x the noise of the medians there")

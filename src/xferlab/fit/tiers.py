@@ -38,6 +38,7 @@ from ..errors import BadFile, BadValue
 from ..measure.memory import KERNELS
 from ..units import format_size, format_time
 from . import profiles
+from .samples import kept, unvalidated_count
 
 FLAT = 0.15  # an idle-latency plateau whose per-size medians spread more than this (relative) gets a note
 STEP_FLAT = 0.5  # a cache level's sizes whose medians spread more than this show no plateau: not reported
@@ -209,12 +210,14 @@ def _default_name(node: str, mode: str) -> str:
 
 
 def fit_tiers(samples: list[dict], run_id: str, caches: Optional[list[tuple[int, int]]] = None) -> list[Tier]:
-    """The Tiers of a memory run's ``samples`` (``db.samples(run_id)``), one per (node, mode).
+    """The Tiers of a memory run's ``samples`` (``db.samples(run_id)``), one per (node, mode), from
+    its validated samples only (each tier notes how many unvalidated ones were left out).
 
     ``caches``: (level, bytes) of the data caches (:func:`data_caches` of the run's inventory);
     without them the idle latency comes from the largest working sets and no cache steps are found."""
     tests = {*KERNELS, "latency", "loaded-latency"}
-    mine = [s for s in samples if s.get("suite") == "memory" and s.get("test") in tests and not s.get("warmup")]
+    mine = [s for s in kept(samples) if s.get("suite") == "memory" and s.get("test") in tests and not s.get("warmup")]
+    unchecked = unvalidated_count(s for s in samples if s.get("suite") == "memory")
     if not mine:
         raise BadValue(f"run {run_id} has no memory samples (STREAM, latency or loaded latency) to fit a tier; "
                        "record one with `xferlab measure memory --latency --loaded`")
@@ -232,6 +235,9 @@ def fit_tiers(samples: list[dict], run_id: str, caches: Optional[list[tuple[int,
             notes.append("no STREAM samples: bandwidth unknown")
         if not loaded:
             notes.append("no loaded-latency samples: no bandwidth-latency curve (measure with --loaded)")
+        if unchecked:
+            notes.append(f"{unchecked} unvalidated sample{'s' * (unchecked > 1)} of the run left out (the probe ended "
+                         "before validating them)")
         tier = Tier(name=_default_name(node, mode), run_id=run_id, node=node, mode=mode, idle_latency=idle,
                     cache_latency=steps, bandwidth=_bandwidth(stream), loaded_latency=_loaded(loaded), notes=notes)
         if tier.link_fields() is None:

@@ -31,25 +31,32 @@ class Fitted:
 
 def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, against: str,
                  profile_prefix: Optional[str]) -> tuple[Section, list[Fitted]]:
-    from ..cli.fit import fit_device
+    from ..cli.fit import fit_device, skip_note
     from ..measure.device import launch_summary
 
     rid = run["run_id"]
-    fit_rows, links, figures, notes = fit_device(rows, against, folder / rid / "fits", profile_prefix, rid, skip_unfit=True)
+    fit_rows, links, figures, notes, skipped = fit_device(rows, against, folder / rid / "fits", profile_prefix, rid)
     launch = [r for r in launch_summary(rows) if r["args"] == 0 and r["pinned_cpu"] is None]
     launch_s = launch[0]["median_seconds"] if launch else None
     section = Section(f"Fits of run {rid}: transfer time against size", f"fits-{rid}",
                       ["candidates t_s + n/b, per-packet overhead and piecewise rates, each by robust relative least "
                        "squares on the per-size medians; the simplest within 1.5 points of the best held-out error is "
-                       "kept; quality on held-out sizes (leave one size out); 95 % bootstrap intervals; a poor fit says so",
+                       "kept; quality on held-out sizes (leave one size out); 95 % bootstrap intervals; a poor fit says "
+                       "why: noise (its error is within 2x the medians' 95 % interval where it is largest: repeat with "
+                       "--precision) or model (the sizes it misses are named)",
                        f"the preset drawn beside each fit, and the model limit, is {against}"])
+    shown = [{**r, "verdict": "poor" if r["poor"] else "good", "cause": r["poor_cause"] or "–"} for r in fit_rows]
+    for s in skipped:  # a group that cannot be fitted: the reason in place of its fit
+        direction, _, kind = s["group"].partition(", ")
+        shown.append({"direction": direction, "kind": kind.removesuffix(" host memory"), "verdict": "not fitted",
+                      "cause": s["reason"]})
     section.tables.append(Table("Fitted models and their quality", [
         ("direction", "direction"), ("kind", "host memory"), ("model", "model"), ("latency_seconds", "t_s"),
         ("bandwidth_bytes_per_second", "b"), ("bandwidth_ci_low_bytes_per_second", "b 95% low"),
         ("bandwidth_ci_high_bytes_per_second", "b 95% high"), ("r2_log", "R² (log)"),
         ("median_relative_error", "median err"), ("worst_relative_error", "worst err"),
-        ("cv_relative_error", "held-out err"), ("verdict", "verdict")],
-        [{**r, "verdict": "poor" if r["poor"] else "good"} for r in fit_rows], notes))
+        ("cv_relative_error", "held-out err"), ("verdict", "verdict"), ("cause", "cause")],
+        shown, notes + [skip_note(s) for s in skipped]))
     command = f"xferlab fit {rid} --against {against}" + (f" --name {profile_prefix}" if profile_prefix else "")
     for path in figures:
         section.figures.append(Figure(f"measured vs fitted vs {against}: {path.stem}", path, command + " --plot DIR"))

@@ -15,7 +15,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
-from ..errors import BadValue
 from ..units import format_rate, format_size, format_time
 
 
@@ -99,14 +98,11 @@ def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
 
 
 def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
-    """The runs named (ids, prefixes, 'latest'), or (``refs`` None) the newest finished run of each
-    kind: the memory run and the device run of each accelerator."""
+    """The runs named (ids, prefixes, 'latest'; an unknown one is an error, one without samples is
+    kept and shown with a note), or (``refs`` None) the newest finished run of each kind: the memory
+    run and the device run of each accelerator (possibly none: the report says so)."""
     if refs is not None:
-        ids = list(dict.fromkeys(db.resolve_run(r) for r in refs))
-        for rid in ids:
-            if not db.run(rid)["samples"]:
-                raise BadValue(f"run {rid} has no samples to report (`xferlab results show {rid}`)")
-        return ids
+        return list(dict.fromkeys(db.resolve_run(r) for r in refs))  # a run without samples gets a note
     chosen: dict[tuple, str] = {}
     for run in db.runs():  # newest first
         if run["status"] != "ok" or not run["samples"]:
@@ -117,9 +113,7 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
             where = groups[0].get("node") if kind == "runtime" else accelerator  # runtime: per backend
             key = (kind, where if kind != "memory" else None)
             chosen.setdefault(key, run["run_id"])
-    if not chosen:
-        raise BadValue(f"{db.where} has no finished run with samples; run `xferlab lab` or `xferlab measure …` first")
-    return sorted(set(chosen.values()))
+    return sorted(set(chosen.values()))  # none: the report says so and still shows the scenarios and the advice
 
 
 def headline_from(stats: list[dict[str, Any]], run_id: str, label: str, key: str, stat: str,
@@ -131,6 +125,22 @@ def headline_from(stats: list[dict[str, Any]], run_id: str, label: str, key: str
     g = max(groups, key=lambda g: (g.get("size_bytes") or 0, g.get("threads") or 0))
     ident = {k: g.get(k) for k in ("suite", "test", "metric", "size_bytes", "threads", "node", "mode")}
     return Headline(label, key, run_id, ident, stat, float(g[stat]), fmt(g[stat]))
+
+
+def ci_rows(rows: list[dict[str, Any]], *specs: tuple[str, str, str, str]) -> list[dict[str, Any]]:
+    """``rows`` with, for each (out key, median key, low key, high key), the median's 95 % interval as
+    text, "± 1.2 %" (half its width over the median; "–" when the point has too few samples for one).
+    The interval's ends stay in the row."""
+    from ..stats import relative_half_width
+
+    out = []
+    for r in rows:
+        r = dict(r)
+        for key, centre, low, high in specs:
+            half = relative_half_width(r.get(centre), r.get(low), r.get(high))
+            r[key] = "–" if half != half else f"± {100 * half:.1f} %"
+        out.append(r)
+    return out
 
 
 def pct(value: Optional[float]) -> str:
@@ -167,15 +177,20 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     section = Section(f"Memory tiers (run {rid})", f"run-{rid}", [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC"])
     section.commands.append(command_of(run))
     bw_cols = [("test", "kernel"), ("node", "node"), ("mode", "mode"), ("threads", "threads"), ("cpus", "CPUs"),
-               ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"), ("cov", "CoV"), ("count", "n")]
+               ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"), ("median_ci", "median 95% CI"),
+               ("cov", "CoV"), ("count", "n")]
     if result["bandwidth"]:
         section.tables.append(Table("STREAM bandwidth (headline: best iteration, as STREAM reports; placement: node, CPUs)",
-                                    bw_cols, result["bandwidth"]))
+                                    bw_cols, ci_rows(result["bandwidth"], ("median_ci", "median_bytes_per_second",
+                                                                           "median_ci_low_bytes_per_second",
+                                                                           "median_ci_high_bytes_per_second"))))
     if result["latency"]:
         section.tables.append(Table("Pointer-chase latency by working set (headline: median)",
                                     [("size_bytes", "working set"), ("node", "node"), ("cpus", "CPU"),
-                                     ("median_seconds", "median"), ("min_seconds", "min"), ("cov", "CoV"), ("count", "n")],
-                                    result["latency"]))
+                                     ("median_seconds", "median"), ("median_ci", "median 95% CI"), ("min_seconds", "min"),
+                                     ("cov", "CoV"), ("count", "n")],
+                                    ci_rows(result["latency"], ("median_ci", "median_seconds", "median_ci_low_seconds",
+                                                                "median_ci_high_seconds"))))
     if result["loaded"]:
         section.tables.append(Table("Loaded latency: chase latency under traffic", [("delay", "traffic delay"),
                                     ("bandwidth_bytes_per_second", "traffic bandwidth"), ("latency_seconds", "latency")],
@@ -216,20 +231,30 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                        f"platform {accel.get('platform', '?')}; driver {accel.get('driver', '?')}"])
     section.commands.append(command_of(run))
     if result["overview"]:
-        section.tables.append(Table("Copies (medians; latency of the smallest copy, bandwidth of the largest; n½ = size reaching half of it)",
+        section.tables.append(Table("Copies (medians, with the 95 % interval of each median; latency of the smallest copy, "
+                                    "bandwidth of the largest; n½ = size reaching half of it)",
                                     [("kind", "host memory"), ("direction", "direction"), ("latency_seconds", "latency"),
-                                     ("bandwidth_bytes_per_second", "bandwidth"), ("largest_bytes", "at"),
-                                     ("half_bandwidth_bytes", "n½")], result["overview"]))
+                                     ("latency_ci", "latency 95% CI"), ("bandwidth_bytes_per_second", "bandwidth"),
+                                     ("bandwidth_ci", "bandwidth 95% CI"), ("largest_bytes", "at"),
+                                     ("half_bandwidth_bytes", "n½")],
+                                    ci_rows(result["overview"],
+                                            ("latency_ci", "latency_seconds", "latency_ci_low_seconds", "latency_ci_high_seconds"),
+                                            ("bandwidth_ci", "bandwidth_bytes_per_second", "bandwidth_ci_low_bytes_per_second",
+                                             "bandwidth_ci_high_bytes_per_second"))))
     if result["chunks"]:
         section.tables.append(Table("Granularity: one total moved in chunks (seed 004)",
                                     [("kind", "host memory"), ("chunk_bytes", "chunk"), ("transfers", "transfers"),
-                                     ("median_seconds", "total time"), ("median_bytes_per_second", "bandwidth"),
-                                     ("cov", "CoV"), ("count", "n")], result["chunks"]))
+                                     ("median_seconds", "total time"), ("median_ci", "median 95% CI"),
+                                     ("median_bytes_per_second", "bandwidth"), ("cov", "CoV"), ("count", "n")],
+                                    ci_rows(result["chunks"], ("median_ci", "median_seconds", "median_ci_low_seconds",
+                                                               "median_ci_high_seconds"))))
     if result["launch"]:
         section.tables.append(Table("Kernel launch latency (empty kernel, submit + wait; host clock)",
                                     [("args", "buffer args"), ("pinned_cpu", "pinned"), ("median_seconds", "median"),
-                                     ("p99_seconds", "p99"), ("max_seconds", "max"),
-                                     ("device_median_seconds", "device (kernel)"), ("count", "n")], result["launch"]))
+                                     ("median_ci", "median 95% CI"), ("p99_seconds", "p99"), ("max_seconds", "max"),
+                                     ("device_median_seconds", "device (kernel)"), ("count", "n")],
+                                    ci_rows(result["launch"], ("median_ci", "median_seconds", "median_ci_low_seconds",
+                                                               "median_ci_high_seconds"))))
     for path in result["plots"]:
         section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "device")))
     stats = db.stats(rid)

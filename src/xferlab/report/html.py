@@ -13,19 +13,18 @@ import tempfile
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import jinja2
 
 from .. import __version__
-from ..errors import BadFile
 from . import collect
 from .collect import Section, Table
 
 TEXT_KEYS = {"test", "kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
              "reason", "suite", "run_id", "model", "pattern", "version", "fact", "value", "advice", "fastest",
              "runner_up", "faster_below", "faster_from", "profile", "verdict", "replaced", "by", "strategy", "command",
-             "tier", "kernel", "system", "opset", "workload"}
+             "tier", "kernel", "system", "opset", "workload", "cause", "median_ci", "latency_ci", "bandwidth_ci"}
 
 
 def machine_table(inventory: dict[str, Any]) -> Table:
@@ -58,48 +57,93 @@ def versions_table(versions: dict[str, Any]) -> Optional[Table]:
     return Table("Software versions", [("fact", "software"), ("value", "version")], rows)
 
 
+def guarded(title: str, anchor: str, make: Callable[[], Any], fallback: Any = None) -> tuple[Any, Optional[Section]]:
+    """``make()``, or (when it raises) ``fallback`` and a Section whose note says what failed: one
+    part of the report that cannot be built never stops the others."""
+    try:
+        return make(), None
+    except Exception as error:  # noqa: BLE001 - any failure of one part becomes a visible note
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return fallback, Section(title, anchor, [f"this part could not be made: {reason} ({type(error).__name__})"])
+
+
 def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None, against: str = "pcie3x16",
           title: str = "xferlab report") -> dict[str, Any]:
     """Everything the template shows, with plots written to a temporary folder and read back as
-    base64. Returns the template's context."""
+    base64. Returns the template's context. Only the runs named (or picked) must be readable; each
+    section that cannot be made (a group that cannot be fitted, a plot that fails) becomes a note in
+    its place. Samples the probe did not validate are left out everywhere, and counted."""
+    from ..fit.samples import kept, unvalidated_count
     from .advice import advice_section, fits_section
 
     run_ids = collect.pick_runs(db, refs)
     runs = [db.run(rid) for rid in run_ids]
     sections: list[Section] = []
     headlines = []
+    notes: list[str] = []
+    if not runs:
+        notes.append(f"{db.where} has no finished run with samples: only the seeds' scenarios and the link presets' advice "
+                     "follow (record runs with `xferlab lab` or `xferlab measure …`)")
+
+    def add(title: str, anchor: str, make: Callable[[], tuple[Section, Any]], empty: Any = None) -> Any:
+        """Append the section ``make()`` builds and return what came with it (``empty`` if it failed)."""
+        made, failed = guarded(title, anchor, make)
+        if failed is not None:
+            sections.append(failed)
+            return empty
+        sections.append(made[0])
+        return made[1]
+
     with tempfile.TemporaryDirectory(prefix="xferlab-report-") as tmp:
         folder = Path(tmp)
         device_samples = []
         for run in runs:
-            rows = [collect.flat(s) for s in db.samples(run["run_id"])]
+            rid = run["run_id"]
+            stored = db.samples(rid)
+            rows = [collect.flat(s) for s in kept(stored)]
+            unchecked = unvalidated_count(stored)
+            if unchecked:
+                notes.append(f"run {rid}: {unchecked} unvalidated sample{'s' * (unchecked > 1)} (the probe ended before "
+                             "validating them) left out of every table, plot, fit and headline")
+            if not rows:
+                sections.append(Section(f"Run {rid} ({run['command']}, {run['status']})", f"run-{rid}",
+                                        [f"run {rid} has no {'validated ' if stored else ''}samples to show; its failures, "
+                                         "if any, are listed under Failures"], commands=[collect.command_of(run)]))
+                continue
             kinds = collect.kinds_of(rows)
             if "memory" in kinds:
-                section, heads = collect.memory_section(db, run, rows, folder, profile_prefix)
-                sections.append(section)
-                headlines += heads
+                headlines += add(f"Memory tiers (run {rid})", f"run-{rid}", lambda run=run, rows=rows:
+                                 collect.memory_section(db, run, rows, folder, profile_prefix), [])
             if kinds & {"transfers", "chunks", "launch"}:
-                section, heads = collect.device_section(db, run, rows, folder)
-                sections.append(section)
-                headlines += heads
+                headlines += add(f"Accelerator (run {rid})", f"run-{rid}-device", lambda run=run, rows=rows:
+                                 collect.device_section(db, run, rows, folder), [])
                 if "transfers" in kinds:
                     device_samples.append((run, rows))
             if "collab" in kinds:
-                sections.append(collect.collab_section(run, rows, folder))
+                add(f"CPU–device collaboration (run {rid})", f"run-{rid}-collab",
+                    lambda run=run, rows=rows: (collect.collab_section(run, rows, folder), None))
             if "runtime" in kinds:
-                sections.append(collect.runtime_section(run, rows, folder))
+                add(f"Offload runtime (run {rid})", f"run-{rid}-runtime",
+                    lambda run=run, rows=rows: (collect.runtime_section(run, rows, folder), None))
         fitted = []
         for run, rows in device_samples:
-            section, links = fits_section(run, rows, folder, against, profile_prefix)
-            sections.append(section)
-            fitted += links
-        sections.append(collect.scenario_section(folder))
-        sections.append(advice_section(fitted, against, folder))
-        failures = collect.failures_table(db, run_ids)
-        if failures:
+            fitted += add(f"Fits of run {run['run_id']}", f"fits-{run['run_id']}", lambda run=run, rows=rows:
+                          fits_section(run, rows, folder, against, profile_prefix), [])
+        add("The seeds' figures, recomputed by xferlab's models", "scenarios", lambda: (collect.scenario_section(folder), None))
+        add("Advice", "advice", lambda: (advice_section(fitted, against, folder), None))
+        failures, failed = guarded("Failures", "failures", lambda: collect.failures_table(db, run_ids))
+        if failed is not None:
+            sections.append(failed)
+        elif failures:
             sections.append(Section("Failures", "failures", tables=[failures]))
-        images = {f.path: base64.b64encode(Path(f.path).read_bytes()).decode("ascii")
-                  for s in sections for f in s.figures}
+        images = {}
+        for s in sections:
+            for f in list(s.figures):
+                try:
+                    images[f.path] = base64.b64encode(Path(f.path).read_bytes()).decode("ascii")
+                except OSError as error:
+                    s.figures.remove(f)
+                    s.intro.append(f"plot '{f.title}' could not be read back: {error.strerror or error}")
     inventory = next((r["inventory"] for r in runs if r.get("inventory")), None)
     if inventory is None:  # no run given: the machine the report is made on
         from ..system.inventory import inventory as this_machine
@@ -109,7 +153,7 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
                   if (r.get("inventory") or {}).get("accelerator")), None)
     return {"title": title, "version": __version__, "store": str(db.path),
             "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-            "runs": runs, "headlines": headlines, "sections": sections, "images": images,
+            "runs": runs, "headlines": headlines, "sections": sections, "images": images, "notes": notes,
             "machine": machine_table({**inventory, "accelerator": accel}),
             "versions": versions_table(next((r["versions"] for r in runs if r.get("versions")), {}))}
 
@@ -121,29 +165,16 @@ def render(context: dict[str, Any]) -> str:
 
 
 def check_writable(path: Path) -> None:
-    """Refuse, before any work, a report path that is a folder or whose folder cannot be made or written."""
-    path = Path(path)
-    if path.is_dir():
-        raise BadFile(f"report path '{path}' is a folder; give a file name such as {path / 'report.html'}")
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    import os
+    """Refuse, before any work, a report path that is a folder or that cannot be written."""
+    from .paths import check_file
 
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise BadFile(f"report path '{path}' cannot be written: no write permission in '{parent}'")
+    check_file(Path(path), "report path")
 
 
 def write(html: str, path: Path) -> Path:
-    """Write the report; a path that cannot be written is the user's to fix (exit 2), named."""
-    path = Path(path)
-    if path.is_dir():
-        raise BadFile(f"report path '{path}' is a folder; give a file name such as {path / 'report.html'}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(html, encoding="utf-8")
-        partial.replace(path)
-    except OSError as error:
-        raise BadFile(f"report path '{path}' cannot be written: {error.strerror or error}") from None
-    return path
+    """Write the report whole or not at all (a temporary file beside it, renamed when complete); a
+    path that cannot be written is the user's to fix (exit 2), named with the reason."""
+    from .paths import write_text
+
+    check_writable(path)
+    return write_text(Path(path), html, "report path")

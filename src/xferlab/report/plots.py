@@ -29,32 +29,28 @@ def _axes():
     return plt, fig, ax
 
 
-def check_plot_path(path: Path) -> Path:
-    """Refuse, before any work, a plot file of an unknown format or in a place that is not a folder."""
+def check_plot_path(path: Path, option: str = "plot file") -> Path:
+    """Refuse, before any work, a plot file of an unknown format or in a place where it cannot be
+    written (see :func:`xferlab.report.paths.check_file`)."""
+    from .paths import check_file
+
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
-        raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise BadFile(f"plot file '{path}' cannot be written: '{parent}' is not a folder")
-    return path
+        raise BadFile(f"{option} '{path}' must end in {', '.join(FORMATS)}")
+    return check_file(path, option)
 
 
 def _write(plt, fig, path: Path) -> Path:
+    """Save ``fig`` to ``path`` whole or not at all: through a temporary file beside it, renamed
+    when complete; a full disk leaves nothing behind and is one line naming the path."""
+    from .paths import write_atomic
+
     path = Path(path)
     try:
-        check_plot_path(path)
-    except BadFile:
-        plt.close(fig)
-        raise
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() not in FORMATS:
+            raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
         fig.tight_layout()
-        fig.savefig(path)
-    except OSError as error:
-        raise BadFile(f"plot file '{path}' cannot be written: {error.strerror or error}") from None
+        write_atomic(path, lambda temporary: fig.savefig(temporary, format=path.suffix.lower()[1:]), "plot file")
     finally:
         plt.close(fig)
     return path
