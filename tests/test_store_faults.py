@@ -110,12 +110,11 @@ def small_disk(tmp_path):
 def fill(folder: Path) -> Path:
     """Fill the file system holding ``folder`` to the last byte; returns the filler file."""
     filler = folder / "filler"
-    with open(filler, "ab") as f:
+    with open(filler, "ab", buffering=0) as f:
         for chunk in (1 << 16, 4096, 512, 1):
             try:
                 while True:
                     f.write(b"\0" * chunk)
-                    f.flush()
             except OSError:
                 pass
     return filler
