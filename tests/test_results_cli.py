@@ -88,6 +88,31 @@ def test_show_json_statistics(cli, recorded):
     assert failure["what"] == "loaded-latency" and failure["reason"] == "probe timed out after 30 s"
 
 
+def test_show_gives_the_median_interval(cli, tmp_path):
+    """9 validated samples: the 95 % interval of the median is [x(2), x(8)]; an unvalidated sample and 5
+    samples (too few for 95 %) give no interval."""
+    path = tmp_path / "s.duckdb"
+    values = [10.0, 14.0, 11.0, 13.0, 12.0, 15.0, 9.0, 16.0, 8.0]
+    with open_store(path) as store:
+        run = store.start_run("measure memory", [], {}, {})
+        store.add_samples(run, [{"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                                 "value": v * 1e9, "iteration": i} for i, v in enumerate(values)]
+                          + [{"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                              "value": 1e12, "validated": False}]
+                          + [{"suite": "memory", "test": "copy", "metric": "bandwidth_bytes_per_second",
+                              "value": v * 1e9} for v in values[:5]])
+        store.finish_run(run, "ok")
+    triad, copy = cli.json("results", "show", run, "--store", path)["results"]
+    assert (triad["count"], triad["unvalidated"], triad["median"]) == (9, 1, 12e9)
+    assert (triad["median_ci_low"], triad["median_ci_high"]) == (9e9, 15e9)
+    assert copy["median_ci_low"] is None and copy["median_ci_high"] is None
+    _, out, _ = cli("results", "show", run, "--store", path, check=0)
+    assert "±25%" in out and "1 samples the probe did not validate left out" in out  # (15 - 9) / 2 / 12
+    _, out, _ = cli("results", "show", run, "--store", path, "--csv", check=0)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert float(rows[0]["median_ci_low"]) == 9e9 and rows[1]["median_ci_low"] == ""
+
+
 def test_show_table_and_csv(cli, recorded):
     path, run, _ = recorded
     code, out, _ = cli("results", "show", run, "--store", path, check=0)

@@ -14,6 +14,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import BadFile
+from ..stats import relative_half_width
 from ..store import FORMATS, check_format, open_store
 from ..units import format_rate, format_size, format_time
 from .common import CSV, JSON, STORE
@@ -121,10 +122,12 @@ def show(run: str = RUN, store: Optional[Path] = STORE, json_: bool = JSON, csv_
     if fmt == "json":
         emit("results show", groups, [], fmt, extra={"run": info, "failures": failures, "store": str(path)})
         return
-    stat_columns = [Column("count", "n"), *(Column(k, k) for k in STAT_KEYS), Column("cov", "CoV")]
+    stat_columns = [Column("count", "n"), *(Column(k, k) for k in STAT_KEYS), Column("ci", "median ± (95 %)"),
+                    Column("cov", "CoV")]
     if fmt == "csv":
-        emit("results show", groups, [*placement, Column("count", ""), Column("warmups", ""),
-                                      *(Column(k, k) for k in STAT_KEYS), Column("cov", "")], fmt)
+        emit("results show", groups, [*placement, Column("count", ""), Column("warmups", ""), Column("unvalidated", ""),
+                                      *(Column(k, k) for k in STAT_KEYS), Column("median_ci_low", ""),
+                                      Column("median_ci_high", ""), Column("cov", "")], fmt)
         return
     for line in _header(info):
         stdout.print(line, markup=False, highlight=False)
@@ -133,9 +136,12 @@ def show(run: str = RUN, store: Optional[Path] = STORE, json_: bool = JSON, csv_
     shown = [c for c in placement if c not in common]
     said = [f"{c.header} {c.show(groups[0][c.key])}" for c in common if groups and groups[0][c.key] is not None]
     rows = [{**g, "metric": _quantity(g["metric"]), **{k: show_value(g["metric"], g[k]) for k in STAT_KEYS},
-             "cov": None if g["cov"] is None else f"{100 * g['cov']:.2f}%"} for g in groups]
+             "ci": _plus_minus(g), "cov": None if g["cov"] is None else f"{100 * g['cov']:.2f}%"} for g in groups]
     warmups = sum(g["warmups"] for g in groups)
-    notes = [f"statistics over non-warm-up iterations (n); {warmups} warm-up iterations left out; "
+    unvalidated = sum(g.get("unvalidated") or 0 for g in groups)
+    left_out = f"; {unvalidated} samples the probe did not validate left out" if unvalidated else ""
+    notes = [f"statistics over non-warm-up iterations (n); {warmups} warm-up iterations left out{left_out}; "
+             "median ±: half the 95 % distribution-free confidence interval of the median (– below 6 samples); "
              "CoV = sample standard deviation / mean"] if groups else ["no samples recorded"]
     title = f"Samples of run {info['run_id']}" + (f" ({', '.join(said)})" if said else "") + "; headline: median"
     if groups:
@@ -146,6 +152,12 @@ def show(run: str = RUN, store: Optional[Path] = STORE, json_: bool = JSON, csv_
         _table(f"Failures ({len(failures)})", failures,
                [Column("suite", "suite", justify="left"), Column("what", "what", justify="left"),
                 Column("reason", "reason", justify="left"), Column("at_utc", "at (UTC)", _when, "left")])
+
+
+def _plus_minus(group: dict) -> str:
+    """Half the median's 95 % interval as a share of it: ``±1.2%``, or – when there are too few samples."""
+    half = relative_half_width(group["median"], group.get("median_ci_low"), group.get("median_ci_high"))
+    return "–" if half != half else f"±{100 * half:.2g}%"
 
 
 def _quantity(metric: str) -> str:

@@ -81,7 +81,9 @@ class Store:
         self._active_writable = False
         self._mine: list[str] = []  # runs started here and not finished
         self._closed = False
-        self._validated = "validated" if version >= 2 else "CAST(NULL AS BOOLEAN)"
+        # the probe's verdict: the column (schema 2), else a flag rows of older stores kept in params
+        in_params = "TRY_CAST(json_extract_string(params, '$.validated') AS BOOLEAN)"
+        self._validated = f"coalesce(validated, {in_params})" if version >= 2 else in_params
 
     # -- plumbing ---------------------------------------------------------------------------------
 
