@@ -18,7 +18,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-__all__ = ["Interrupted", "Terminated", "deferred", "exit_code", "install", "interruption", "signal_name"]
+__all__ = ["Interrupted", "Terminated", "deferred", "exit_code", "install", "interruption", "restore", "signal_name"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -43,13 +43,25 @@ def _raise(signum: int, frame) -> None:
     raise Terminated() if signum == signal.SIGTERM else Interrupted()
 
 
-def install() -> None:
-    """Make SIGINT raise :class:`Interrupted` and SIGTERM :class:`Terminated` (main thread only)."""
+def install() -> dict:
+    """Make SIGINT raise :class:`Interrupted` and SIGTERM :class:`Terminated` (main thread only);
+    returns the handlers they had, for :func:`restore`."""
+    previous: dict = {}
     if threading.current_thread() is not threading.main_thread():
-        return
+        return previous
     for signum in _HANDLED:
-        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup'd and the like stay ignored
+        handler = signal.getsignal(signum)
+        if handler is not signal.SIG_IGN:  # nohup'd and the like stay ignored
+            previous[signum] = handler
             signal.signal(signum, _raise)
+    return previous
+
+
+def restore(previous: dict) -> None:
+    """Put back the handlers :func:`install` replaced (a CLI run inside another program, tests)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def interruption() -> KeyboardInterrupt:

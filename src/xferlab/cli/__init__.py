@@ -63,7 +63,14 @@ def _root(
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code. Typer handles usage errors (exit 2) itself."""
     debug = "--debug" in (argv if argv is not None else sys.argv) or os.environ.get("XFERLAB_DEBUG") == "1"
-    signals.install()
+    previous = signals.install()
+    try:
+        return _run(argv, debug)
+    finally:
+        signals.restore(previous)
+
+
+def _run(argv: list[str] | None, debug: bool) -> int:
     try:
         app(args=argv, prog_name="xferlab", standalone_mode=True)
     except SystemExit as done:
