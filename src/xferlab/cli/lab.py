@@ -1,7 +1,15 @@
 """`xferlab lab`: the main job. Checks the native probe, characterizes every memory node and every
 accelerator of this machine (recorded in the store), evaluates the link presets, runs every packaged
 scenario, fits link and tier profiles to the measurements (saved as profiles named ``lab-…``), and
-writes the HTML report with the advice; everything lands under one results folder."""
+writes the HTML report with the advice; everything lands under one results folder.
+
+The memory and device steps repeat each point until its median's 95 % interval is within
+:data:`PRECISION` (2 %) of it, at most :data:`MAX_TIME_MEMORY` / :data:`MAX_TIME_DEVICE` seconds of
+timed work per point. ``--out`` is checked before anything runs. A stage that fails (the probe's
+clock, memory, an accelerator, its collaboration patterns, the runtime, a scenario, the report) is
+noted and the others go on; the exit code is that of the measure commands: 0 every stage ran, 3 some
+failed (what was measured is in the store and the report), 1 nothing could be measured. The last
+line names the stages that failed. Every file is written whole or not at all."""
 
 from __future__ import annotations
 
@@ -16,7 +24,7 @@ from typing import Optional
 import typer
 
 from .. import __version__, scenarios
-from ..errors import XferlabError
+from ..errors import BadFile, XferlabError
 from ..links import PRESETS, resolve
 from ..measure.probe import run_probe
 from ..units import parse_time
@@ -36,11 +44,17 @@ from .common import STORE
 from .measure import memory_params, memory_results, print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import device_results, print_device_tables
+from .measure_outcome import notes as failure_notes
 from ..fit.profiles import names as profile_names
 from .output import Column, emit, stderr, stdout
 from .report import write_report
+from ..report.paths import check_folder, write_text
 
 DEFAULT_OUT = Path("xferlab-results")
+#: The lab's target for every memory and device point: its median's 95 % interval within 2 % of it.
+PRECISION = 0.02
+MAX_TIME_MEMORY = 0.5  # seconds of timed work per memory point (kernel x threads, working set), at most
+MAX_TIME_DEVICE = 0.25  # seconds of timed work per device point (size x direction, chunk size), at most
 #: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
 PROFILE_PREFIX = "lab"
 
@@ -54,7 +68,12 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     seconds = parse_time(budget, "--budget", allow_zero=False)
     started = datetime.now(timezone.utc)
     folder = out or DEFAULT_OUT / f"lab-{started:%Y%m%d-%H%M%S}"
-    folder.mkdir(parents=True, exist_ok=True)
+    check_folder(folder, "--out")  # before anything runs
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadFile(f"--out '{folder}' cannot be created: {error.strerror or error}") from None
+    failed: list[str] = []  # "stage: why", one per stage that failed
     t0 = _time.monotonic()
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
@@ -62,6 +81,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     stderr.print("[1/6] native probe: clock", highlight=False)
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
+    if not clock.ok:
+        failed.append(f"probe: {clock.failure}")
 
     stderr.print("[2/6] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
     plan = quick_memory_plan()
@@ -70,9 +91,11 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                       timeout=max(60.0, seconds), budget=0.5 * seconds)
     memory = memory_results(outcome, folder)
     recorded = [outcome.run_id] if outcome.rows else []  # the runs the report shows
+    measured = bool(outcome.rows)
     summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
                              "failures": memory["failures"]}
-    (folder / "memory.json").write_text(json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1, default=str))
+    failed += _stage_failures("memory", memory["failures"], bool(outcome.rows))
+    _json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"})
 
     stderr.print("[3/6] accelerators: copies, granularity and launch latency of every device found", highlight=False)
     device_runs = []
@@ -86,6 +109,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                       store, timeout=max(60.0, seconds), budget=0.6 * left, extra_inventory={"accelerator": plan.info})
         result = device_results(run, folder / f"{plan.backend}{plan.device}")
         recorded += [run.run_id] if run.rows else []
+        measured = measured or bool(run.rows)
+        failed += _stage_failures(f"{plan.backend} #{plan.device}", result["failures"], bool(run.rows))
         entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
                  **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
         collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info)
@@ -95,12 +120,15 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                           timeout=max(60.0, seconds), extra_inventory={"accelerator": plan.info})
             entry["collab"] = collab_summary(run.rows)
             recorded += [run.run_id] if run.rows else []
+            failed += _stage_failures(f"{plan.backend} #{plan.device} collaboration",
+                                      [{"step": r.step.label, "reason": r.failure} for r in (run.results or [])
+                                       if r.failure and not r.failure.startswith("skipped:")], bool(run.rows))
             if entry["collab"]:
                 plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
         device_runs.append(entry)
     summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
     summary["accelerators_not_available"] = missing
-    (folder / "devices.json").write_text(json.dumps(device_runs, indent=1, default=str))
+    _json(folder / "devices.json", device_runs)
 
     stderr.print("[4/6] offload runtime: every workload in sync and forward, emulated 1 us round trip and "
                  "the first OpenCL device", highlight=False)
@@ -118,40 +146,54 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             recorded.append(run_id)
         if failure:
             summary["runtime_failures"].append(f"{backend}: {failure}")
+            failed.append(f"runtime on {backend}: {failure}")
             stderr.print(f"failed: offload runtime on {backend}: {failure}", highlight=False)
 
     stderr.print("[5/6] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
-    (folder / "presets.json").write_text(json.dumps(presets, indent=1))
+    _json(folder / "presets.json", presets)
 
     rows = []
     names = scenarios.names()
     for i, name in enumerate(names, 1):
         stderr.print(f"[5/6] scenario {name} ({i}/{len(names)})", highlight=False)
-        scenario = scenarios.load(name)
-        result = scenario.run()
-        plots = [str(p) for p in scenario.plot(folder)]
-        (folder / f"{name}.json").write_text(json.dumps({**result, "plots": plots}, indent=1))
+        try:
+            scenario = scenarios.load(name)
+            result = scenario.run()
+            plots = [str(p) for p in scenario.plot(folder)]
+            _json(folder / f"{name}.json", {**result, "plots": plots})
+        except Exception as error:  # noqa: BLE001 - one scenario that fails is noted; the others go on
+            failed.append(f"scenario {name}: {error}")
+            continue
         for check in result["checks"]:
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
                          "reproduced": check["reproduced"]})
     stderr.print("[6/6] fits, advice and the report", highlight=False)
     summary["elapsed_seconds"] = _time.monotonic() - t0
-    (folder / "lab.json").write_text(json.dumps(summary, indent=1))  # kept if the report fails
-    report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
-                               title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
-    summary["report"] = str(report_path)
+    summary["failed_stages"] = failed
+    _json(folder / "lab.json", summary)  # kept if the report fails
+    report_path = None
+    try:
+        report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
+                                   title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
+    except XferlabError as error:
+        failed.append(f"report: {error}")
+    summary["report"] = str(report_path) if report_path else None
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["scenarios"] = names
-    (folder / "lab.json").write_text(json.dumps(summary, indent=1))
+    code = 0 if not failed else 3 if measured else 1
+    summary["failed_stages"], summary["exit_code"] = failed, code
+    _json(folder / "lab.json", summary)
 
     if json_:
-        emit("lab", rows, [], "json", extra={"folder": str(folder), "report": str(report_path),
+        emit("lab", rows, [], "json", extra={"folder": str(folder), "report": summary["report"],
                                              "probe": summary["probe"], "devices": device_runs,
                                              "memory": {k: v for k, v in memory.items() if k != "plots"},
-                                             "run_id": outcome.run_id, "store": str(outcome.store_path)})
+                                             "run_id": outcome.run_id, "store": str(outcome.store_path),
+                                             "failed_stages": failed, "exit_code": code})
+        _conclude(failed, code)
         return
     print_tables(memory["bandwidth"], [r for r in memory["latency"] if r["size_bytes"] in landmark_sizes(memory["latency"])],
                  memory["loaded"])
@@ -166,8 +208,8 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
                        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
          title="Seed figures recomputed by xferlab's models")
-    for failure in memory["failures"]:
-        stderr.print(f"failed: {failure['step']}: {failure['reason']}", highlight=False)
+    for line in failure_notes(memory["failures"]):  # 'failed: …' or 'skipped: …' (for want of time)
+        stderr.print(line, highlight=False)
     if clock.ok and clock.records:
         record = clock.records[0]
         stdout.print(f"probe: steady clock ticks every {record['observed_tick_seconds'] * 1e9:.0f} ns, "
@@ -179,7 +221,34 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     stdout.print(f"results: {folder}/ (lab.json, memory.json and plots, devices.json and a plot folder per device, "
                  "presets.json, one JSON and two plots per scenario); profiles: "
                  f"{', '.join(n for n in profile_names() if n.startswith(PROFILE_PREFIX + '-'))}", highlight=False)
-    stdout.print(f"report: {report_path} ({summary['elapsed_seconds']:.0f} s in all)", highlight=False)
+    stdout.print(f"report: {report_path or 'not written'} ({summary['elapsed_seconds']:.0f} s in all)", highlight=False)
+    _conclude(failed, code)
+
+
+def _json(path: Path, data) -> None:
+    """One of the lab's JSON files, written whole or not at all."""
+    write_text(path, json.dumps(data, indent=1, default=str), "lab file")
+
+
+def _stage_failures(stage: str, failures: list[dict], any_rows: bool) -> list[str]:
+    """'stage: step: reason' for each failed step of a measuring stage (skipped ones, for want of
+    time, are not failures); a stage with no rows at all and no failure listed failed too."""
+    out = [f"{stage}: {f['step']}: {f['reason']}" for f in failures if not str(f["reason"]).startswith("skipped:")]
+    if not out and not any_rows:
+        out.append(f"{stage}: nothing was measured")
+    return out
+
+
+def _conclude(failed: list[str], code: int) -> None:
+    """The last line: which stages failed (stderr), and the exit code (0, 3 or 1)."""
+    if not failed:
+        stderr.print("lab: every stage succeeded", highlight=False)
+        return
+    what = "; ".join(failed)
+    stderr.print(f"error: {len(failed)} lab stage{'s' * (len(failed) > 1)} failed: {what}"
+                 + ("; nothing could be measured" if code == 1 else "; the report shows what was measured"),
+                 highlight=False)
+    raise typer.Exit(code)
 
 
 def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[str]]:
@@ -205,7 +274,8 @@ def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[st
 def quick_memory_plan() -> MemoryPlan:
     """Every memory node: STREAM's four kernels (5 iterations), the latency sweep, loaded latency."""
     cpus = len(os.sched_getaffinity(0))
-    plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2)
+    plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2,
+                      precision=PRECISION, max_time=MAX_TIME_MEMORY)
     plan.check()
     return plan
 
@@ -222,7 +292,7 @@ def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:
         for index in range(len(found)):
             plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
                               launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
-                              chunk_total=64 * 2**20)
+                              chunk_total=64 * 2**20, precision=PRECISION, max_time=MAX_TIME_DEVICE)
             plan.check()
             plans.append(plan)
     return plans, missing
