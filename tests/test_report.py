@@ -109,3 +109,87 @@ def test_report_path_that_cannot_be_written(cli, recorded, tmp_path):
         code, _, err = cli("report", "-o", target, "--store", recorded["store"], env=recorded["env"])
         assert code == 2 and "report path" in err and len(err.strip().splitlines()) == 1, err
     assert (tmp_path / "plain").read_text() == "x"
+
+
+def test_report_of_a_failed_run_and_a_flat_run_is_still_written(cli, tmp_path):
+    """Tried: a store holding a run whose probe crashed after 3 samples (failed, its samples
+    unvalidated) and a run of 1 B .. 64 B copies whose times do not grow with size (no bandwidth to
+    fit) and profiles that cannot be saved (XFERLAB_PROFILES under a regular file): the report is
+    written (exit 0), each problem a note in its section, never an exception."""
+    from xferlab.measure.device import devices
+
+    if not devices("opencl")[0]:
+        pytest.skip("no OpenCL device (CI installs PoCL)")
+    store = tmp_path / "s.duckdb"
+    base = ["measure", "device", "--kinds", "pinned", "--chunks", "", "--no-launch", "--min-time", "0",
+            "--iterations", "6", "--store", store]
+    code, _, err = cli(*base, "--sizes", "1KiB..1MiB", env={"XFERLAB_PROBE_FAULT": "crash=SIGBUS@3"})
+    crashed = "fault injected" in err
+    assert code == (1 if crashed else 0), err
+    cli(*base, "--sizes", "1B..64B", check=0)
+    (tmp_path / "plain").write_text("x")
+    out = tmp_path / "r.html"
+    from xferlab.store import open_store
+
+    with open_store(store, read_only=True) as db:
+        ids = [r["run_id"] for r in db.runs()]
+    code, printed, err = cli("report", *ids, "-o", out, "--name", "flat", "--store", store,
+                             env={"XFERLAB_PROFILES": str(tmp_path / "plain" / "profiles")})
+    assert code == 0 and printed.strip() == str(out), err
+    html = out.read_text()
+    assert "Fits of run" in html
+    assert "not fitted" in html or "could not be made" in html  # a group without a bandwidth, or the profiles
+    if crashed:
+        assert "3 unvalidated samples" in html and "has no validated samples to show" in html
+        assert "SIGBUS" in html  # the failure, with its reason, under Failures
+    assert not list(tmp_path.glob("*.partial")) and not list(tmp_path.glob(".r-*"))
+
+
+def _tiny_folder(tmp_path):
+    """A 64 KiB tmpfs mounted at tmp_path/tiny (root), or None where mounting is not permitted."""
+    import subprocess
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)], capture_output=True)
+    return tiny if done.returncode == 0 else None
+
+
+def test_a_full_disk_leaves_no_partial_report(cli, recorded, tmp_path):
+    """Tried: the report written onto a 64 KiB file system (a real tmpfs when root may mount one;
+    otherwise a 64 KiB file size limit, RLIMIT_FSIZE, in the child): one line naming the path and the
+    system's reason, exit 2, and no partial or temporary file left behind."""
+    import resource
+    import subprocess
+    import sys
+
+    tiny = _tiny_folder(tmp_path)
+    try:
+        if tiny is not None:
+            target = tiny / "report.html"
+            code, out, err = cli("report", "-o", target, "--store", recorded["store"], env=recorded["env"])
+            assert code == 2 and not out and len(err.strip().splitlines()) == 1, err
+            assert f"'{target}'" in err and "No space left on device" in err
+            assert list(tiny.iterdir()) == []
+            return
+    finally:
+        if tiny is not None:
+            subprocess.run(["umount", str(tiny)], check=True)
+    target = tmp_path / "limited" / "report.html"
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))  # noqa: E731
+    done = subprocess.run([sys.executable, "-m", "xferlab", "report", "-o", str(target), "--store", str(recorded["store"])],
+                          capture_output=True, text=True, preexec_fn=limit, env={**os.environ, **recorded["env"]})
+    assert done.returncode == 2 and "File too large" in done.stderr and f"'{target}'" in done.stderr
+    assert list(target.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["file", "under-file", "proc"])
+def test_lab_out_is_checked_before_anything_runs(cli, tmp_path, where):
+    """Tried: `lab --out` onto an existing file, into a folder under a regular file, and into /proc:
+    one line naming --out, exit 2, and nothing measured (no store created)."""
+    (tmp_path / "plain").write_text("x")
+    target = {"file": tmp_path / "plain", "under-file": tmp_path / "plain" / "lab", "proc": "/proc/xferlab-lab"}[where]
+    store = tmp_path / "s.duckdb"
+    code, out, err = cli("lab", "--budget", "10s", "--out", target, "--store", store)
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "--out" in err, err
+    assert not store.exists() and (tmp_path / "plain").read_text() == "x"

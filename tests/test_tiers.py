@@ -235,3 +235,17 @@ def test_a_run_without_memory_samples_is_refused(tmp_path):
     with open_store(store, read_only=True) as db:
         with pytest.raises(BadValue, match=f"run {run_id} has no memory samples"):
             fit_stored(db, run_id)
+
+
+def test_unvalidated_samples_are_left_out_of_a_tier():
+    """Tried: pointer-chase and STREAM samples the probe did not validate (``validated`` false, as a
+    crashed probe leaves them; once as the store's column, once in ``params`` as older stores hold
+    it), with absurd values: the tier is the one fitted without them, and says how many it left out."""
+    rows = _stream("0", 1, {"copy": COPY_1}) + _latency("0")
+    (clean,) = fit_tiers(rows, "run-v", CACHES)
+    bad = [{**rows[-1], "value": 1.0, "validated": False},
+           {**{k: v for k, v in rows[1].items() if k != "validated"}, "value": 1e15, "params": {"validated": False}}]
+    (t,) = fit_tiers(rows + bad, "run-v", CACHES)
+    assert t.idle_latency.latency_seconds == clean.idle_latency.latency_seconds
+    assert t.best_copy().best_bytes_per_second == clean.best_copy().best_bytes_per_second
+    assert any(n.startswith("2 unvalidated samples of the run left out") for n in t.notes)
