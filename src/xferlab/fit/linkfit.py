@@ -301,7 +301,8 @@ def select(sizes, seconds, model: str = "auto", seed: int = 0) -> LinkFit:
         shape = held[chosen][1]
         packet, breakpoints = shape
         p = _fit_shape(shape, distinct, med)
-        if np.all((p[2:] if packet else p[1:]) > 0):
+        # Zero, or a float rounding's worth (all times equal): under 1e-9 of the largest copy's time.
+        if np.all((p[2:] if packet else p[1:]) * distinct[-1] > 1e-9 * med[-1]):
             break
         del usable[chosen]
     x = _design(distinct, shape)
