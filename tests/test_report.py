@@ -193,3 +193,22 @@ def test_lab_out_is_checked_before_anything_runs(cli, tmp_path, where):
     code, out, err = cli("lab", "--budget", "10s", "--out", target, "--store", store)
     assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "--out" in err, err
     assert not store.exists() and (tmp_path / "plain").read_text() == "x"
+
+
+def test_lab_where_nothing_can_be_measured_still_writes_its_report(cli, tmp_path):
+    """Tried: a lab whose probe crashes (injected SIGSEGV) before every measurement: every memory and
+    device step fails; the scenarios, the report and lab.json are still written, the last line names
+    the failed stages, and the exit code is 1 (nothing could be measured)."""
+    out, store = tmp_path / "lab", tmp_path / "s.duckdb"
+    code, _, err = cli("lab", "--budget", "20s", "--out", out, "--store", store,
+                       env={"XFERLAB_PROBE_FAULT": "crash=SIGSEGV", "XFERLAB_PROFILES": str(tmp_path / "profiles")})
+    if "fault injected" not in err:
+        pytest.skip("this probe has no fault injection (an older build)")
+    last = err.strip().splitlines()[-1]
+    assert code == 1, err
+    assert last.startswith("error: lab stages failed: memory (") and "nothing could be measured" in last
+    summary = json.loads((out / "lab.json").read_text())
+    assert summary["exit_code"] == 1 and {"memory"} <= {f["stage"] for f in summary["failed_stages"]}
+    assert all("SIGSEGV" in f["reason"] for f in summary["failed_stages"] if f["stage"] == "memory")
+    assert (out / "report.html").stat().st_size > 10_000 and (out / "deceval.json").exists()
+    assert not list(out.rglob("*.partial"))

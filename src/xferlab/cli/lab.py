@@ -9,7 +9,8 @@ timed work per point. ``--out`` is checked before anything runs. A stage that fa
 clock, memory, an accelerator, its collaboration patterns, the runtime, a scenario, the report) is
 noted and the others go on; the exit code is that of the measure commands: 0 every stage ran, 3 some
 failed (what was measured is in the store and the report), 1 nothing could be measured. The last
-line names the stages that failed. Every file is written whole or not at all."""
+line names the stages that failed (``lab.json``'s ``failed_stages``: stage and reason of each
+failure). Every file is written whole or not at all."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise BadFile(f"--out '{folder}' cannot be created: {error.strerror or error}") from None
-    failed: list[str] = []  # "stage: why", one per stage that failed
+    failed: list[tuple[str, str]] = []  # (stage, why), one per failed step of a stage
     t0 = _time.monotonic()
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
@@ -82,7 +83,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
     if not clock.ok:
-        failed.append(f"probe: {clock.failure}")
+        failed.append(("probe", str(clock.failure)))
 
     stderr.print("[2/6] memory: bandwidth, latency and loaded latency of every memory node", highlight=False)
     plan = quick_memory_plan()
@@ -146,8 +147,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             recorded.append(run_id)
         if failure:
             summary["runtime_failures"].append(f"{backend}: {failure}")
-            failed.append(f"runtime on {backend}: {failure}")
-            stderr.print(f"failed: offload runtime on {backend}: {failure}", highlight=False)
+            failed.append((f"runtime on {backend}", failure))
 
     stderr.print("[5/6] link presets", highlight=False)
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
@@ -164,7 +164,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
             plots = [str(p) for p in scenario.plot(folder)]
             _json(folder / f"{name}.json", {**result, "plots": plots})
         except Exception as error:  # noqa: BLE001 - one scenario that fails is noted; the others go on
-            failed.append(f"scenario {name}: {error}")
+            failed.append((f"scenario {name}", str(error)))
             continue
         for check in result["checks"]:
             seed, ours = scenarios.describe_check(check)
@@ -172,19 +172,19 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                          "reproduced": check["reproduced"]})
     stderr.print("[6/6] fits, advice and the report", highlight=False)
     summary["elapsed_seconds"] = _time.monotonic() - t0
-    summary["failed_stages"] = failed
+    summary["failed_stages"] = _as_json(failed)
     _json(folder / "lab.json", summary)  # kept if the report fails
     report_path = None
     try:
         report_path = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
                                    title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
     except XferlabError as error:
-        failed.append(f"report: {error}")
+        failed.append(("report", str(error)))
     summary["report"] = str(report_path) if report_path else None
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["scenarios"] = names
     code = 0 if not failed else 3 if measured else 1
-    summary["failed_stages"], summary["exit_code"] = failed, code
+    summary["failed_stages"], summary["exit_code"] = _as_json(failed), code
     _json(folder / "lab.json", summary)
 
     if json_:
@@ -192,7 +192,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                                              "probe": summary["probe"], "devices": device_runs,
                                              "memory": {k: v for k, v in memory.items() if k != "plots"},
                                              "run_id": outcome.run_id, "store": str(outcome.store_path),
-                                             "failed_stages": failed, "exit_code": code})
+                                             "failed_stages": _as_json(failed), "exit_code": code})
         _conclude(failed, code)
         return
     print_tables(memory["bandwidth"], [r for r in memory["latency"] if r["size_bytes"] in landmark_sizes(memory["latency"])],
@@ -208,8 +208,9 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
                        Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
          title="Seed figures recomputed by xferlab's models")
-    for line in failure_notes(memory["failures"]):  # 'failed: …' or 'skipped: …' (for want of time)
-        stderr.print(line, highlight=False)
+    for line in failure_notes(memory["failures"]):  # the skipped ones (for want of time); _conclude lists failures
+        if line.startswith("skipped:"):
+            stderr.print(line, highlight=False)
     if clock.ok and clock.records:
         record = clock.records[0]
         stdout.print(f"probe: steady clock ticks every {record['observed_tick_seconds'] * 1e9:.0f} ns, "
@@ -230,24 +231,33 @@ def _json(path: Path, data) -> None:
     write_text(path, json.dumps(data, indent=1, default=str), "lab file")
 
 
-def _stage_failures(stage: str, failures: list[dict], any_rows: bool) -> list[str]:
-    """'stage: step: reason' for each failed step of a measuring stage (skipped ones, for want of
+def _stage_failures(stage: str, failures: list[dict], any_rows: bool) -> list[tuple[str, str]]:
+    """(stage, 'step: reason') for each failed step of a measuring stage (skipped ones, for want of
     time, are not failures); a stage with no rows at all and no failure listed failed too."""
-    out = [f"{stage}: {f['step']}: {f['reason']}" for f in failures if not str(f["reason"]).startswith("skipped:")]
+    out = [(stage, f"{f['step']}: {f['reason']}") for f in failures if not str(f["reason"]).startswith("skipped:")]
     if not out and not any_rows:
-        out.append(f"{stage}: nothing was measured")
+        out.append((stage, "nothing was measured"))
     return out
 
 
-def _conclude(failed: list[str], code: int) -> None:
-    """The last line: which stages failed (stderr), and the exit code (0, 3 or 1)."""
+def _as_json(failed: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"stage": stage, "reason": reason} for stage, reason in failed]
+
+
+def _conclude(failed: list[tuple[str, str]], code: int) -> None:
+    """A line per failure, then the last line: which stages failed (stderr); the exit code (0, 3 or 1)."""
     if not failed:
         stderr.print("lab: every stage succeeded", highlight=False)
         return
-    what = "; ".join(failed)
-    stderr.print(f"error: {len(failed)} lab stage{'s' * (len(failed) > 1)} failed: {what}"
-                 + ("; nothing could be measured" if code == 1 else "; the report shows what was measured"),
-                 highlight=False)
+    for stage, reason in failed:
+        stderr.print(f"failed: {stage}: {reason}", highlight=False)
+    stages: dict[str, int] = {}
+    for stage, _ in failed:
+        stages[stage] = stages.get(stage, 0) + 1
+    named = ", ".join(f"{stage} ({n} steps)" if n > 1 else stage for stage, n in stages.items())
+    stderr.print(f"error: lab stages failed: {named}; "
+                 + ("nothing could be measured" if code == 1 else "the report shows what was measured")
+                 + " (details above and in lab.json)", highlight=False)
     raise typer.Exit(code)
 
 
