@@ -75,7 +75,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
         if len(lats) < 2:
             raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
                            "(e.g. --latency 40ns..10us)")
-        check_plot_path(plot)
+        check_plot_path(plot, "--plot")
     prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device)
     with recording({"backend": backend, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
                     "window": window, "repeats": repeats}, store) as (run_id, path, add):
