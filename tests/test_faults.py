@@ -169,3 +169,15 @@ def test_a_corrupted_copy_is_a_validation_failure(cli, tmp_path):
     (failure,) = doc["failures"]
     assert failure["reason"].startswith("validation failed: 2 copies wrong, first pageable h2d 4096 B at byte 2048")
     assert doc["results"] == [] and stored(store, doc["run_id"])[1] == []
+
+
+def test_steps_skipped_by_the_budget_are_reported_not_failed(cli, tmp_path):
+    """A 1 ms --budget: later steps are skipped; that is reported on stderr and in JSON, and exits 0."""
+    code, out, err = cli("measure", "memory", "--size", "8MiB", "--iterations", "3", "--threads", "1,1", "--kernels",
+                         "copy", "--budget", "1ms", "--store", tmp_path / "s.duckdb", "--json")
+    assert code == 0, err
+    skipped = [f for f in json.loads(out)["failures"] if f["reason"].startswith("skipped:")]
+    assert skipped and "error:" not in err
+    code, out, err = cli("measure", "memory", "--size", "8MiB", "--iterations", "3", "--threads", "1,1", "--kernels",
+                         "copy", "--budget", "1ms", "--store", tmp_path / "s.duckdb")
+    assert code == 0 and "skipped: stream memory node default, 1 thread: the time budget was used up" in err

@@ -45,15 +45,8 @@ def notes(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def exit_code(outcome) -> int:
-    """0, 1 (every step failed) or 3 (some failed); the run's own when it has one (measure/run.py)."""
-    code = getattr(outcome, "exit_code", None)
-    if isinstance(code, int):
-        return code
-    results = _results(outcome)
-    failed = [r for r in results if r.failure and not r.failure.startswith(SKIPPED)]
-    if not failed:
-        return 0
-    return 3 if any(not r.failure for r in results) else 1
+    """0, 1 (every step that ran failed) or 3 (some did): the run's own (measure/run.py's RunOutcome)."""
+    return outcome.exit_code
 
 
 def conclude(outcome) -> None:
