@@ -24,6 +24,10 @@ import pytest
 # a relative PYTHONPATH (`PYTHONPATH=src pytest`) is made absolute once, here.
 if os.environ.get("PYTHONPATH"):
     os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
+# pytest-xdist's workers set COLUMNS=80 (and LINES); the CLI would then draw 80-column tables in
+# some workers and 120-column ones (its width for a pipe) in others. Tests see the pipe's width.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 # Tests that time things and compare the times: run alone (`-m serial`), never beside others.
 SERIAL = (
