@@ -1,5 +1,5 @@
 """Adaptive repetition (--precision, --max-time): the probe's order-statistic interval of the median
-(native/probe/precision.hpp) against exact binomial ranks and the Python statistics, its stopping
+(native/probe/precision.hpp) against exact binomial ranks and xferlab.stats.median_interval, its stopping
 rule, real PoCL and STREAM runs that stop by it, and the bad values the probe and the CLI refuse."""
 
 import json
@@ -16,6 +16,7 @@ from xferlab.errors import BadValue
 from xferlab.measure import precision
 from xferlab.measure.device import devices
 from xferlab.measure.probe import run_probe
+from xferlab.stats import median_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = Path(__file__).resolve().parent / "precision_driver.cpp"
@@ -63,7 +64,7 @@ def test_cpp_interval_matches_exact_ranks_and_python(driver):
     for data, (n, rank, med, lo, hi) in zip(samples, intervals(driver, samples)):
         assert n == len(data) and rank == exact_rank(n), n
         ordered = sorted(data)
-        py_lo, py_hi = precision.median_interval(data)
+        py_lo, py_hi = median_interval(data)
         if rank == 0:  # below 6 samples no interval reaches 95 %
             assert n < 6 and math.isnan(lo) and math.isnan(hi) and math.isnan(py_lo) and math.isnan(py_hi)
             continue
@@ -73,13 +74,13 @@ def test_cpp_interval_matches_exact_ranks_and_python(driver):
     assert exact_rank(6) == 1 and exact_rank(5) == 0  # 2^-6 <= 0.025 < 2^-5
 
 
-def test_large_n_uses_the_normal_approximation_within_one_rank():
-    # Above 100,000 samples the probe and Python use floor(n/2 + 1/2 - 1.96 sqrt(n)/2); scipy's exact tail agrees.
-    from scipy.stats import binom
-
-    for n in (100_001, 250_000):
-        rank = precision._lower_rank(n)
-        assert binom.cdf(rank - 1, n, 0.5) <= 0.025 < binom.cdf(rank, n, 0.5)
+def test_large_n_uses_the_normal_approximation_within_one_rank(driver):
+    # Above 100,000 samples the probe uses floor(n/2 + 1/2 - 1.96 sqrt(n)/2) for the rank; Python's exact one agrees.
+    data = [float(i) for i in range(100_001)]  # x(k) = k - 1: the interval's ends are its ranks
+    ((n, rank, med, lo, hi),) = intervals(driver, [data])
+    py_lo, py_hi = median_interval(data)
+    assert n == 100_001 and lo == rank - 1 and hi == n - rank and med == 50_000
+    assert abs(lo - py_lo) <= 1 and abs(hi - py_hi) <= 1
 
 
 def repeat(driver, values, min_it, max_it, min_time=0.0, target=0.0, max_time=0.0):
@@ -134,7 +135,7 @@ def test_pocl_copies_report_how_each_point_stopped():
         assert p["timed_seconds"] < max_time + max(samples)
         if p["stopped"] == "precision":
             assert p["relative_half_width"] <= 0.02
-        lo, hi = precision.median_interval(samples)
+        lo, hi = median_interval(samples)
         assert (p["median_ci_low_seconds"], p["median_ci_high_seconds"]) == pytest.approx((lo, hi), rel=1e-9)
 
 

@@ -18,7 +18,7 @@ from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_size
 from . import checks
-from .precision import annotate, estimate, median_interval, probe_args, stopped_of
+from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
 from .steps import Step, dropped_reason, good_time
 from .stats import summarize
@@ -249,12 +249,10 @@ def summaries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault(key, []).append(r)
     out = []
     for (test, metric, node, mode, threads, size), members in groups.items():
-        values = [m["value"] for m in members]
-        stats = summarize(values)
-        low, high = median_interval(values)
+        stats = summarize(m["value"] for m in members)  # with the median's 95 % interval
         bandwidth = metric == "bandwidth_bytes_per_second"
         out.append({"test": test, "metric": metric, "node": node, "mode": mode, "threads": threads, "size_bytes": size,
                     "cpus": members[0].get("cpus"), "headline": "best" if bandwidth else "median",
-                    "headline_value": stats["max"] if bandwidth else stats["median"], "median_ci_low": low,
-                    "median_ci_high": high, **stats, "stopped": stopped_of(members)})
+                    "headline_value": stats["max"] if bandwidth else stats["median"], **stats,
+                    "stopped": stopped_of(members)})
     return out

@@ -8,7 +8,9 @@ distribution-free confidence interval of its median is narrow enough: its relati
 ``"record": "point"`` line saying how it stopped ("precision", "max-iterations", "max-time" or
 "fixed" without a target) with the interval; ``annotate`` copies ``stopped`` onto the point's
 sample rows, so that summaries (and the store) say it. The interval itself is recomputed from the
-samples by the stats module, the same order statistics the probe uses (native/probe/precision.hpp).
+samples by the stats module (``median_interval``), the same order statistics the probe uses
+(native/probe/precision.hpp; exact binomial ranks there up to 100,000 samples, the normal
+approximation above, which agrees within one rank).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Iterable, Optional
 
 from ..errors import BadValue
 from ..units import format_time, parse_time
+from .stats import median_interval
 
 LIMIT = 0.5  # a target above 50 % says nothing about a median
 MAX_TIME_LIMIT = 86400.0  # the probe's own bound on --max-time
@@ -116,35 +119,6 @@ def interval_text(low: Optional[float], high: Optional[float], fmt=format_time) 
     if lo_num and hi_num and lo_unit == hi_unit:  # one unit for both ends: 30.32–31.49 µs
         return f"{lo_num}–{hi}"
     return f"{lo}–{hi}"
-
-
-def _lower_rank(n: int) -> int:
-    """The 1-based rank of the lower end of the 95 % interval of the median of n samples (0: none),
-    exact binomial tails as the probe computes them (native/probe/precision.hpp)."""
-    if n > 100_000:
-        return max(1, math.floor(0.5 * n + 0.5 - 0.5 * 1.959963984540054 * math.sqrt(n)))
-    log_pmf, cdf, rank = -n * math.log(2.0), 0.0, 0
-    for k in range(n // 2 + 1):
-        cdf += math.exp(log_pmf)
-        if cdf > 0.025:
-            break
-        rank = k + 1
-        log_pmf += math.log((n - k) / (k + 1))
-    return rank
-
-
-def median_interval(values: Iterable[float]) -> tuple[float, float]:
-    """The 95 % interval of the median of ``values`` by order statistics: the stats module's when it
-    has one, else the probe's method; (nan, nan) below 6 values."""
-    data = sorted(float(v) for v in values)
-    try:
-        from .stats import median_interval as from_stats  # type: ignore[attr-defined]
-    except ImportError:
-        from_stats = None
-    if from_stats is not None:
-        return tuple(from_stats(data))  # type: ignore[return-value]
-    rank = _lower_rank(len(data))
-    return (data[rank - 1], data[len(data) - rank]) if rank else (math.nan, math.nan)
 
 
 def ci_fields(values: Iterable[float], unit: str = "seconds", scale: Optional[float] = None) -> dict[str, Any]:
