@@ -272,6 +272,25 @@ def test_diagnose_compares_the_error_with_twice_the_noise_where_it_is_largest():
     assert diagnose(sizes, [0.3, 0.2, 0.15, 0.02, 0.01], [float("nan")] * 5)[0] == "model"
 
 
+def test_drift_when_the_medians_fall_with_size_beyond_their_intervals():
+    """Each point precise (1 % noise) but the machine twice as fast from 64 KiB on, as a busy
+    neighbour leaving would make it: the times fall with size, which no model can follow."""
+    from xferlab.fit.linkfit import diagnose, inversions
+
+    sizes = np.repeat(2.0 ** np.arange(10, 22), 9)
+    speed = np.where(sizes >= 65536, 0.5, 1.0)
+    times = (20e-6 + sizes / 1e9) * speed * np.random.default_rng(2).lognormal(0, 0.01, len(sizes))
+    f = select(sizes, times, "plain")
+    assert f.poor and f.poor_cause == "drift" and f.missed_sizes_bytes[0] == 65536.0
+    assert any("cause: drift" in n and "64 KiB" in n for n in f.notes)
+    # Small dips (under 5 %, or within the intervals) are not drift; the same numbers without medians
+    # fall back to noise or model.
+    assert inversions([1, 2, 3], [10.0, 9.7, 11.0], [0.001] * 3) == []
+    assert inversions([1, 2, 3], [10.0, 8.0, 11.0], [0.2, 0.2, 0.01]) == []
+    assert inversions([1, 2, 3], [10.0, 8.0, 11.0], [0.01] * 3) == [(0, 1)]
+    assert diagnose([1e3, 1e4, 1e5], [0.3, 0.2, 0.1], [0.01] * 3)[0] == "model"
+
+
 def _device_run(cli, store, sizes, env=None):
     code, _, err = cli("measure", "device", "--sizes", sizes, "--kinds", "pageable", "--chunks", "", "--no-launch",
                        "--min-time", "0", "--iterations", "6", "--store", store, env=env)
@@ -307,7 +326,7 @@ def test_fit_skips_the_groups_a_real_run_cannot_support(cli, tmp_path):
     assert fitted | skipped == {"h2d", "d2h", "d2d", "bidir"} and not fitted & skipped
     assert code == (0 if fitted else 1) and "inf" not in err
     for r in doc["results"]:
-        assert r["poor_cause"] in ((None,) if not r["poor"] else ("noise", "model"))
+        assert r["poor_cause"] in ((None,) if not r["poor"] else ("drift", "noise", "model"))
         assert all(p["noise_relative"] is None or p["noise_relative"] >= 0 for p in r["per_size"])
 
 

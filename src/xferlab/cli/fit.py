@@ -111,8 +111,9 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
     poor = [f"{r['direction']} {r['kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
     if poor:
         notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
-                     f"fits ({', '.join(poor)}); noise: the error is within {NOISE_FACTOR:g}x the medians' noise where it "
-                     "is largest (repeat with --precision); model: the model misses the sizes named")
+                     f"fits ({', '.join(poor)}); drift: the medians fall with size beyond their intervals (the "
+                     f"machine's speed changed between points); noise: the error is within {NOISE_FACTOR:g}x the "
+                     "medians' noise where it is largest (repeat with --precision); model: the model misses the sizes named")
     return rows, links, figures, notes, skipped
 
 

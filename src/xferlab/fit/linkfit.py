@@ -27,13 +27,17 @@ largest sizes must show it). The model kept is the simplest whose held-out error
 points of the best candidate's, so a richer model is kept only when it beats the plain one clearly.
 A fit whose held-out error exceeds 10 % or whose worst error exceeds 25 % is marked poor.
 
-**Why a fit is poor.** A poor fit names its cause, ``noise`` or ``model``, by setting the held-out
-error at each size beside that size's measurement noise: the relative half-width of the 95 %
+**Why a fit is poor.** A poor fit names its cause, ``drift``, ``noise`` or ``model``; the last two by
+setting the held-out error at each size beside that size's measurement noise: the relative half-width of the 95 %
 distribution-free interval of its median (:func:`xferlab.stats.median_interval`; the CoV where a size
 has too few samples for one). At the sizes where the held-out error is largest (the 3 largest), if
 it is within :data:`NOISE_FACTOR` x the noise everywhere there, the measurements cannot say more than
 the model does: the cause is ``noise`` (repeat with ``--precision``). Otherwise it is ``model``: the
-model misses the sizes whose error exceeds both 2 x their noise and 10 %, and they are named.
+model misses the sizes whose error exceeds both 2 x their noise and 10 %, and they are named. Before
+either, ``drift``: where a larger size's median is below a smaller size's by more than both their
+intervals, the times fall with size, which no transfer-time model (non-decreasing in n) can follow:
+the machine's speed changed between the points (on a shared VM, other tenants), however precise each
+point is; the inversions are named (re-measure on a quieter machine).
 
 **What cannot be fitted.** Fewer distinct sizes than parameters + 1, a non-finite or non-positive time
 or size, and times that do not grow with size (the plain model's fitted cost per byte is 0: an
@@ -60,6 +64,7 @@ IRLS_ITERATIONS = 30
 TOLERANCE = 0.015  # held-out error (points) within which the simpler candidate is kept
 PACKETS = tuple(2**k for k in range(6, 17))  # 64 B … 64 KiB
 NOISE_FACTOR = 2.0  # a poor fit's held-out error within this many times the noise: the cause is noise
+DRIFT_DROP = 0.05  # a median this far below a smaller size's (beyond both intervals): the cause is drift
 WORST_SIZES = 3  # the sizes of largest held-out error that decide the cause
 MAX_BREAKPOINTS = 32  # breakpoint candidates: at most this many measured sizes, log-spaced
 #: Candidates, simplest first, and their parameter counts (P and each breakpoint count as one).
@@ -98,7 +103,7 @@ class LinkFit:
     size_bytes: tuple[float, ...] = ()  # the distinct sizes, ascending
     held_out_errors: tuple[float, ...] = ()  # relative held-out error at each size (the kept model's)
     noise: tuple[float, ...] = ()  # relative noise of each size's median (CI half-width, else CoV; nan: unknown)
-    poor_cause: str | None = None  # poor fits: "noise" or "model"; None for a good fit
+    poor_cause: str | None = None  # poor fits: "drift", "noise" or "model"; None for a good fit
     missed_sizes_bytes: tuple[float, ...] = ()  # poor_cause "model": the sizes the model misses
 
     @property
@@ -329,7 +334,8 @@ def select(sizes, seconds, model: str = "auto", seed: int = 0) -> LinkFit:
     result.held_out_errors = tuple(float(v) for v in held[chosen][2])
     result.noise = tuple(_noise(g, m) for g, m in zip(groups, med))
     if result.poor:
-        result.poor_cause, result.missed_sizes_bytes, why = diagnose(result.size_bytes, result.held_out_errors, result.noise)
+        result.poor_cause, result.missed_sizes_bytes, why = diagnose(result.size_bytes, result.held_out_errors,
+                                                                     result.noise, med)
         result.notes.append(f"poor fit: held-out error {result.cv_relative_error:.1%}, worst {result.worst_relative_error:.1%}; "
                             f"cause: {result.poor_cause}: {why}")
     if len(families) > 1:
@@ -357,12 +363,39 @@ def _pct(values) -> str:
     return ", ".join(f"{v:.1%}" if np.isfinite(v) else "?" for v in values)
 
 
-def diagnose(sizes, errors, noise) -> tuple[str, tuple[float, ...], str]:
-    """(cause, sizes the model misses, why) of a poor fit from the held-out error and the relative
-    noise at each size: "noise" if at the :data:`WORST_SIZES` sizes of largest error the error is
-    within :data:`NOISE_FACTOR` x the noise, else "model" and the sizes it misses. An unknown noise
-    (one sample) counts as none."""
+def inversions(sizes, medians, noise) -> list[tuple[int, int]]:
+    """Pairs (i, j), i < j by size, where the larger size's median is below the smaller's by more than
+    both their relative noises and by at least :data:`DRIFT_DROP`: the times fall with size beyond what
+    the measurements can hide (small dips, such as an aligned size copied faster, are left alone)."""
+    med = np.asarray(medians, dtype=float)
+    noise = np.nan_to_num(np.asarray(noise, dtype=float), nan=0.0)
+    floor = med * np.maximum(1 - noise, 0.0)  # each median's interval, low end
+    found = []
+    for j in range(1, len(med)):
+        i = int(np.argmax(floor[:j]))
+        if med[j] * (1 + noise[j]) < floor[i] and med[j] < (1 - DRIFT_DROP) * med[i]:
+            found.append((i, j))
+    return found
+
+
+def diagnose(sizes, errors, noise, medians=None) -> tuple[str, tuple[float, ...], str]:
+    """(cause, sizes concerned, why) of a poor fit from the held-out error, the relative noise and
+    (optionally) the median at each size: "drift" when medians fall with size beyond their noise
+    (:func:`inversions`; the sizes named are the later, faster ones); else "noise" if at the
+    :data:`WORST_SIZES` sizes of largest error the error is within :data:`NOISE_FACTOR` x the noise;
+    else "model" and the sizes it misses. An unknown noise (one sample) counts as none."""
     sizes, errors = np.asarray(sizes, dtype=float), np.asarray(errors, dtype=float)
+    if medians is not None:
+        falls = inversions(sizes, medians, noise)
+        if falls:
+            med = np.asarray(medians, dtype=float)
+            named = ", ".join(f"{format_size(sizes[j])} ({format_time(med[j])}) below {format_size(sizes[i])} "
+                              f"({format_time(med[i])})" for i, j in falls[:4])
+            more = f" and {len(falls) - 4} more" if len(falls) > 4 else ""
+            return "drift", tuple(sorted({float(sizes[j]) for _, j in falls})), (
+                f"the medians fall with size beyond their intervals: {named}{more}; no transfer-time model "
+                "can follow that: the machine's speed changed between points (other load, or the first points still "
+                "warming up; re-measure on a quieter machine)")
     noise = np.nan_to_num(np.asarray(noise, dtype=float), nan=0.0)
     errors = np.nan_to_num(errors, nan=0.0)
     worst = np.argsort(-errors)[:WORST_SIZES]
