@@ -43,19 +43,21 @@ def _probe(folder: Path, what: str) -> None:
         raise BadFile(f"{what} cannot be written: '{folder}': {_reason(error)}") from None
 
 
+def _writable_folder(folder: Path, what: str) -> None:
+    """``folder`` can be written in, or the nearest existing folder above it can (to create it)."""
+    nearest = folder if folder.exists() else _nearest(folder)
+    if not nearest.is_dir():
+        raise BadFile(f"{what} cannot be written: '{nearest}' is a file, not a folder")
+    _probe(nearest, what)
+
+
 def check_folder(path: Path, option: str) -> Path:
     """``path`` is an existing folder xferlab can write in, or one that can be created."""
     path = Path(path)
     what = f"{option} '{path}'"
-    if path.exists():
-        if not path.is_dir():
-            raise BadFile(f"{what} is an existing file; give a folder")
-        _probe(path, what)
-        return path
-    nearest = _nearest(path)
-    if not nearest.is_dir():
-        raise BadFile(f"{what} cannot be created: '{nearest}' is a file, not a folder")
-    _probe(nearest, what)
+    if path.exists() and not path.is_dir():
+        raise BadFile(f"{what} is an existing file; give a folder")
+    _writable_folder(path, what)
     return path
 
 
@@ -67,16 +69,7 @@ def check_file(path: Path, option: str) -> Path:
         raise BadFile(f"{what} is a folder; give a file name such as {path / 'report.html'}")
     if path.exists() and not path.is_file():
         raise BadFile(f"{what} is not a regular file (a device or a pipe); give a file name")
-    parent = path.parent
-    if parent.exists():
-        if not parent.is_dir():
-            raise BadFile(f"{what} cannot be written: '{parent}' is a file, not a folder")
-        _probe(parent, what)
-        return path
-    nearest = _nearest(parent)
-    if not nearest.is_dir():
-        raise BadFile(f"{what} cannot be written: '{nearest}' is a file, not a folder")
-    _probe(nearest, what)
+    _writable_folder(path.parent, what)
     return path
 
 
