@@ -85,10 +85,10 @@ def test_fit_cli_profiles_and_errors(cli, tmp_path):
     # Bad input.
     code, _, err = cli("fit", "nope", "--store", store)
     assert code == 2 and "nope" in err
-    from xferlab.fit import profiles
+    from xferlab.links.presets import save_profile
 
     with pytest.raises(BadValue, match="clashes with a preset"):
-        profiles.save("pcie4x8", {"kind": "simple", "bandwidth": 1e9}, "test")
+        save_profile("pcie4x8", {"kind": "simple", "bandwidth": 1e9}, "test")
 
 
 def row_time(row, n):
@@ -118,10 +118,10 @@ def test_two_regimes_choose_piecewise_and_its_profile_predicts(tmp_path, monkeyp
     for (low, high), truth in zip(f.bandwidths_ci, (40e9, 8e9)):
         assert low <= truth <= high
     # Saved as a profile, it resolves as a LINK and predicts sizes it never saw within a few %.
-    from xferlab.fit import profiles
+    from xferlab.links.presets import save_profile
 
     monkeypatch.setenv("XFERLAB_PROFILES", str(tmp_path))
-    profiles.save("two-regimes", f.link_fields(), "test")
+    save_profile("two-regimes", f.link_fields(), "test")
     link = resolve("two-regimes")
     assert isinstance(link, PiecewiseLink)
     unseen = np.array([3e3, 1.5e6, 3 * 2**20, 48 * 2**20, 2**30])

@@ -10,7 +10,7 @@ from statistics import median
 import pytest
 
 from xferlab.errors import BadFile, BadValue
-from xferlab.fit import profiles
+from xferlab.links.presets import save_profile
 from xferlab.fit.tiers import (data_caches, fit_stored, fit_tiers, load_tier, save_tier, save_tiers,
                                tier_names, tier_rows)
 from xferlab.links import resolve
@@ -150,7 +150,7 @@ def test_rows_and_naming(synthetic, tmp_path, monkeypatch):
     with pytest.raises(BadValue, match="memory tier without a link view"):
         resolve("lab-node1")
     # A link profile is not a tier.
-    profiles.save("plain", {"kind": "simple", "bandwidth": 1e9}, "test")
+    save_profile("plain", {"kind": "simple", "bandwidth": 1e9}, "test")
     assert load_tier("plain") is None and "plain" not in tier_names() and resolve("plain").bandwidth == 1e9
     app = synthetic[1].model_copy(update={"mode": "app-direct", "node": "default", "name": "app-direct"})
     assert [n for n, _ in save_tiers("pm", [app], "run-x")] == ["pm-app-direct"]

@@ -23,15 +23,16 @@ _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0
 _PREFIX = {**_DECIMAL, **_BINARY, "KI": 2.0**10, "ki": 2.0**10}
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
-_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGTPE]i?)?(?P<unit>B|b|bytes?)?$")
-_TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>ps|ns|us|µs|μs|ms|s|sec|m|min|h)?$")
-_RATE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGTPE]i?)?(?P<unit>B/s|b/s|bps|Bps)?$")
+_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGTPE]i?)?(?P<unit>B|b|bytes?)?$", re.ASCII)
+_TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>ps|ns|us|µs|μs|ms|s|sec|m|min|h)?$", re.ASCII)
+_RATE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGTPE]i?)?(?P<unit>B/s|b/s|bps|Bps)?$", re.ASCII)
 
 _TIME_SCALE = {
     None: 1.0, "s": 1.0, "sec": 1.0, "ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
     "ms": 1e-3, "m": 60.0, "min": 60.0, "h": 3600.0,
 }
 
+MAX_SIZE = 2**60  # bytes (1 EiB): the largest size accepted; models stay finite far beyond it
 SIZE_HELP = "a byte count such as 64, 64B, 4KiB (1024-based), 4KB (1000-based), 1.6GB"
 TIME_HELP = "a time such as 738.77ns, 1.5us, 20ms, 2s, 5m"
 RATE_HELP = "a rate such as 12.4GB/s (10^9 B/s), 11.5GiB/s or 100Gb/s (bits)"
@@ -42,6 +43,16 @@ def _where(where: str) -> str:
     return f" in {where}" if where else ""
 
 
+def _ascii(text: str, kind: str, where: str, allowed: str) -> str:
+    """``text`` stripped; a non-ASCII character (a full-width or Arabic-Indic digit) is refused by name."""
+    text = str(text).strip()
+    odd = next((c for c in text if not c.isascii() and c not in "µμ"), None)
+    if odd is not None:
+        raise BadValue(f"{kind} '{text}'{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "
+                       f"digits: {allowed}")
+    return text
+
+
 def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool = False, whole: bool = True) -> int:
     """Bytes in ``text`` as an int (a float if ``whole`` is false: a quoted figure such as 12.7KiB).
 
@@ -49,7 +60,7 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
-        m = _SIZE_RE.match(str(text).strip())
+        m = _SIZE_RE.match(_ascii(text, "size", where, SIZE_HELP))
         if not m:
             raise BadValue(f"size '{text}'{_where(where)} is not {SIZE_HELP}")
         if m["unit"] and m["unit"].startswith("b") and m["unit"] != "bytes" and m["unit"] != "byte":
@@ -60,6 +71,9 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
     if value < 0 or (value == 0 and not allow_zero):
         what = "negative" if value < 0 else "zero"
         raise BadValue(f"size '{text}'{_where(where)} is {what}; allowed: a positive number of bytes, {SIZE_HELP}")
+    if value > MAX_SIZE:
+        raise BadValue(f"size '{text}'{_where(where)} is over {MAX_SIZE} bytes (1 EiB), the largest size xferlab "
+                       "takes")
     if not whole:
         return value  # type: ignore[return-value]
     rounded = round(value)
@@ -73,7 +87,7 @@ def parse_time(text: str | int | float, where: str = "time", *, allow_zero: bool
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
-        m = _TIME_RE.match(str(text).strip())
+        m = _TIME_RE.match(_ascii(text, "time", where, TIME_HELP))
         if not m:
             raise BadValue(f"time '{text}'{_where(where)} is not {TIME_HELP}")
         value = float(m["num"]) * _TIME_SCALE[m["unit"]]
@@ -87,7 +101,7 @@ def parse_rate(text: str | int | float, where: str = "rate") -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
-        m = _RATE_RE.match(str(text).strip())
+        m = _RATE_RE.match(_ascii(text, "rate", where, RATE_HELP))
         if not m:
             raise BadValue(f"rate '{text}'{_where(where)} is not {RATE_HELP}")
         bits = m["unit"] in ("b/s", "bps")

@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from ..links import Link, load_links, resolve
+from ..links import Link, resolve
+from ..links.presets import load_links_files
 from ..store import STORE_HELP
 from ..links.base import OPS
 from ..errors import BadValue
@@ -29,10 +30,7 @@ def check_op(op: str) -> str:
 
 
 def user_links(files: Optional[list[Path]]) -> dict[str, Link]:
-    links: dict[str, Link] = {}
-    for path in files or []:
-        links.update(load_links(path))
-    return links
+    return load_links_files(files)
 
 
 def links_from(specs: list[str], files: Optional[list[Path]]) -> list[Link]:

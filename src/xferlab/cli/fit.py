@@ -10,7 +10,7 @@ import numpy as np
 import typer
 
 from ..errors import BadValue
-from ..fit import profiles
+from ..links.presets import check_profile_name, save_profile
 from ..fit.linkfit import MODELS, NOISE_FACTOR, PARAMETERS, POOR_CV, POOR_WORST, TOLERANCE, select
 from ..fit.samples import kept, unvalidated_count
 from ..links import resolve
@@ -107,7 +107,7 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         rows.append(row)
         links.append(link)
     for spec, fields, note in to_save:
-        notes.append(f"profile {spec}: {profiles.save(spec, fields, note)}")
+        notes.append(f"profile {spec}: {save_profile(spec, fields, note)}")
     poor = [f"{r['direction']} {r['kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
     if poor:
         notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
@@ -143,7 +143,7 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
     if model not in MODELS:
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
     if name is not None:
-        profiles.check_prefix(name)
+        check_profile_name(name)
     if plot is not None:
         from ..report.paths import check_folder
 

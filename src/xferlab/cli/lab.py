@@ -46,7 +46,7 @@ from .measure import memory_params, memory_results, print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import device_results, print_device_tables
 from .measure_outcome import notes as failure_notes
-from ..fit.profiles import names as profile_names
+from ..links.profiles import names as profile_names
 from .output import Column, emit, stderr, stdout
 from .report import write_report
 from ..report.paths import check_folder, write_text

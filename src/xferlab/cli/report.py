@@ -36,7 +36,7 @@ def write_report(runs: Optional[list[str]], output: Path, against: str, name: Op
 
     resolve(against)  # a bad --against or --name fails before any work
     if name is not None:
-        from ..fit.profiles import check_prefix
+        from ..links.presets import check_profile_name as check_prefix
 
         check_prefix(name)
     html.check_writable(output)

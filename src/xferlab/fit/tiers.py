@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import BadFile, BadValue
 from ..measure.memory import KERNELS
 from ..units import format_size, format_time
-from . import profiles
+from ..links import profiles
+from ..links.presets import check_profile_name, save_profile
 from .samples import kept, unvalidated_count
 
 FLAT = 0.15  # an idle-latency plateau whose per-size medians spread more than this (relative) gets a note
@@ -279,16 +280,16 @@ def save_tier(name: str, tier: Tier) -> Path:
                 f"t = idle latency + n / (STREAM copy best / 2), copy at {copy.threads} threads")
     else:
         note = f"memory tier fitted by xferlab on run {tier.run_id} (node {tier.node}, mode {tier.mode}); no link view"
-    return profiles.save(name, link, note, tier=tier.model_dump(mode="json"))
+    return save_profile(name, link, note, tier=tier.model_dump(mode="json"))
 
 
 def save_tiers(prefix: str, tiers: list[Tier], run_id: str) -> list[tuple[str, Path]]:
     """Save each tier as ``<prefix>-node<N>`` (``<prefix>-default`` for the OS's default policy),
     or ``<prefix>-<mode>`` for App-Direct; every name is checked before anything is written."""
-    profiles.check_prefix(prefix)
+    check_profile_name(prefix)
     named = [(f"{prefix}-{t.name}", t) for t in tiers]
     for name, t in named:
-        profiles.check_name(name)
+        check_profile_name(name)
         if t.run_id != run_id:
             raise BadValue(f"tier {t.name} was fitted on run {t.run_id}, not on run {run_id}")
     if len({n for n, _ in named}) != len(named):

@@ -27,6 +27,8 @@ import yaml
 from pydantic import Field, TypeAdapter, ValidationError
 
 from ..errors import BadFile, BadValue, UnknownName, suggest
+from ..files import SafeLoader, read_text
+from . import profiles
 from .base import Link
 from .cxl import CxlLink
 from .network import EthernetLink, InfinibandLink
@@ -89,6 +91,7 @@ PRESETS: tuple[str, ...] = (
     "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "eth10", "eth100", "eth400", "roce100", "roce400",
 )
 
+MAX_SPEC = 1000  # characters in a LINK string
 NAME_SHAPES = ("pcie<gen>x<lanes>, cxl<1-3>x<lanes>[-lopt], cxl-seed, nvlink<1-5>, c2c, ib-<edr|hdr|ndr|xdr>, eth<Gb/s>, "
                "roce<Gb/s>, simple:bandwidth=<rate>[,latency=<time>], "
                "piecewise:bandwidths=<rate>;<rate>…,breakpoints=<size>;…[,packet=<size>,packet_overhead=<time>]")
@@ -128,6 +131,8 @@ def parse_overrides(text: str, spec: str) -> dict[str, str]:
             raise BadValue(f"link '{spec}': override '{item}' is not KEY=VALUE (e.g. pcie3x16:mps=128,ecrc=true)")
         if key in ("kind", "name"):
             raise BadValue(f"link '{spec}': '{key}' cannot be overridden; choose another preset instead")
+        if key in overrides:
+            raise BadValue(f"link '{spec}': '{key}' is given twice ({key}={overrides[key]}, {key}={value}); give it once")
         overrides[key] = value
     return overrides
 
@@ -146,6 +151,8 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
     spec = spec.strip()
     if not spec:
         raise BadValue("link '' is empty; give a preset such as pcie3x16 (see `xferlab model presets`)")
+    if len(spec) > MAX_SPEC:
+        raise BadValue(f"link '{spec[:40]}…' is {len(spec)} characters long; a LINK has at most {MAX_SPEC}")
     if re.search(r"\.ya?ml$", spec):
         links = load_links(spec)
         if len(links) != 1:
@@ -157,10 +164,8 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
         base = user_links[name].model_dump()
     else:
         base = preset_fields(name)
-        if base is None:
-            from ..fit.profiles import find
-
-            profile = find(name)
+        if base is None and profiles.storable(name):
+            profile = find_profile(name)
             base = profile.model_dump() if profile is not None else None
         if base is None:
             allowed = sorted(user_links) + list(PRESETS)
@@ -168,6 +173,18 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
                               f"(shapes: {NAME_SHAPES})")
     overrides = parse_overrides(override_text, spec) if colon else {}
     return build({**base, **overrides, "name": spec}, f"link '{spec}'")
+
+
+def load_links_files(paths) -> dict[str, Link]:
+    """The links of several ``--links`` files; a name defined in two of them is refused."""
+    links: dict[str, Link] = {}
+    first: dict[str, Path] = {}
+    for path in paths or []:
+        for name, link in load_links(path).items():
+            if name in links:
+                raise BadFile(f"link '{name}' is defined in both '{first[name]}' and '{path}'; rename one")
+            links[name], first[name] = link, Path(path)
+    return links
 
 
 def load_links(path: str | Path) -> dict[str, Link]:
@@ -185,9 +202,7 @@ def load_links(path: str | Path) -> dict[str, Link]:
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise BadFile(f"link file '{path}' cannot be read: {error.strerror or error}") from None
+        data = yaml.load(read_text(path, "link file"), Loader=SafeLoader)
     except yaml.YAMLError as error:
         raise BadFile(f"link file '{path}' is not valid YAML: {str(error).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("links"), dict) or set(data) != {"links"}:
@@ -195,6 +210,9 @@ def load_links(path: str | Path) -> dict[str, Link]:
     links: dict[str, Link] = {}
     for name, fields in data["links"].items():
         where = f"link '{name}' in {path}"
+        if preset_fields(str(name)) is not None:
+            raise BadFile(f"{where}: '{name}' is a preset's name; a link file may not redefine it (call it "
+                          f"'my-{name}', for example)")
         if not isinstance(fields, dict):
             raise BadFile(f"{where}: expected a mapping of fields, got {type(fields).__name__}")
         fields = dict(fields)
@@ -210,6 +228,44 @@ def load_links(path: str | Path) -> dict[str, Link]:
         except BadValue as error:
             raise BadFile(str(error)) from None
     return links
+
+
+def check_profile_name(name: str) -> None:
+    """Refuse a profile name (or a prefix of fitted profiles' names) that cannot be a file name or has a
+    preset's shape (it would never be found); checked before anything is fitted or written."""
+    profiles.check_storable(name)
+    if preset_fields(name) is not None:
+        raise BadValue(f"profile name '{name}' clashes with a preset; choose another name")
+
+
+def find_profile(name: str) -> Link | None:
+    """The Link saved as profile ``name``, or None."""
+    target = profiles.path_of(name)
+    if not target.is_file():
+        return None
+    data = profiles.read(target)
+    if not (isinstance(data, dict) and profiles.TIER in data):
+        return load_links(target).get(name)
+    links = data.get("links")
+    if not isinstance(links, dict):
+        raise BadFile(f"profile '{target}' must hold a mapping 'links:' beside its 'tier:'")
+    if not isinstance(links.get(name), dict):
+        raise BadValue(f"profile '{name}' ({target}) is a memory tier without a link view (it needs both a STREAM "
+                       "copy bandwidth and an idle latency); it cannot be used as a link")
+    try:
+        return build({**links[name], "name": name}, f"link '{name}' in {target}")
+    except BadValue as error:
+        raise BadFile(str(error)) from None
+
+
+def save_profile(name: str, fields: dict | None, note: str, tier: dict | None = None) -> Path:
+    """Write profile ``name`` (fields of a link model, or None for a tier without a link view, with
+    the tier's profile in ``tier``); a preset's name is refused."""
+    check_profile_name(name)
+    data: dict = {"links": {name: fields} if fields is not None else {}}
+    if tier is not None:
+        data[profiles.TIER] = tier
+    return profiles.write(name, data, note)
 
 
 def link_file_schema() -> dict[str, Any]:

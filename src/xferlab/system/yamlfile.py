@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import BadFile
+from ..files import SafeLoader, read_text
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -47,13 +48,10 @@ def where(loc: tuple) -> str:
 def load(path: str | Path, model: type[M], what: str) -> M:
     """The model in the YAML file at ``path``; :class:`BadFile` naming file, line and field if not."""
     path = Path(path)
+    text = read_text(path, f"{what} file")
     try:
-        text = path.read_text()
-    except OSError as error:
-        raise BadFile(f"{what} file '{path}' cannot be read: {error.strerror or error}") from None
-    try:
-        node = yaml.compose(text)
-        data: Any = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=SafeLoader)
+        data: Any = yaml.load(text, Loader=SafeLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}" if mark else ""
