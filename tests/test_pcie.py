@@ -102,3 +102,13 @@ def test_flit_mode_skp_interval_scales_with_width():
     assert skp_overhead(1, True) == pytest.approx(40 / (40 + 46 * 256))
     assert 0.0030 < skp_overhead(8, True) < 0.0036
     assert skp_overhead(16, False) == pytest.approx(4 / 1538)
+
+
+def test_model_time_gives_streaming_throughput_beside_bandwidth(cli):
+    """`model time` names both rates: n / t with the latency, and b_n without it, which on pcie3x8 is
+    pcie-model's effective-bandwidth curve (42.098 Gb/s at 64 B, 52.815 Gb/s at 1500 B writes)."""
+    rows = cli.json("model", "time", "pcie3x8", "--sizes", "64B,1500B")["results"]
+    assert [r["streaming_bytes_per_second"] / GBIT for r in rows] == pytest.approx([42.098, 52.815], rel=1e-3)
+    for r in rows:  # the latency-included bandwidth is the smaller, and is n / t
+        assert r["bandwidth_bytes_per_second"] == pytest.approx(r["size_bytes"] / r["seconds"])
+        assert r["bandwidth_bytes_per_second"] < r["streaming_bytes_per_second"]
