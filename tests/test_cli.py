@@ -26,7 +26,8 @@ def test_model_time_json(cli):
     assert doc["command"] == "model time"
     rows = doc["results"]
     assert len(rows) == 2 * 7
-    assert set(rows[0]) == {"link", "op", "size_bytes", "seconds", "bandwidth_bytes_per_second"}
+    assert set(rows[0]) == {"link", "op", "size_bytes", "seconds", "bandwidth_bytes_per_second",
+                            "streaming_bytes_per_second"}
     pcie = [r for r in rows if r["link"] == "pcie3x16"]
     assert [r["size_bytes"] for r in pcie] == [64, 128, 256, 512, 1024, 2048, 4096]
     assert all(a["seconds"] < b["seconds"] for a, b in zip(pcie, pcie[1:]))

@@ -46,9 +46,9 @@ def _where(where: str) -> str:
 def _ascii(text: str, kind: str, where: str, allowed: str) -> str:
     """``text`` stripped; a non-ASCII character (a full-width or Arabic-Indic digit) is refused by name."""
     text = str(text).strip()
-    odd = next((c for c in text if not c.isascii() and c not in "µμ"), None)
+    odd = next((c for c in text if (not c.isascii() and c not in "µμ") or not c.isprintable()), None)
     if odd is not None:
-        raise BadValue(f"{kind} '{text}'{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "
+        raise BadValue(f"{kind} {text!r}{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "
                        f"digits: {allowed}")
     return text
 

@@ -151,6 +151,10 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
     spec = spec.strip()
     if not spec:
         raise BadValue("link '' is empty; give a preset such as pcie3x16 (see `xferlab model presets`)")
+    if not spec.isprintable():
+        odd = next(c for c in spec if not c.isprintable())
+        raise BadValue(f"link {spec[:60]!r} has the control character {odd!r}; a LINK is printable text such as "
+                       "pcie3x16:mps=256")
     if len(spec) > MAX_SPEC:
         raise BadValue(f"link '{spec[:40]}…' is {len(spec)} characters long; a LINK has at most {MAX_SPEC}")
     if re.search(r"\.ya?ml$", spec):

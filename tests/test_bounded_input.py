@@ -1,0 +1,105 @@
+"""Hostile input to the model side of the CLI: each test names the bad input it tries, and expects
+exit code 2, one `error: …` line naming the value, and no traceback."""
+
+from pathlib import Path
+
+import pytest
+
+from xferlab.errors import BadValue
+from xferlab.system.models import Workflow, _cycle
+
+SYSTEM = Path(__file__).resolve().parent.parent / "src" / "xferlab" / "scenarios" / "systems" / "seed-testbed.yaml"
+
+
+def refused(cli, *args, says):
+    code, out, err = cli(*args)
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("error: "), err
+    for text in ([says] if isinstance(says, str) else says):
+        assert text in err, err
+    return err
+
+
+def test_non_utf8_yaml_is_refused_naming_the_byte(cli, tmp_path):
+    """Bad input: a workflow and a links file with bytes 0xff 0xfe (not UTF-8)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"kind: workflow\nname: \xff\xfe\n")
+    refused(cli, "simulate", SYSTEM, bad, says=["is not UTF-8 text", "0xff"])
+    links = tmp_path / "links.yaml"
+    links.write_bytes(b"links:\n  x\xff: {kind: simple}\n")
+    refused(cli, "model", "time", "pcie3x16", "--links", links, "--sizes", "1KiB", says="is not UTF-8 text")
+
+
+def test_a_10000_character_link_is_refused_before_any_file_lookup(cli):
+    """Bad input: a LINK of 10,000 characters (it used to reach the profile lookup: File name too long)."""
+    refused(cli, "model", "time", "a" * 10_000, "--sizes", "1KiB", says="is 10000 characters long")
+
+
+def test_links_from_a_device_or_a_huge_file_are_refused(cli, tmp_path):
+    """Bad input: --links /dev/zero (memory without end) and a 5 MiB links file (over the 4 MiB cap)."""
+    refused(cli, "model", "time", "pcie3x16", "--links", "/dev/zero", "--sizes", "1KiB", says="is not a regular file")
+    big = tmp_path / "big.yaml"
+    big.write_text("links:\n" + "".join(f"  l{i}: {{kind: simple, bandwidth: 1GB/s, latency: 1us}}\n"
+                                         for i in range(110_000)))
+    assert big.stat().st_size > 4 * 2**20
+    refused(cli, "model", "time", "pcie3x16", "--links", big, "--sizes", "1KiB", says="larger than 4 MiB")
+
+
+@pytest.mark.parametrize("size", ["１KiB", "٣MB", "1e38B", "2EiB"])
+def test_sizes_in_other_digits_or_beyond_1_eib_are_refused(cli, size):
+    """Bad input: full-width and Arabic-Indic digits (accepted by Python's \\d), and sizes over 1 EiB
+    (1e38 B gave `inf s`)."""
+    refused(cli, "model", "time", "pcie3x16", "--sizes", size, says=f"size '{size}'")
+
+
+def test_a_duplicate_override_key_is_refused(cli):
+    """Bad input: `pcie3x16:mps=128,mps=256` (the second silently won)."""
+    refused(cli, "model", "time", "pcie3x16:mps=128,mps=256", "--sizes", "1KiB", says="'mps' is given twice")
+
+
+def test_a_links_file_may_not_redefine_a_preset_or_repeat_a_name(cli, tmp_path):
+    """Bad input: a --links file defining `pcie3x16`, and two --links files both defining `mine`."""
+    redefine = tmp_path / "redefine.yaml"
+    redefine.write_text("links:\n  pcie3x16: {kind: simple, bandwidth: 1GB/s, latency: 1us}\n")
+    refused(cli, "model", "time", "pcie3x16", "--links", redefine, "--sizes", "1KiB", says="is a preset's name")
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    for path in (one, two):
+        path.write_text("links:\n  mine: {preset: pcie3x16}\n")
+    refused(cli, "model", "time", "mine", "--links", one, "--links", two, "--sizes", "1KiB",
+            says="is defined in both")
+
+
+def _chain(n: int) -> dict:
+    return {"kind": "workflow", "name": "chain",
+            "tasks": [{"name": f"t{i}", "device": "fpga" if i % 2 else "gpu", "seconds": 1e-3} for i in range(n)],
+            "edges": [{"from": f"t{i}", "to": f"t{i + 1}", "bytes": 1_000_000} for i in range(n - 1)]}
+
+
+def test_100000_chained_tasks_validate_and_a_cycle_at_the_end_is_found():
+    """Valid input that broke the recursive cycle check (RecursionError from ~1,200 tasks)."""
+    data = _chain(100_000)
+    assert len(Workflow.model_validate(data).tasks) == 100_000
+    data["edges"].append({"from": "t99999", "to": "t0", "bytes": 1})
+    with pytest.raises(ValueError, match="cycle: t0 -> t1 -> .* -> t99999 -> t0"):
+        Workflow.model_validate(data)
+    assert _cycle(["a", "b", "c", "d"], [("a", "b"), ("a", "c"), ("c", "d"), ("d", "c")]) == ["c", "d", "c"]
+
+
+def test_a_3000_task_chain_simulates_through_the_cli(cli, tmp_path):
+    """Valid input: a workflow of 3,000 chained tasks (a traceback at 1,200 before)."""
+    import yaml
+
+    path = tmp_path / "chain.yaml"
+    path.write_text(yaml.safe_dump(_chain(3000)))
+    code, out, err = cli("simulate", SYSTEM, path)
+    assert code == 0, err
+    assert "critical path: t0 ->" in out and "t2999" in out
+
+
+def test_profile_names_that_cannot_be_file_names_are_refused():
+    """Bad input: profile names with a slash, a NUL, a leading dot, 121 characters."""
+    from xferlab.links.presets import check_profile_name
+
+    for name in ("a/b", "a\0b", ".hidden", "x" * 121, ""):
+        with pytest.raises(BadValue, match="profile name"):
+            check_profile_name(name)
