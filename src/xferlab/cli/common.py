@@ -20,7 +20,17 @@ OP = typer.Option("write", "--op", help="write (posted, one way), read (requests
 LINKS_FILE = typer.Option(None, "--links", help="YAML file of named links (see `xferlab schema`); repeatable.",
                           metavar="FILE")
 STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
-PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE")
+def _checked_plot(path: Optional[Path]) -> Optional[Path]:
+    """--plot FILE, refused before any work when its format is unknown or it cannot be written."""
+    if path is None:
+        return None
+    from ..report.plots import check_plot_path
+
+    return check_plot_path(path, "--plot")
+
+
+PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE",
+                    callback=_checked_plot)
 
 
 def check_op(op: str) -> str:
