@@ -75,6 +75,8 @@ def test_launch_latency_both_clocks():
     (["transfer", "--kinds", "warp"], 2, "'warp' is not allowed"),
     (["launch", "--args", "9"], 2, "--args item '9'"),
     (["devices", "--backend", "metal"], 2, "--backend 'metal'"),
+    (["transfer", "--order", "random"], 2, "--order 'random' is not allowed"),       # no such order
+    (["transfer", "--order", "sequential,interleaved"], 2, "--order 'sequential,interleaved'"),  # one order, not a list
 ])
 def test_probe_bad_input(args, code, fragment):
     run = run_probe(args, timeout=60)
@@ -105,6 +107,7 @@ def test_missing_opencl_library(cli, tmp_path, monkeypatch):
     (["--sizes", "0"], "'0'"), (["--chunks", "0"], "'0'"),                # copies of nothing
     (["--total", "2TiB"], "--total 2 TiB"),                               # past the probe's 1 TiB
     (["--plot", "/etc/hostname"], "existing file"), (["--timeout", "0"], "--timeout"),
+    (["--order", "shuffled"], "--order 'shuffled' is not allowed"),       # an order that does not exist
 ])
 def test_cli_bad_input(cli, tmp_path, args, fragment):
     """Each bad value: exit 2, one line naming the value, no run recorded."""
@@ -184,3 +187,75 @@ def test_budget_scales_the_launch_count(cli, tmp_path):
     doc = cli.json("measure", "launch", "--args", "0", "--budget", "0.5s", "--store", tmp_path / "s.duckdb")
     (row,) = doc["results"]
     assert 1000 <= row["count"] < 100_000  # 0.4 s of ~20-100 µs launches, not the default 100,000
+
+
+def _points(run):
+    """(direction, size) of each point in the order its samples were printed, and its records."""
+    samples = [(r["direction"], r["size_bytes"]) for r in run.records if r.get("record") == "sample"]
+    points = {(r["direction"], r["size_bytes"]): r for r in run.records if r.get("record") == "point"}
+    checks = {(r["direction"], r["size_bytes"]): r for r in run.records if r.get("record") == "validation"}
+    return samples, points, checks
+
+
+def test_interleaved_copies_take_turns_and_validate():
+    """--order interleaved: 1000 fixed copies a point in batches of at least 250, so every point takes 2 to 4
+    rounds and its samples are not consecutive; each point is still validated, its iterations count 0..999."""
+    args = ["--kinds", "pageable", "--sizes", "1,4096,65536", "--directions", "h2d,d2h", "--iterations", "1000",
+            "--max-iterations", "1000", "--min-time", "0"]
+    run = run_probe(["transfer", *args, "--order", "interleaved"], timeout=300)
+    assert run.ok, run.failure
+    assert next(r for r in run.records if r.get("record") == "setup")["order"] == "interleaved"
+    samples, points, checks = _points(run)
+    assert len(points) == len(checks) == 6 and all(c["ok"] for c in checks.values())
+    for key, point in points.items():
+        assert point["iterations"] == 1000 and point["stopped"] == "fixed" and 2 <= point["rounds"] <= 4
+        at = [i for i, s in enumerate(samples) if s == key]
+        assert len(at) == 1000 and at[-1] - at[0] + 1 > 1000  # other points' copies came in between
+        its = [r["iteration"] for r in run.records if r.get("record") == "sample"
+               and (r["direction"], r["size_bytes"]) == key]
+        assert its == list(range(1000))
+    rows, failure = rows_of(Step("t", "transfer", [], {"node": "default", "mode": "pageable"}, 1.0), run)
+    assert failure is None and len(rows) == 6000 and all(r["validated"] for r in rows)
+    # Sequential (the default) still times each point whole, one after the other.
+    seq = run_probe(["transfer", *args], timeout=300)
+    samples, points, _ = _points(seq)
+    assert seq.ok and next(r for r in seq.records if r.get("record") == "setup")["order"] == "sequential"
+    assert set(points) == set(_points(run)[1]) and "rounds" not in next(iter(points.values()))
+    assert all(samples[i * 1000:(i + 1) * 1000] == [samples[i * 1000]] * 1000 for i in range(6))
+
+
+def test_interleaved_precision_points_all_stop_and_validate():
+    """With --precision, interleaved and sequential runs cover the same points, each with how it stopped."""
+    args = ["--kinds", "pinned", "--sizes", "64,4096,1048576", "--directions", "h2d,d2h,bidir", "--iterations", "8",
+            "--min-time", "0", "--max-iterations", "2000", "--precision", "0.05", "--max-time", "0.3"]
+    seen = {}
+    for order in ("sequential", "interleaved"):
+        run = run_probe(["transfer", *args, "--order", order], timeout=300)
+        assert run.ok, run.failure
+        _, points, checks = _points(run)
+        assert set(points) == set(checks) and all(c["ok"] for c in checks.values())
+        assert all(p["stopped"] in ("precision", "max-iterations", "max-time") and p["iterations"] >= 8
+                   for p in points.values())
+        seen[order] = set(points)
+    assert seen["sequential"] == seen["interleaved"] == {(d, s) for d in ("h2d", "d2h", "bidir")
+                                                       for s in (64, 4096, 1048576)}
+
+
+def test_a_corrupted_copy_is_detected_interleaved():
+    """--corrupt-copy damages each point's copy after its last timed one: interleaved rounds still catch it."""
+    run = transfer("--kinds", "pageable", "--corrupt-copy", "--order", "interleaved")
+    assert run.returncode == 1 and "validation failed" in run.failure
+    rows, failure = rows_of(Step("t", "transfer", [], {"node": "default"}, 1.0), run)
+    assert rows == [] and failure.startswith("validation failed") and "at byte" in failure
+
+
+def test_plan_order_defaults_to_interleaved_with_a_precision():
+    """--order: interleaved by default only with a precision target; sequential passes nothing new to the probe."""
+    fixed = DevicePlan(sizes=[64], kinds=["pageable"])
+    adaptive = DevicePlan(sizes=[64], kinds=["pageable"], precision=0.02)
+    forced = DevicePlan(sizes=[64], kinds=["pageable"], precision=0.02, order="sequential")
+    for plan in (fixed, adaptive, forced):
+        plan.check()
+    assert "--order" not in steps(fixed)[0].args and "--order" not in steps(forced)[0].args
+    args = steps(adaptive)[0].args
+    assert args[args.index("--order") + 1] == "interleaved"

@@ -9,7 +9,9 @@
 // around submit + wait and the device's own timestamps; the copied data is checked outside the
 // timed region after each (kind, direction, size). How often a point repeats: a fixed count (and
 // --min-time), or with --precision until its median's 95 % interval is that narrow (precision.hpp);
-// a "point" record after each point says how it ended. Every host buffer is at least 64-byte aligned
+// a "point" record after each point says how it ended. --order interleaved times the points of a
+// host memory kind in rounds of short batches instead of one after the other, so that the machine's
+// changes of speed (load, warm-up) fall on every size alike. Every host buffer is at least 64-byte aligned
 // (pageable ones page-aligned): seed 004 saw the Intel FPGA runtime warn and fall back to slow
 // copies, and a kernel panic of its DMA driver, on host buffers not aligned to 64 bytes.
 #include <algorithm>
@@ -89,6 +91,11 @@ int run_devices(Args& args) {
   return 0;
 }
 
+// Interleaved transfers: a point's batch in one round is at least max(1, --iterations / 4) copies and
+// goes on until about this much copying (or kBatchCopies copies).
+constexpr double kBatchSeconds = 1e-3;
+constexpr long long kBatchCopies = 1000;
+
 int run_transfer(Args& args) {
   int device = 0;
   auto backend = open_backend(args, device);
@@ -102,6 +109,10 @@ int run_transfer(Args& args) {
   const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
   const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
   const bool corrupt = args.flag("corrupt-copy");  // test hook: damage one copy, which must be caught
+  const std::string order = args.text("order", "sequential");
+  if (order != "sequential" && order != "interleaved")
+    throw BadArgument("--order '" + order + "' is not allowed; allowed: sequential, interleaved");
+  const bool interleaved = order == "interleaved";
   precision::Policy policy;
   policy.min_iterations = min_iterations;
   policy.max_iterations = max_iterations;
@@ -151,6 +162,7 @@ int run_transfer(Args& args) {
       .number("min_time_seconds", min_time)
       .number("precision", policy.adaptive() ? policy.precision : NAN)
       .number("max_time_seconds", policy.max_time)
+      .str("order", order)
       .str("clock", "std::chrono::steady_clock around submit+wait; device: profiling events")
       .str("alignment", "host buffers page-aligned (pageable) or runtime-aligned to at least 64 bytes")
       .emit();
@@ -175,65 +187,103 @@ int run_transfer(Args& args) {
     if (node >= 0) placed = page_nodes_json(page_nodes(host_src->host, largest));
     JsonLine().str("probe", "transfer").str("record", "kind").str("kind", host_kind_name(kind)).raw("page_nodes", placed).emit();
     backend->copy(*dev_a, *host_src, largest);  // the device holds the pattern for D2H and D2D
-    for (long long size_ll : sizes) {
-      const size_t size = static_cast<size_t>(size_ll);
-      for (auto& dir : directions) {
-        auto once = [&]() -> Timing {
-          if (dir == "h2d") {
-            if (kind == HostKind::managed_prefetch) backend->prefetch(*host_src, true);
-            return backend->copy(*dev_b, *host_src, size);
-          }
-          if (dir == "d2h") return backend->copy(*host_dst, *dev_a, size);
-          if (dir == "d2d") return backend->copy(*dev_b, *dev_a, size);
-          return backend->copy_both(*dev_b, *host_src, *host_dst, *dev_a, size);
-        };
-        for (int w = 0; w < warmup; ++w) once();
-        std::memset(host_dst->host, 0, size);
-        precision::Repeat repeat(policy);
-        for (int it = 0;; ++it) {
-          Timing t = once();
-          JsonLine()
-              .str("probe", "transfer")
-              .str("record", "sample")
-              .str("kind", host_kind_name(kind))
-              .str("direction", dir)
-              .integer("size_bytes", size_ll)
-              .integer("iteration", it)
-              .number("host_seconds", t.host_seconds)
-              .number("device_seconds", t.device_seconds)
-              .emit();
-          if (!repeat.more(t.host_seconds)) break;
+    struct Point {
+      size_t size;
+      std::string dir;
+      precision::Repeat repeat;
+      long long taken = 0;  // timed copies so far (the sample records' iteration)
+      long long rounds = 0;
+      bool going = true;
+    };
+    std::vector<Point> points;
+    for (long long size_ll : sizes)
+      for (auto& dir : directions) points.push_back(Point{static_cast<size_t>(size_ll), dir, precision::Repeat(policy)});
+    auto once = [&](const Point& p) -> Timing {
+      if (p.dir == "h2d") {
+        if (kind == HostKind::managed_prefetch) backend->prefetch(*host_src, true);
+        return backend->copy(*dev_b, *host_src, p.size);
+      }
+      if (p.dir == "d2h") return backend->copy(*host_dst, *dev_a, p.size);
+      if (p.dir == "d2d") return backend->copy(*dev_b, *dev_a, p.size);
+      return backend->copy_both(*dev_b, *host_src, *host_dst, *dev_a, p.size);
+    };
+    auto start = [&](const Point& p) {  // warm-ups, then clear what the timed copies must write
+      for (int w = 0; w < warmup; ++w) once(p);
+      std::memset(host_dst->host, 0, p.size);
+    };
+    auto timed = [&](Point& p) {  // one timed copy and its record; its seconds (p.going: the point wants more)
+      Timing t = once(p);
+      JsonLine()
+          .str("probe", "transfer")
+          .str("record", "sample")
+          .str("kind", host_kind_name(kind))
+          .str("direction", p.dir)
+          .integer("size_bytes", static_cast<long long>(p.size))
+          .integer("iteration", p.taken++)
+          .number("host_seconds", t.host_seconds)
+          .number("device_seconds", t.device_seconds)
+          .emit();
+      p.going = p.repeat.more(t.host_seconds);
+      return t.host_seconds;
+    };
+    auto finish = [&](const Point& p) {  // right after the point's last copy
+      const size_t size = p.size;
+      const std::string& dir = p.dir;
+      JsonLine point;
+      point.str("probe", "transfer").str("record", "point").str("kind", host_kind_name(kind)).str("direction", dir)
+          .integer("size_bytes", static_cast<long long>(size));
+      if (interleaved) point.integer("rounds", p.rounds);
+      p.repeat.describe(point).emit();
+      // Validation, outside the timed region: read back what the copy wrote. Interleaved, the other
+      // points' copies write the same pattern into the same buffers, so the first `size` bytes still
+      // say whether this point's copies were right.
+      if (corrupt && size > 0) {
+        if (dir == "d2h" || dir == "bidir") static_cast<unsigned char*>(host_dst->host)[size / 2] ^= 0x5A;
+        else {
+          fill(check_buf->host, size, 1);
+          static_cast<unsigned char*>(check_buf->host)[size / 2] ^= 0x5A;
+          backend->copy(*dev_b, *check_buf, size);
         }
-        JsonLine point;
-        point.str("probe", "transfer").str("record", "point").str("kind", host_kind_name(kind)).str("direction", dir)
-            .integer("size_bytes", size_ll);
-        repeat.describe(point).emit();
-        // Validation, outside the timed region: read back what the copy wrote.
-        if (corrupt && size > 0) {
-          if (dir == "d2h" || dir == "bidir") static_cast<unsigned char*>(host_dst->host)[size / 2] ^= 0x5A;
-          else {
-            fill(check_buf->host, size, 1);
-            static_cast<unsigned char*>(check_buf->host)[size / 2] ^= 0x5A;
-            backend->copy(*dev_b, *check_buf, size);
-          }
-        }
-        long long wrong = -1;
-        if (dir == "d2h" || dir == "bidir") wrong = first_wrong(host_dst->host, size, 1);
-        if (wrong < 0 && dir != "d2h") {
-          std::memset(check_buf->host, 0, size);
-          backend->copy(*check_buf, *dev_b, size);
-          wrong = first_wrong(check_buf->host, size, 1);
-        }
-        all_ok = all_ok && wrong < 0;
-        JsonLine()
-            .str("probe", "transfer")
-            .str("record", "validation")
-            .str("kind", host_kind_name(kind))
-            .str("direction", dir)
-            .integer("size_bytes", size_ll)
-            .boolean("ok", wrong < 0)
-            .integer("first_wrong_byte", wrong)
-            .emit();
+      }
+      long long wrong = -1;
+      if (dir == "d2h" || dir == "bidir") wrong = first_wrong(host_dst->host, size, 1);
+      if (wrong < 0 && dir != "d2h") {
+        std::memset(check_buf->host, 0, size);
+        backend->copy(*check_buf, *dev_b, size);
+        wrong = first_wrong(check_buf->host, size, 1);
+      }
+      all_ok = all_ok && wrong < 0;
+      JsonLine()
+          .str("probe", "transfer")
+          .str("record", "validation")
+          .str("kind", host_kind_name(kind))
+          .str("direction", dir)
+          .integer("size_bytes", static_cast<long long>(size))
+          .boolean("ok", wrong < 0)
+          .integer("first_wrong_byte", wrong)
+          .emit();
+    };
+    if (!interleaved) {
+      for (Point& p : points) {  // each point whole, one after the other
+        start(p);
+        while (p.going) timed(p);
+        finish(p);
+      }
+      continue;
+    }
+    // Interleaved: rounds over the points still going, a short batch each (at least
+    // max(1, min_iterations / 4) copies and about kBatchSeconds of copying), so that a slow spell of
+    // the machine is shared by every size instead of landing whole on a few.
+    const long long batch = std::max(1, min_iterations / 4);
+    for (bool any = true; any;) {
+      any = false;
+      for (Point& p : points) {
+        if (!p.going) continue;
+        if (p.rounds++ == 0) start(p);
+        double spent = 0.0;
+        for (long long n = 0; p.going && (n < batch || spent < kBatchSeconds) && n < kBatchCopies; ++n) spent += timed(p);
+        if (p.going) any = true;
+        else finish(p);
       }
     }
   }

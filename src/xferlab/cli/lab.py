@@ -302,7 +302,7 @@ def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:
         for index in range(len(found)):
             plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
                               launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
-                              chunk_total=64 * 2**20, precision=PRECISION, max_time=MAX_TIME_DEVICE)
+                              chunk_total=64 * 2**20, precision=PRECISION, max_time=MAX_TIME_DEVICE, order="interleaved")
             plan.check()
             plans.append(plan)
     return plans, missing

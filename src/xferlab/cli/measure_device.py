@@ -35,6 +35,10 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            iterations: int = typer.Option(5, "--iterations", help="Timed copies per point, at least."),
            min_time: str = typer.Option("20ms", "--min-time", help="Keep timing a point until this much has passed.", metavar="TIME"),
            precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
+           order: Optional[str] = typer.Option(None, "--order", help="sequential (each point whole, in turn) or interleaved "
+                                               "(rounds of short batches over all points, so the machine's drift reaches every "
+                                               "size); default: interleaved with --precision, else sequential.",
+                                               metavar="sequential|interleaved"),
            node: Optional[int] = typer.Option(None, "--node", help="NUMA node for the host buffers (memory-only CXL nodes too).", metavar="N"),
            chunks: str = typer.Option(",".join(map(str, SEED_CHUNKS)), "--chunks", help="Chunk sizes for the granularity study ('' to skip).",
                                       metavar="LIST"),
@@ -56,7 +60,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
                       launch_count=2000 if precision is None else 20_000,  # with a target: the cap
                       chunks=[int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks else [],
                       chunk_total=parse_size(total, "--total"), precision=parse_precision(precision),
-                      max_time=parse_max_time(max_time))
+                      max_time=parse_max_time(max_time), order=order)
     plan.check()
     _run("measure device", plan, fmt, budget, timeout, store, plot)
 
@@ -102,7 +106,8 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
                       params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
                               "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
-                              "chunks": plan.chunks, "precision": plan.precision, "max_time_seconds": plan.max_time},
+                              "chunks": plan.chunks, "precision": plan.precision, "max_time_seconds": plan.max_time,
+                              **({"order": plan.transfer_order()} if plan.transfers else {})},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
     conclude(outcome)

@@ -25,6 +25,7 @@ from .steps import Step, dropped_reason, good_time
 BACKENDS = ("opencl", "cuda")
 KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
 DIRECTIONS = ("h2d", "d2h", "d2d", "bidir")
+ORDERS = ("sequential", "interleaved")
 SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,000
 
 
@@ -72,6 +73,7 @@ class DevicePlan:
     min_time: float = 0.02
     precision: Optional[float] = None       # --precision: repeat each point until its median's 95 % CI is this narrow
     max_time: Optional[float] = None        # --max-time: seconds of timed work per point, at most
+    order: Optional[str] = None             # --order: sequential or interleaved (default: interleaved with a precision)
     node: Optional[int] = None
     transfers: bool = True
     launch: bool = False
@@ -104,6 +106,8 @@ class DevicePlan:
                                f"{format_size(limit)}")
             if s < 1:
                 raise BadValue(f"size {s} B: copies move at least 1 byte")
+        if self.order is not None and self.order not in ORDERS:
+            raise BadValue(f"--order '{self.order}' is not allowed; allowed: {', '.join(ORDERS)}")
         if self.transfers and not self.directions:
             raise BadValue(f"--directions is empty; allowed: {', '.join(DIRECTIONS)}")
         if self.iterations < 1:
@@ -141,6 +145,11 @@ class DevicePlan:
         self.launch_count = max(1000, min(self.launch_count, int(seconds / (runs * per_launch))))
         return self.launch_count
 
+    def transfer_order(self) -> str:
+        """How the probe orders a kind's points: each whole in turn (sequential), or in rounds of short
+        batches (interleaved), the default with a precision target, so that drift reaches every size."""
+        return self.order or ("sequential" if self.precision is None else "interleaved")
+
     def kind_list(self) -> list[str]:
         return self.kinds or supported_kinds(self.backend, self.info)
 
@@ -164,6 +173,8 @@ def steps(plan: DevicePlan) -> list[Step]:
                     "--max-iterations", str(max(plan.iterations, plan.max_iterations if plan.precision is None
                                                 else ADAPTIVE_ITERATIONS)), "--min-time", str(plan.min_time),
                     *probe_args(plan.precision, plan.max_time)]
+            if plan.transfer_order() == "interleaved":  # sequential is the probe's default
+                args += ["--order", "interleaved"]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
             out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
