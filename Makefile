@@ -26,7 +26,7 @@ lab: $(STAMP)
 # worker), then the tests marked `serial` (they compare timings) alone. Fails if either part fails.
 test: sysdeps opencl browser $(STAMP)
 	@status=0; \
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not serial" || status=$$?; \
 	$(BIN)/python -m pytest -q -m serial || status=$$?; \
 	exit $$status
 

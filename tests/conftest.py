@@ -8,8 +8,9 @@ pytest-xdist, then the tests marked ``serial`` alone).
 * Tests that compare timings (cache steps, launch latency, speedups, the emulated bus's spinning
   threads) are marked ``serial``: run beside other tests on a small machine they would measure the
   other tests. ``make test`` runs them after the parallel part, one at a time.
-* The tests of a module with a module-scoped fixture (a recorded run, a browser) stay on one
-  worker (``xdist_group``), so that the fixture is built once.
+* Each test file runs on one worker (``--dist loadfile``), so a module-scoped fixture (a recorded
+  run, a browser) is built once. (``--dist loadgroup`` with ``xdist_group`` marks did not group
+  anything under pytest 9.2 and pytest-xdist 3.8: the fixtures were built on both workers.)
 """
 
 import json
@@ -39,18 +40,12 @@ SERIAL = (
     "tests/test_runtime.py::test_bench_records_and_reports",
     "tests/test_runtime.py::test_every_workload_validates",
 )
-# Modules whose tests share a module-scoped fixture: one xdist worker each.
-ONE_WORKER = ("test_browser.py", "test_cuda.py", "test_deceval.py", "test_enc64.py", "test_report.py", "test_tiers.py")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        nodeid = item.nodeid.split("[")[0]
-        if any(nodeid == name or nodeid.endswith("/" + name) for name in SERIAL):
-            item.add_marker(pytest.mark.serial)
-        if item.path.name in ONE_WORKER:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+def pytest_itemcollected(item):
+    nodeid = item.nodeid.split("[")[0]
+    if any(nodeid == name or nodeid.endswith("/" + name) for name in SERIAL):
+        item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture(scope="session", autouse=True)

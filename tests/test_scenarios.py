@@ -38,7 +38,9 @@ def test_scenario_cli_and_plots(cli, tmp_path):
 
 def test_lab_writes_results(cli, tmp_path):
     out, store = tmp_path / "lab", tmp_path / "store.duckdb"
-    code, stdout, stderr = cli("lab", "--out", out, "--store", store, check=0)
+    # 60 s, not the default 5 minutes: every stage still runs (memory with latency, the devices, the
+    # runtime, the scenarios, fits and the report), each point repeated to --precision 2% within it.
+    code, stdout, stderr = cli("lab", "--out", out, "--store", store, "--budget", "60s", check=0)
     assert f"results: {out}" in stdout
     for name in ("lab.json", "presets.json", "cxl-vs-pcie.json", "cxl-vs-pcie-time.png", "memory.json",
                  "bandwidth.png", "latency.png"):
