@@ -1,6 +1,9 @@
-"""Fitted profiles: where they are kept. A profile is a link file (YAML) in the profiles folder,
-``$XFERLAB_PROFILES`` or else ``./xferlab-results/profiles``, that :func:`xferlab.links.presets.resolve`
-finds by name like a preset; ``fit`` writes them through :func:`xferlab.links.presets.save_profile`.
+"""Fitted profiles: where they are kept. A profile is a link file (YAML) in the profiles folder
+that :func:`xferlab.links.presets.resolve` finds by name like a preset; ``fit`` writes them through
+:func:`xferlab.links.presets.save_profile`. The folder is ``$XFERLAB_PROFILES``, or else
+``profiles`` beside the results store as the store resolves its path without ``--store``
+(:func:`xferlab.store.resolve_path`): beside ``$XFERLAB_STORE``, else ``./xferlab-results/profiles``.
+So a fit saved from one folder is found from any other when either variable is absolute.
 
 A profile file holds a ``links:`` mapping with the profile's link; a memory-tier profile
 (:mod:`xferlab.fit.tiers`) also holds a ``tier:`` section, its full profile, and its ``links:``
@@ -20,26 +23,37 @@ from ..errors import BadFile, BadValue
 from ..files import read_text
 
 ENV = "XFERLAB_PROFILES"
-DEFAULT = Path("xferlab-results") / "profiles"
+DEFAULT = Path("xferlab-results") / "profiles"  # beside the store's default ./xferlab-results/xferlab.duckdb
 TIER = "tier"  # the top-level key of a memory tier's full profile
 MAX_NAME = 120  # characters: a profile name is a file name
+MAX_NAME_BYTES = 250  # in UTF-8: with ".yaml", within the 255 bytes a file name has on Linux
+FORBIDDEN = "/\\:,= "  # separators of paths and of LINK overrides
 
 
 def folder() -> Path:
-    return Path(os.environ[ENV]) if os.environ.get(ENV) else DEFAULT
+    """``$XFERLAB_PROFILES``, else ``profiles`` beside the store that a command without ``--store``
+    uses (``$XFERLAB_STORE``'s folder, else ``./xferlab-results``)."""
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV]).expanduser()
+    from ..store import resolve_path  # deferred: the store loads DuckDB, which a model alone never needs
+
+    return resolve_path(None)[0].parent / DEFAULT.name
 
 
 def storable(name: str) -> bool:
-    """Whether ``name`` can be a profile's file name: 1..120 printable characters, no separators."""
+    """Whether ``name`` can be a profile's file name: 1..120 printable characters (at most 250
+    bytes in UTF-8), none of ``/ \\ : , =`` or a space, not starting with ``.``."""
     return (0 < len(name) <= MAX_NAME and name.isprintable() and not name.startswith(".")
-            and not any(c in name for c in "/\\:,= "))
+            and not any(c in name for c in FORBIDDEN) and len(name.encode("utf-8")) <= MAX_NAME_BYTES)
 
 
 def check_storable(name: str) -> None:
+    """Refuse a name that cannot be a profile's file name (before anything touches the file system)."""
     if not storable(name):
         shown = name if len(name) <= 40 else f"{name[:40]}… ({len(name)} characters)"
-        raise BadValue(f"profile name {shown!r} is not allowed: use 1 to {MAX_NAME} letters, digits, '-', '_' "
-                       "and '.' (not first)")
+        raise BadValue(f"profile name {shown!r} is not allowed: use 1 to {MAX_NAME} printable characters "
+                       f"(at most {MAX_NAME_BYTES} bytes in UTF-8) without '/', '\\', ':', ',', '=' or spaces, "
+                       "not starting with '.'")
 
 
 def path_of(name: str) -> Path:
