@@ -109,6 +109,13 @@ def test_model_time_gives_streaming_throughput_beside_bandwidth(cli):
     pcie-model's effective-bandwidth curve (42.098 Gb/s at 64 B, 52.815 Gb/s at 1500 B writes)."""
     rows = cli.json("model", "time", "pcie3x8", "--sizes", "64B,1500B")["results"]
     assert [r["streaming_bytes_per_second"] / GBIT for r in rows] == pytest.approx([42.098, 52.815], rel=1e-3)
+    # By hand, pcie-model's method: a write of n bytes is ceil(n / MPS 256) TLPs, each carrying 24 B
+    # beside its payload (4 B Gen3 framing token with the sequence number, 16 B 4DW header for 64-bit
+    # addresses, 4 B LCRC) at the TLP-layer rate 57.885 Gb/s: 64/88 and 1500/(1500 + 6 x 24) of it.
+    tlp = 57.885 * GBIT
+    assert rows[0]["streaming_bytes_per_second"] == pytest.approx(tlp * 64 / 88, rel=1e-4)
+    assert rows[1]["streaming_bytes_per_second"] == pytest.approx(tlp * 1500 / 1644, rel=1e-4)
+    assert PcieLink(gen=3, lanes=8).streaming_rate(64) == pytest.approx(rows[0]["streaming_bytes_per_second"])
     for r in rows:  # the latency-included bandwidth is the smaller, and is n / t
         assert r["bandwidth_bytes_per_second"] == pytest.approx(r["size_bytes"] / r["seconds"])
         assert r["bandwidth_bytes_per_second"] < r["streaming_bytes_per_second"]

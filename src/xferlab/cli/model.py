@@ -73,14 +73,14 @@ def time(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
          op: str = OP, links: Optional[list[Path]] = LINKS_FILE, plot: Optional[Path] = PLOT,
          json_: bool = JSON, csv_: bool = CSV) -> None:
     """Transfer time, bandwidth with the latency (n / t) and streaming throughput without it (back-to-back
-    transfers of that size: the link's payload rate after protocol overhead) over a size sweep."""
+    transfers of that size, n / (t - latency): what protocol and per-message overheads leave) over a size sweep."""
     fmt, op = output_format(json_, csv_), check_op(op)
     models = links_from(links_, links)
     n = parse_sizes(sizes)
     rows = []
     for model in models:
         seconds = np.asarray(model.time(n, op))
-        streaming = np.asarray(model.data_rate(np.asarray(n, dtype=np.float64), op))
+        streaming = np.asarray(model.streaming_rate(n, op))
         for size, t, rate in zip(n, seconds, streaming):
             rows.append({"link": model.label, "op": op, "size_bytes": int(size), "seconds": float(t),
                          "bandwidth_bytes_per_second": float(size / t), "streaming_bytes_per_second": float(rate)})
@@ -89,7 +89,7 @@ def time(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
         notes.append(f"plot: {plots.plot_times(models, n, op, plot)}")
     emit("model time", rows, [Column("link", "link", justify="left"), size_col(), time_col(), rate_col(),
                               rate_col("streaming_bytes_per_second", "streaming")], fmt,
-         title=f"Transfer time ({op}; t = t_s + n / b_n; bandwidth n / t; streaming b_n, latency excluded)", notes=notes, extra={"op": op, **described(*models)})
+         title=f"Transfer time ({op}; t = t_s + n / b_n; bandwidth n / t; streaming n / (t - latency))", notes=notes, extra={"op": op, **described(*models)})
 
 
 @app.command("compare")

@@ -100,6 +100,15 @@ class Link(BaseModel):
         result = sizes / (self.startup + sizes / self.data_rate(sizes, op))
         return result if result.ndim else float(result)
 
+    def streaming_rate(self, n: Any, op: Op = "write") -> Any:
+        """Throughput of back-to-back transfers of ``n`` bytes each, in bytes per second: n / (t(n) -
+        latency). The latency overlaps from one transfer to the next and drops out; what each transfer
+        still pays is kept: the protocol's overheads (``data_rate``, b_n, pcie-model's effective-bandwidth
+        curve) and any per-message overhead that :attr:`startup` adds (the simple link's ``overhead`` o)."""
+        sizes = np.asarray(n, dtype=np.float64)
+        result = sizes / ((self.startup - self.latency) + sizes / self.data_rate(sizes, op))
+        return result if result.ndim else float(result)
+
     def peak_rate(self, op: Op = "write") -> float:
         """The payload rate of a very large transfer (the asymptote of :meth:`effective_bandwidth`)."""
         return float(self.data_rate(np.asarray([PEAK_SIZE]), op)[0])
