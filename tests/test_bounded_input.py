@@ -52,6 +52,13 @@ def test_sizes_in_other_digits_or_beyond_1_eib_are_refused(cli, size):
     refused(cli, "model", "time", "pcie3x16", "--sizes", size, says=f"size '{size}'")
 
 
+@pytest.mark.parametrize("link, says", [("simple:bandwidth=1e-300B/s,latency=1us", "under 1 B/s"),
+                                        ("simple:bandwidth=1GB/s,latency=1e308s", "over 1e+09 s")])
+def test_rates_and_times_that_made_an_infinite_time_are_refused(cli, link, says):
+    """Bad input: a bandwidth of 1e-300 B/s and a latency of 1e308 s (1 EiB took `inf s`, exit 0)."""
+    refused(cli, "model", "time", link, "--sizes", "1EiB", says=[says, "error: link"])
+
+
 def test_a_duplicate_override_key_is_refused(cli):
     """Bad input: `pcie3x16:mps=128,mps=256` (the second silently won)."""
     refused(cli, "model", "time", "pcie3x16:mps=128,mps=256", "--sizes", "1KiB", says="'mps' is given twice")

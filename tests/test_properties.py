@@ -20,9 +20,10 @@ SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 KEYS = ["mps", "mrrs", "ecrc", "lanes", "gen", "latency", "bandwidth", "penalty", "links", "gts", "mtu",
         "bandwidths", "breakpoints", "packet", "packet_overhead", "speed_gbps", "flit_variant", "kind", "name", "x"]
 VALUES = st.one_of(st.sampled_from(["128", "256", "0", "-1", "true", "false", "1us", "12GB/s", "0.6", "2", "1e309",
-                                    "nan", "abc", "4KiB", "16", "40GB/s;8GB/s", "8MiB", ""]),
+                                    "nan", "abc", "4KiB", "16", "40GB/s;8GB/s", "8MiB", "", "1e-300B/s", "1e300s",
+                                    "1.7e308", "1e-300"]),
                    st.text(st.characters(blacklist_categories=("Cs",)), max_size=6))
-SIZES = np.array([1, 64, 1000, 4096, 65536, 2**20, 2**30, 2**40], dtype=float)
+SIZES = np.array([1, 64, 1000, 4096, 65536, 2**20, 2**30, 2**40, MAX_SIZE], dtype=float)
 
 
 def checked_link(spec):
@@ -43,6 +44,20 @@ def checked_link(spec):
 def test_any_link_string_resolves_to_a_sane_link_or_a_one_line_error(preset, overrides):
     spec = preset + (":" + ",".join(f"{k}={v}" for k, v in overrides) if overrides else "")
     checked_link(spec)
+
+
+MAGNITUDES = st.floats(min_value=1e-320, max_value=1.7e308, allow_nan=False, allow_infinity=False)
+
+
+@SETTINGS
+@given(st.sampled_from(["simple:bandwidth={r}B/s,latency={t}s", "simple:bandwidth={r},overhead={t},latency={t}",
+                        "piecewise:bandwidths={r};{r},breakpoints=4KiB,latency={t}", "pcie3x16:latency={t}s",
+                        "piecewise:bandwidths={r},packet=64,packet_overhead={t},latency={t}"]),
+       MAGNITUDES, MAGNITUDES)
+def test_rates_and_times_of_any_magnitude_give_finite_times_or_a_one_line_error(template, rate, time):
+    """Bad input among these: rates so small (1e-300 B/s) or times so large (1e308 s) that a time
+    overflowed to `inf s`."""
+    checked_link(template.format(r=repr(rate), t=repr(time)))
 
 
 @SETTINGS

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -45,6 +46,15 @@ def test_parse_time_rejects(text):
         parse_time(text)
 
 
+@pytest.mark.parametrize("text, fragment", [("1e300s", "over 1e+09 s"), ("1.7e308", "over 1e+09 s"),
+                                            ("300000h", "over 1e+09 s"), ("inf", "is not a time")])
+def test_parse_time_refuses_times_beyond_31_years(text, fragment):
+    """Bad input: times so long (1e300 s, 300,000 h) that a link's time overflowed to `inf s`."""
+    with pytest.raises(BadValue, match=re.escape(fragment)):
+        parse_time(text, "--host-time")
+    assert parse_time("1e9s") == 1e9  # the limit itself is taken
+
+
 @pytest.mark.parametrize("text, expected", [
     ("12.4GB/s", 12.4e9), ("100Gb/s", 12.5e9), ("100Gbps", 12.5e9), ("1GiB/s", 2**30), ("1000", 1000.0),
 ])
@@ -56,6 +66,14 @@ def test_parse_rate(text, expected):
 def test_parse_rate_rejects(text):
     with pytest.raises(BadValue, match="rate"):
         parse_rate(text)
+
+
+@pytest.mark.parametrize("text", ["1e-300B/s", "0.5B/s", "4b/s"])
+def test_parse_rate_refuses_rates_under_one_byte_per_second(text):
+    """Bad input: rates so slow (1e-300 B/s) that 1 EiB took `inf s`; 4 bits/s is half a byte a second."""
+    with pytest.raises(BadValue, match=r"under 1 B/s"):
+        parse_rate(text, "--host-rate")
+    assert parse_rate("8b/s") == 1.0  # the limit itself is taken
 
 
 def test_lists_and_doubling_ranges():

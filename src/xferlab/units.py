@@ -33,6 +33,8 @@ _TIME_SCALE = {
 }
 
 MAX_SIZE = 2**60  # bytes (1 EiB): the largest size accepted; models stay finite far beyond it
+MAX_TIME = 1e9  # seconds (~31.7 years): the longest time accepted (a latency, a task, a budget)
+MIN_RATE = 1.0  # bytes per second: the slowest rate accepted; 1 EiB at 1 B/s is ~1.2e18 s, finite
 SIZE_HELP = "a byte count such as 64, 64B, 4KiB (1024-based), 4KB (1000-based), 1.6GB"
 TIME_HELP = "a time such as 738.77ns, 1.5us, 20ms, 2s, 5m"
 RATE_HELP = "a rate such as 12.4GB/s (10^9 B/s), 11.5GiB/s or 100Gb/s (bits)"
@@ -93,6 +95,9 @@ def parse_time(text: str | int | float, where: str = "time", *, allow_zero: bool
         value = float(m["num"]) * _TIME_SCALE[m["unit"]]
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise BadValue(f"time '{text}'{_where(where)} must be a finite {'non-negative' if allow_zero else 'positive'} time, {TIME_HELP}")
+    if value > MAX_TIME:
+        raise BadValue(f"time '{text}'{_where(where)} is over {MAX_TIME:.0e} s (~31 years), the longest time xferlab "
+                       "takes")
     return value
 
 
@@ -108,6 +113,8 @@ def parse_rate(text: str | int | float, where: str = "rate") -> float:
         value = float(m["num"]) * _PREFIX[m["prefix"] or ""] / (8.0 if bits else 1.0)
     if not math.isfinite(value) or value <= 0:
         raise BadValue(f"rate '{text}'{_where(where)} must be positive and finite, {RATE_HELP}")
+    if value < MIN_RATE:
+        raise BadValue(f"rate '{text}'{_where(where)} is under {MIN_RATE:g} B/s, the slowest rate xferlab takes")
     return value
 
 
