@@ -34,28 +34,3 @@ def test_scenario_cli_and_plots(cli, tmp_path):
     assert (tmp_path / "cxl-vs-pcie-ratio.png").stat().st_size > 10_000
     code, out, _ = cli("scenario", "list", check=0)
     assert "cxl-vs-pcie" in out
-
-
-def test_lab_writes_results(cli, tmp_path):
-    out, store = tmp_path / "lab", tmp_path / "store.duckdb"
-    # 60 s, not the default 5 minutes: every stage still runs (memory with latency, the devices, the
-    # runtime, the scenarios, fits and the report), each point repeated to --precision 2% within it.
-    code, stdout, stderr = cli("lab", "--out", out, "--store", store, "--budget", "60s", check=0)
-    assert f"results: {out}" in stdout
-    for name in ("lab.json", "presets.json", "cxl-vs-pcie.json", "cxl-vs-pcie-time.png", "memory.json",
-                 "bandwidth.png", "latency.png"):
-        assert (out / name).exists(), name
-    assert "Memory bandwidth" in stdout and "Load-to-use latency" in stdout
-    import json
-
-    lab = json.loads((out / "lab.json").read_text())
-    assert lab["probe"]["ok"] and lab["probe"]["records"][0]["probe"] == "clock"
-    # A tight budget: the memory steps that do not fit are recorded as skipped, the rest still runs.
-    doc = cli.json("lab", "--out", tmp_path / "again", "--store", store, "--budget", "2s")
-    assert doc["folder"] == str(tmp_path / "again") and all(r["reproduced"] for r in doc["results"][:3])
-    assert any("budget" in f["reason"] for f in doc["memory"]["failures"])
-
-
-def test_lab_rejects_a_bad_budget(cli):
-    code, _, err = cli("lab", "--budget", "0s")
-    assert code == 2 and "'0s'" in err
