@@ -60,7 +60,9 @@ def build(system: System, workflow: Workflow, strategy: Optional[str] = None) ->
     """The DAG of ``workflow`` on ``system``; ``strategy`` overrides every edge's."""
     workflow.check_against(system)
     tasks = {t.name: t for t in workflow.tasks}
-    inbound = {t.name: [e for e in workflow.edges if e.target == t.name] for t in workflow.tasks}
+    inbound: dict[str, list] = {t.name: [] for t in workflow.tasks}  # one pass: linear in tasks + edges
+    for edge in workflow.edges:
+        inbound[edge.target].append(edge)
     ops: list[Op] = []
     waits: dict[str, list[str]] = {name: [] for name in tasks}
     slow: dict[str, float] = {}
@@ -103,9 +105,11 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
         raise BadValue(f"--chunk {chunk} bytes is larger than the {total} bytes the workflow moves")
     n = math.ceil(total / chunk)
     names, seconds = [], []
+    used: set[str] = set()  # the devices named so far (a set: linear in the tasks)
     for k, name in enumerate(order):
         task = tasks[name]
-        names.append(task.device if task.device not in names else f"{task.device}:{name}")
+        names.append(task.device if task.device not in used else f"{task.device}:{name}")
+        used.add(task.device)
         seconds.append(task.duration(total, n) / n)  # work split, overhead per chunk
         if k + 1 < len(order):
             src, dst = task.device, tasks[order[k + 1]].device
@@ -122,7 +126,8 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
 
 def _chain(workflow: Workflow) -> list[str]:
     nxt = {e.source: e.target for e in workflow.edges}
-    starts = [t.name for t in workflow.tasks if all(e.target != t.name for e in workflow.edges)]
+    targets = {e.target for e in workflow.edges}
+    starts = [t.name for t in workflow.tasks if t.name not in targets]
     if len(starts) != 1 or len(nxt) != len(workflow.edges) or len(workflow.edges) != len(workflow.tasks) - 1:
         raise BadValue(f"workflow '{workflow.name}': the pipelined strategy needs the tasks to form one chain")
     order = [starts[0]]

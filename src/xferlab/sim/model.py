@@ -123,8 +123,12 @@ def ops_for_pipeline(
     seconds = np.asarray(stage_seconds, dtype=np.float64)
     if seconds.ndim != 2 or seconds.shape[0] != len(names):
         raise BadValue(f"pipeline stage_seconds: shape {seconds.shape} is not (stages={len(names)}, chunks)")
-    if len(set(names)) != len(names):
-        raise BadValue(f"pipeline stage_resources: {names} repeats a resource; each stage needs its own")
+    seen: set[str] = set()
+    for s, name in enumerate(names):
+        if name in seen:
+            raise BadValue(f"pipeline stage {s + 1} of {len(names)} uses '{name}' again: each stage needs its own "
+                           "resource (a pipelined chain may cross each link once in each direction)")
+        seen.add(name)
     sizes = np.broadcast_to(np.asarray(0.0 if stage_bytes is None else stage_bytes, dtype=np.float64),
                             seconds.shape)
     resources = [Resource(name) for name in names]

@@ -49,13 +49,16 @@ def load(path: str | Path, model: type[M], what: str) -> M:
     """The model in the YAML file at ``path``; :class:`BadFile` naming file, line and field if not."""
     path = Path(path)
     text = read_text(path, f"{what} file")
-    try:
-        node = yaml.compose(text, Loader=SafeLoader)
-        data: Any = yaml.load(text, Loader=SafeLoader)
+    loader = SafeLoader(text)
+    try:  # parsed once: the node tree gives the lines, the data is constructed from it
+        node = loader.get_single_node()
+        data: Any = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}" if mark else ""
         raise BadFile(f"{path}{at}: not valid YAML: {getattr(error, 'problem', None) or str(error).splitlines()[0]}") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise BadFile(f"{path}: a {what} file holds a mapping of fields, not {type(data).__name__}")
     try:
