@@ -59,6 +59,14 @@ def test_rates_and_times_that_made_an_infinite_time_are_refused(cli, link, says)
     refused(cli, "model", "time", link, "--sizes", "1EiB", says=[says, "error: link"])
 
 
+@pytest.mark.parametrize("sizes", ["x" * 100_000, "1KiB,1KiB.." + "9" * 100_000 + "Q", "1KiB,\n"])
+def test_a_huge_or_multi_line_value_gives_one_short_error_line(cli, sizes):
+    """Bad input: a 100,000-character --sizes (the error repeated all of it) and a newline in a list
+    (it split the error over two lines)."""
+    err = refused(cli, "model", "time", "pcie3x16", "--sizes", sizes, says="--sizes")
+    assert len(err) < 300, len(err)
+
+
 def test_a_duplicate_override_key_is_refused(cli):
     """Bad input: `pcie3x16:mps=128,mps=256` (the second silently won)."""
     refused(cli, "model", "time", "pcie3x16:mps=128,mps=256", "--sizes", "1KiB", says="'mps' is given twice")
