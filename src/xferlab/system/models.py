@@ -31,65 +31,83 @@ A workflow::
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..links import Link, resolve
 from ..links.base import Bytes, Rate, Seconds
 
 STRATEGIES = ("staged", "direct", "coherent", "pipelined")
+MAX_NAME = 120  # characters in the name of a system, workflow, device or task
+
+
+def _name(value: str) -> str:
+    if not 0 < len(value) <= MAX_NAME or not value.isprintable():
+        shown = repr(value[:40]) + (f"… ({len(value)} characters)" if len(value) > 40 else "")
+        raise ValueError(f"name {shown} is not 1 to {MAX_NAME} printable characters (no newline or control "
+                         "character)")
+    return value
+
+
+#: A name people give (a device, a task): 1 to 120 printable characters, so messages stay one short line.
+Name = Annotated[str, AfterValidator(_name)]
 Strategy = Literal["staged", "direct", "coherent", "pipelined"]
 
 
 class Device(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str
+    name: Name
     kind: Literal["cpu", "gpu", "fpga", "memory", "other"] = "other"
     concurrency: int = Field(1, ge=1, description="tasks the device runs at once")
 
 
 class LinkRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    between: tuple[str, str]
+    between: tuple[Name, Name]
     link: str = Field(description="a LINK: preset[:key=value,…] (see `xferlab model presets`)")
 
 
 class System(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["system"] = "system"
-    name: str
+    name: Name
     description: str = ""
-    host: str = Field(description="the device whose memory staged transfers go through")
+    host: Name = Field(description="the device whose memory staged transfers go through")
     devices: list[Device]
     links: list[LinkRef]
+    _pairs: dict = PrivateAttr(default_factory=dict)  # frozenset({a, b}) -> its resolved Link
 
     @model_validator(mode="after")
     def _check(self) -> "System":
         names = [d.name for d in self.devices]
+        known: set[str] = set()
         for i, d in enumerate(names):
-            if names.index(d) != i:
+            if d in known:
                 raise ValueError(f"devices[{i}].name: '{d}' is defined twice")
-        if self.host not in names:
-            raise ValueError(f"host: '{self.host}' is not a device (devices: {', '.join(names)})")
+            known.add(d)
+        shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
+        if self.host not in known:
+            raise ValueError(f"host: '{self.host}' is not a device (devices: {shown})")
+        pairs: dict = {}
         for i, ref in enumerate(self.links):
             for j, end in enumerate(ref.between):
-                if end not in names:
-                    raise ValueError(f"links[{i}].between: '{end}' is not a device (devices: {', '.join(names)})")
+                if end not in known:
+                    raise ValueError(f"links[{i}].between: '{end}' is not a device (devices: {shown})")
             if ref.between[0] == ref.between[1]:
                 raise ValueError(f"links[{i}].between: a link joins two different devices, not '{ref.between[0]}' to itself")
             try:
-                resolve(ref.link)
+                link = resolve(ref.link)
             except Exception as error:  # XferlabError: name the place
                 raise ValueError(f"links[{i}].link: {error}") from None
+            pairs.setdefault(frozenset(ref.between), link)  # the first wins, as the scan it replaces did
+        self._pairs = pairs
         return self
 
     def link(self, a: str, b: str) -> Optional[Link]:
-        """The link between devices ``a`` and ``b`` (either order), or None."""
-        for ref in self.links:
-            if set(ref.between) == {a, b}:
-                return resolve(ref.link)
-        return None
+        """The link between devices ``a`` and ``b`` (either order), or None: a dictionary look-up, the
+        LINK resolved once when the system was validated."""
+        return self._pairs.get(frozenset((a, b)))
 
     def link_name(self, a: str, b: str) -> str:
         return f"{a}<->{b}"
@@ -97,8 +115,8 @@ class System(BaseModel):
 
 class Task(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    name: str
-    device: str
+    name: Name
+    device: Name
     seconds: Optional[Seconds] = Field(None, description="the task's time, all its data at once")
     throughput: Optional[Rate] = Field(None, description="or: bytes of input per second")
     overhead: Seconds = Field(0.0, ge=0, description="fixed cost of each run of the task (a kernel launch, a "
@@ -118,8 +136,8 @@ class Task(BaseModel):
 
 class Edge(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    source: str = Field(alias="from")
-    target: str = Field(alias="to")
+    source: Name = Field(alias="from")
+    target: Name = Field(alias="to")
     bytes: Bytes
     strategy: Optional[Strategy] = None
 
@@ -127,7 +145,7 @@ class Edge(BaseModel):
 class Workflow(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["workflow"] = "workflow"
-    name: str
+    name: Name
     description: str = ""
     tasks: list[Task]
     edges: list[Edge] = []
@@ -152,7 +170,8 @@ class Workflow(BaseModel):
                 raise ValueError(f"chunk: {self.chunk} bytes is larger than the {e.bytes} bytes of edges[{i}]")
         cycle = _cycle(names, [(e.source, e.target) for e in self.edges])
         if cycle:
-            raise ValueError(f"edges: the workflow has a cycle: {' -> '.join(cycle)}")
+            shown = cycle if len(cycle) <= 9 else [*cycle[:4], f"… ({len(cycle) - 1} tasks) …", *cycle[-4:]]
+            raise ValueError(f"edges: the workflow has a cycle: {' -> '.join(shown)}")
         if self.strategy == "pipelined" and self.chunk is None:
             raise ValueError("chunk: the pipelined strategy needs a chunk size")
         return self
