@@ -45,6 +45,32 @@ def test_links_from_a_device_or_a_huge_file_are_refused(cli, tmp_path):
     refused(cli, "model", "time", "pcie3x16", "--links", big, "--sizes", "1KiB", says="larger than 4 MiB")
 
 
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Bad input: --links naming a FIFO that nobody writes to (opening it waited for ever)."""
+    import os
+    import threading
+
+    from xferlab.errors import BadFile
+    from xferlab.links.presets import load_links
+
+    fifo = tmp_path / "links.yaml"
+    os.mkfifo(fifo)
+    outcome: dict = {}
+
+    def read():
+        try:
+            load_links(fifo)
+        except BadFile as error:
+            outcome["error"] = str(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # release the blocked open before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert "is not a regular file" in outcome.get("error", ""), outcome
+
+
 @pytest.mark.parametrize("size", ["１KiB", "٣MB", "1e38B", "2EiB"])
 def test_sizes_in_other_digits_or_beyond_1_eib_are_refused(cli, size):
     """Bad input: full-width and Arabic-Indic digits (accepted by Python's \\d), and sizes over 1 EiB

@@ -25,7 +25,9 @@ def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
     path = Path(path)
     where = f"{what} '{path}'"
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO with no writer returns at once (then fstat refuses it) instead of
+        # waiting for ever; on a regular file it changes nothing.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise BadFile(f"{where} is not a regular file (a device, a pipe or a folder); give a YAML file")
