@@ -1,6 +1,7 @@
 """Hostile input to the model side of the CLI: each test names the bad input it tries, and expects
 exit code 2, one `error: …` line naming the value, and no traceback."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,35 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     if reader.is_alive():  # release the blocked open before failing
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert "is not a regular file" in outcome.get("error", ""), outcome
+
+
+def _laughs(levels: int) -> list[str]:
+    """YAML lines defining anchors a0..a<levels-1>, each a list of ten of the one before: 10^levels values."""
+    lines = ["a0: &a0 [" + ", ".join(["1KiB"] * 10) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return lines
+
+
+def test_aliases_that_expand_a_file_a_millionfold_are_refused(cli, tmp_path):
+    """Bad input: a "billion laughs" links file (8 lines of nested aliases standing for 10^7 sizes: the
+    link check walked and printed them, 96 s and an 82 MB line) and a workflow with the same; a
+    recursive alias (`&a [*a]`)."""
+    links = tmp_path / "links.yaml"
+    links.write_text("links:\n  bomb:\n    kind: piecewise\n" + "".join(f"    {line}\n" for line in _laughs(7))
+                     + "    bandwidths: *a6\n    breakpoints: *a6\n")
+    err = refused(cli, "model", "time", "bomb", "--links", links, "--sizes", "1KiB", says="has aliases (*name) that expand")
+    assert len(err) < 400
+    workflow = tmp_path / "workflow.yaml"
+    workflow.write_text("kind: workflow\nname: w\n" + "".join(f"{line}\n" for line in _laughs(7)) + "tasks: *a6\n")
+    refused(cli, "simulate", SYSTEM, workflow, says="has aliases (*name) that expand")
+    workflow.write_text("kind: workflow\nname: w\ntasks: &a [*a]\n")
+    refused(cli, "simulate", SYSTEM, workflow, says="contains itself")
+    merged = tmp_path / "merged.yaml"  # anchors and merge keys used as meant stay accepted
+    merged.write_text("links:\n  mine: &base {kind: simple, bandwidth: 1GB/s, latency: 1us}\n"
+                      "  yours: {<<: *base, latency: 2us}\n")
+    code, out, err = cli("model", "time", "yours", "--links", merged, "--sizes", "1KiB", "--json")
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["seconds"] == pytest.approx(2e-6 + 1024 / 1e9)  # the merge's latency
 
 
 @pytest.mark.parametrize("size", ["１KiB", "٣MB", "1e38B", "2EiB"])

@@ -28,6 +28,15 @@ def test_parse_size_rejects_with_the_value_named(text, fragment):
     assert "--sizes" in str(info.value)
 
 
+@pytest.mark.parametrize("value, fragment", [([1, 2], "is a list"), ({"a": 1}, "is a mapping"), (None, "is None")])
+def test_a_yaml_structure_where_a_value_belongs_is_named_by_its_type(value, fragment):
+    """Bad input: a list, a mapping or nothing (YAML `~`) as a size, time or rate (a list was turned
+    into text, all of it, before being refused)."""
+    for parse in (parse_size, parse_time, parse_rate):
+        with pytest.raises(BadValue, match=f"{fragment}, not a number or text"):
+            parse(value, "bandwidth")
+
+
 def test_zero_size_allowed_when_asked():
     assert parse_size("0", allow_zero=True) == 0
 

@@ -3,6 +3,10 @@
 A user file is read only if it is a regular file of at most :data:`MAX_BYTES`; at most that many
 bytes plus one are read, so ``--links /dev/zero`` or a FIFO cannot grow memory without end, and a
 file that is not UTF-8 is refused naming the byte offset, not with a ``UnicodeDecodeError``.
+
+:func:`load_yaml` parses such text once and refuses a document whose aliases expand it far beyond
+its own size (a "billion laughs" file: 80 lines whose anchors, nested eight deep, stand for 10^8
+values, which validation would walk) or refer to themselves.
 """
 
 from __future__ import annotations
@@ -42,3 +46,75 @@ def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise BadFile(f"{where} is not UTF-8 text: byte 0x{data[error.start]:02x} at offset {error.start}") from None
+
+
+def _expanded(root: yaml.Node, limit: int) -> int | None:
+    """Nodes in the tree ``root`` stands for once every alias is replaced by what it names (counted
+    per distinct node, in linear time), or None if a node contains itself; stops counting past ``limit``."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if done:
+            on_path.discard(key)
+            size[key] = min(limit + 1, 1 + sum(size[id(child)] for child in children))
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            return None
+        on_path.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in on_path:
+                return None
+            if id(child) not in size:
+                stack.append((child, False))
+    return size[id(root)]
+
+
+def load_yaml(text: str, where: str) -> tuple[yaml.Node | None, object]:
+    """The node tree (for line numbers) and the data of the YAML document ``text``; :class:`BadFile`
+    naming ``where`` if its aliases make it more than ten times its own size (plus 100,000 nodes) or
+    make it contain itself. Raises ``yaml.YAMLError`` for text that is not YAML."""
+    loader = SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        if "*" not in text:  # no alias (*name) anywhere: nothing can expand, skip the walks
+            return node, loader.construct_document(node)
+        limit = 10 * _count(node) + 100_000
+        expanded = _expanded(node, limit)
+        if expanded is None:
+            raise BadFile(f"{where} has an alias inside what it names (a structure that contains itself)")
+        if expanded > limit:
+            raise BadFile(f"{where} has aliases (*name) that expand it to more than {limit:,} values, ten times "
+                          "its own size; write the repeated parts out or use fewer nested aliases")
+        return node, loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _count(root: yaml.Node) -> int:
+    """Distinct nodes of the tree (an alias's target counted once)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return len(seen)

@@ -54,7 +54,10 @@ def _where(where: str) -> str:
 
 def _ascii(text: str, kind: str, where: str, allowed: str) -> str:
     """``text`` stripped; a non-ASCII character (a full-width or Arabic-Indic digit) is refused by name."""
-    text = str(text).strip()
+    if not isinstance(text, str):  # a YAML list or mapping where one value belongs: not str() of it all
+        what = {list: "a list", dict: "a mapping"}.get(type(text), repr(text)[:20])
+        raise BadValue(f"{kind}{_where(where)} is {what}, not a number or text: {allowed}")
+    text = text.strip()
     odd = next((c for c in text if (not c.isascii() and c not in "µμ") or not c.isprintable()), None)
     if odd is not None:
         raise BadValue(f"{kind} {_shown(text)}{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "

@@ -27,7 +27,7 @@ import yaml
 from pydantic import Field, TypeAdapter, ValidationError
 
 from ..errors import BadFile, BadValue, UnknownName, suggest
-from ..files import SafeLoader, read_text
+from ..files import load_yaml, read_text
 from . import profiles
 from .base import Link
 from .cxl import CxlLink
@@ -213,7 +213,7 @@ def load_links(path: str | Path) -> dict[str, Link]:
     """
     path = Path(path)
     try:
-        data = yaml.load(read_text(path, "link file"), Loader=SafeLoader)
+        data = load_yaml(read_text(path, "link file"), f"link file '{path}'")[1]
     except yaml.YAMLError as error:
         raise BadFile(f"link file '{path}' is not valid YAML: {str(error).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("links"), dict) or set(data) != {"links"}:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import BadFile
-from ..files import SafeLoader, read_text
+from ..files import load_yaml, read_text
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,16 +49,12 @@ def load(path: str | Path, model: type[M], what: str) -> M:
     """The model in the YAML file at ``path``; :class:`BadFile` naming file, line and field if not."""
     path = Path(path)
     text = read_text(path, f"{what} file")
-    loader = SafeLoader(text)
     try:  # parsed once: the node tree gives the lines, the data is constructed from it
-        node = loader.get_single_node()
-        data: Any = loader.construct_document(node) if node is not None else None
+        node, data = load_yaml(text, f"{what} file '{path}'")
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}" if mark else ""
         raise BadFile(f"{path}{at}: not valid YAML: {getattr(error, 'problem', None) or str(error).splitlines()[0]}") from None
-    finally:
-        loader.dispose()
     if not isinstance(data, dict):
         raise BadFile(f"{path}: a {what} file holds a mapping of fields, not {type(data).__name__}")
     try:
