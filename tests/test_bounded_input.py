@@ -123,6 +123,12 @@ def test_a_huge_or_multi_line_value_gives_one_short_error_line(cli, sizes):
     assert len(err) < 300, len(err)
 
 
+@pytest.mark.parametrize("link", ["pcie３x16", "pcie3x١٦", "eth１００"])
+def test_preset_names_with_other_digits_are_refused(cli, link):
+    """Bad input: full-width and Arabic-Indic digits in a preset's name (`pcie３x16` was pcie3x16)."""
+    refused(cli, "model", "time", link, "--sizes", "1KiB", says=["is not a preset", "preset names are ASCII"])
+
+
 def test_a_duplicate_override_key_is_refused(cli):
     """Bad input: `pcie3x16:mps=128,mps=256` (the second silently won)."""
     refused(cli, "model", "time", "pcie3x16:mps=128,mps=256", "--sizes", "1KiB", says="'mps' is given twice")

@@ -56,7 +56,7 @@ class Family:
     make: Callable[[re.Match], dict[str, Any]]
 
     def match(self, name: str) -> dict[str, Any] | None:
-        m = re.fullmatch(self.pattern, name)
+        m = re.fullmatch(self.pattern, name, re.ASCII)  # ASCII digits only: not pcie３x16 or pcie3x١٦
         return self.make(m) if m else None
 
 
@@ -180,7 +180,9 @@ def resolve(spec: str, user_links: dict[str, Link] | None = None) -> Link:
             base = profile.model_dump() if profile is not None else None
         if base is None:
             allowed = sorted(user_links) + list(PRESETS)
-            raise UnknownName(f"link '{name}' is not a preset or a defined link; {suggest(name, allowed)} "
+            odd = next((c for c in name if not c.isascii()), None)
+            note = f" (it has the character {odd!r}, U+{ord(odd):04X}: preset names are ASCII)" if odd else ""
+            raise UnknownName(f"link '{name}' is not a preset or a defined link{note}; {suggest(name, allowed)} "
                               f"(shapes: {NAME_SHAPES})")
     overrides = parse_overrides(override_text, spec) if colon else {}
     return build({**base, **overrides, "name": spec}, f"link '{spec}'")
