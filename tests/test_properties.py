@@ -60,6 +60,17 @@ def test_rates_and_times_of_any_magnitude_give_finite_times_or_a_one_line_error(
     checked_link(template.format(r=repr(rate), t=repr(time)))
 
 
+DIGITS = st.text(st.characters(whitelist_categories=("Nd",)), min_size=1, max_size=3)
+
+
+@SETTINGS
+@given(st.sampled_from(["pcie{}x{}", "cxl{}x{}", "eth{}", "roce{}", "nvlink{}"]), DIGITS, DIGITS)
+def test_preset_names_take_ascii_digits_only(shape, a, b):
+    """Bad input among these: digits of any script (`pcie３x16`); only ASCII ones may name a preset."""
+    link = checked_link(shape.format(a, b))
+    assert link is None or shape.format(a, b).isascii()
+
+
 @SETTINGS
 @given(st.text(max_size=40))
 def test_random_link_text_never_raises_anything_else(text):
