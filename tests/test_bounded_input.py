@@ -129,6 +129,16 @@ def test_preset_names_with_other_digits_are_refused(cli, link):
     refused(cli, "model", "time", link, "--sizes", "1KiB", says=["is not a preset", "preset names are ASCII"])
 
 
+@pytest.mark.parametrize("digits, says", [(5000, "has a value that cannot be read"), (4000, "must be positive and finite")])
+def test_integers_too_large_for_python_or_a_float_are_refused(cli, tmp_path, digits, says):
+    """Bad input: a bandwidth of 5,000 digits (Python refuses to read an integer of over 4,300 digits:
+    a ValueError traceback) and of 4,000 digits (an OverflowError converting it to a float)."""
+    links = tmp_path / "links.yaml"
+    links.write_text(f"links:\n  x: {{kind: simple, bandwidth: {'9' * digits}, latency: 1us}}\n")
+    err = refused(cli, "model", "time", "x", "--links", links, "--sizes", "1KiB", says=says)
+    assert len(err) < 400
+
+
 def test_a_duplicate_override_key_is_refused(cli):
     """Bad input: `pcie3x16:mps=128,mps=256` (the second silently won)."""
     refused(cli, "model", "time", "pcie3x16:mps=128,mps=256", "--sizes", "1KiB", says="'mps' is given twice")

@@ -91,7 +91,7 @@ def load_yaml(text: str, where: str) -> tuple[yaml.Node | None, object]:
         if node is None:
             return None, None
         if "*" not in text:  # no alias (*name) anywhere: nothing can expand, skip the walks
-            return node, loader.construct_document(node)
+            return node, _construct(loader, node, where)
         limit = 10 * _count(node) + 100_000
         expanded = _expanded(node, limit)
         if expanded is None:
@@ -99,9 +99,17 @@ def load_yaml(text: str, where: str) -> tuple[yaml.Node | None, object]:
         if expanded > limit:
             raise BadFile(f"{where} has aliases (*name) that expand it to more than {limit:,} values, ten times "
                           "its own size; write the repeated parts out or use fewer nested aliases")
-        return node, loader.construct_document(node)
+        return node, _construct(loader, node, where)
     finally:
         loader.dispose()
+
+
+def _construct(loader, node: yaml.Node, where: str) -> object:
+    """The data of ``node``; a scalar Python cannot hold (an integer of over 4300 digits) is a BadFile."""
+    try:
+        return loader.construct_document(node)
+    except (ValueError, OverflowError) as error:
+        raise BadFile(f"{where} has a value that cannot be read: {str(error).split(';')[0][:120]}") from None
 
 
 def _count(root: yaml.Node) -> int:

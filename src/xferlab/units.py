@@ -48,6 +48,14 @@ def _shown(text, limit: int = 60) -> str:
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
 
 
+def _float(number: int | float) -> float:
+    """``number`` as a float; an int too large for one (10^400 from YAML) is infinite, then refused."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
 def _where(where: str) -> str:
     return f" in {where}" if where else ""
 
@@ -70,7 +78,7 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
 
     Raises :class:`BadValue` naming the text and what is allowed."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
+        value = _float(text)
     else:
         m = _SIZE_RE.match(_ascii(text, "size", where, SIZE_HELP))
         if not m:
@@ -97,7 +105,7 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
 def parse_time(text: str | int | float, where: str = "time", *, allow_zero: bool = True) -> float:
     """Seconds in ``text``. Plain numbers are seconds."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
+        value = _float(text)
     else:
         m = _TIME_RE.match(_ascii(text, "time", where, TIME_HELP))
         if not m:
@@ -114,7 +122,7 @@ def parse_time(text: str | int | float, where: str = "time", *, allow_zero: bool
 def parse_rate(text: str | int | float, where: str = "rate") -> float:
     """Bytes per second in ``text``. Plain numbers are bytes per second; ``b/s``/``bps`` are bits."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
+        value = _float(text)
     else:
         m = _RATE_RE.match(_ascii(text, "rate", where, RATE_HELP))
         if not m:
