@@ -18,7 +18,10 @@ def test_lab_writes_results(cli, tmp_path):
     lab = json.loads((out / "lab.json").read_text())
     assert lab["probe"]["ok"] and lab["probe"]["records"][0]["probe"] == "clock"
     # A tight budget: the memory steps that do not fit are recorded as skipped, the rest still runs.
-    doc = cli.json("lab", "--out", tmp_path / "again", "--store", store, "--budget", "2s")
+    # A step that starts within the budget may be killed 30 s past it (exit 3, noted in the closing note).
+    code, out, _ = cli("lab", "--out", tmp_path / "again", "--store", store, "--budget", "2s", "--json")
+    assert code in (0, 3)
+    doc = json.loads(out)
     assert doc["folder"] == str(tmp_path / "again") and all(r["reproduced"] for r in doc["results"][:3])
     assert any("budget" in f["reason"] for f in doc["memory"]["failures"])
 
