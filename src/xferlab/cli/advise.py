@@ -14,7 +14,7 @@ from ..units import LIST_HELP, format_size, format_time, parse_size, parse_sizes
 from .common import CSV, JSON, LINKS_FILE, OP, check_op, links_from
 from .model import LINK_HELP, offload_cmd
 from .output import Column, emit, output_format
-from .simulate import load_named
+from ..scenarios.packaged import load_named
 
 app = typer.Typer(no_args_is_help=True, help="Advice on data movement: links, offloading, what-if.")
 app.command("offload")(offload_cmd)

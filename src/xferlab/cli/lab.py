@@ -42,10 +42,12 @@ from ..measure.run import measure
 from ..system import inventory as inv
 from .common import JSON
 from .common import STORE
-from .measure import memory_params, memory_results, print_tables
+from ..measure.results import memory_params, memory_results
+from .measure import print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
-from .measure_device import device_results, print_device_tables
-from .measure_outcome import notes as failure_notes
+from ..measure.results import device_results
+from .measure_device import print_device_tables
+from ..measure.results import notes as failure_notes
 from ..links.profiles import names as profile_names
 from .output import Column, emit, stderr, stdout
 from .report import write_report

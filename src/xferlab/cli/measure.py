@@ -10,12 +10,13 @@ import typer
 
 from ..errors import BadValue
 from ..measure import checks
-from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps, summaries
+from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps
 from ..measure.run import measure
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
 from .common import CSV, JSON, STORE
-from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
+from ..measure.results import memory_params, memory_results, notes as failure_notes
+from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision
@@ -113,50 +114,6 @@ def memory(
     conclude(outcome)
 
 
-def memory_params(plan: MemoryPlan) -> dict:
-    return {"kernels": plan.kernels, "array_bytes": plan.array_bytes, "threads": plan.thread_counts(), "cpus": plan.cpus,
-            "nodes": plan.nodes, "first_touch": plan.first_touch, "hugepages": plan.hugepages,
-            "iterations": plan.iterations, "pmem": str(plan.pmem) if plan.pmem else None, "persist": plan.persist,
-            "latency": plan.latency, "loaded": plan.loaded, "precision": plan.precision, "max_time_seconds": plan.max_time}
-
-
-def _row(summary: dict) -> dict:
-    """A summary with its unit in each field name (docs/cli.md: bytes_per_second, seconds)."""
-    unit = "bytes_per_second" if summary["metric"] == "bandwidth_bytes_per_second" else "seconds"
-    row = {k: summary[k] for k in ("test", "node", "mode", "threads", "size_bytes", "cpus", "headline", "count", "cov")}
-    for stat in ("min", "median", "mean", "max"):
-        row[f"{stat}_{unit}"] = summary[stat]
-    row[f"{summary['headline']}_{unit}"] = summary["headline_value"]
-    row[f"median_ci_low_{unit}"], row[f"median_ci_high_{unit}"] = summary.get("median_ci_low"), summary.get("median_ci_high")
-    row["stopped"] = summary.get("stopped")
-    return row
-
-
-def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None) -> dict:
-    """A run's results as rows with units in their field names, its failures, and its plots; the
-    latency plot marks ``caches`` (a recorded inventory's) or this machine's."""
-    sums = summaries(outcome.rows)
-    result = {
-        "bandwidth": [_row(s) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
-        "latency": [_row(s) for s in sums if s["metric"] == "latency_seconds"],
-        "loaded": _loaded_points(outcome.rows),
-        "failures": failures(outcome),
-        "unvalidated_samples": unvalidated_total(outcome),
-        "app_direct": _mappings(outcome.rows),
-        "plots": [],
-    }
-    if plot:
-        from ..report.plots import plot_bandwidth, plot_latency, plot_loaded
-
-        if result["bandwidth"]:
-            result["plots"].append(plot_bandwidth(sums, plot / "bandwidth.png"))
-        if result["latency"]:
-            result["plots"].append(plot_latency(sums, inv.data_cache_sizes(found=caches), plot / "latency.png"))
-        if result["loaded"]:
-            result["plots"].append(plot_loaded(result["loaded"], plot / "loaded-latency.png"))
-    return result
-
-
 def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     """Print a run's results (bandwidth, latency, loaded latency, failures) and write its plots."""
     result = memory_results(outcome, plot)
@@ -200,25 +157,6 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
             Column("node", "node"), Column("delay", "traffic delay"), Column("bandwidth_bytes_per_second", "traffic", format_rate),
             Column("latency_seconds", "latency", format_time),
         ], "table", title="Loaded latency: the chase under traffic from the other CPUs")
-
-
-def _mappings(rows: list[dict]) -> list[dict]:
-    """For each App-Direct mode run: whether the mapping was DAX and how stores were persisted."""
-    seen: dict[str, dict] = {}
-    for r in rows:
-        if str(r.get("mode", "")).startswith("app-direct") and r["mode"] not in seen:
-            seen[r["mode"]] = {"mode": r["mode"], "dax": r.get("dax"), "map_sync": r.get("map_sync"),
-                               "persist_mechanism": r.get("persist_mechanism")}
-    return list(seen.values())
-
-
-def _loaded_points(rows: list[dict]) -> list[dict]:
-    points: dict[tuple, dict] = {}
-    for r in rows:
-        if r["test"] == "loaded-latency" and r.get("validated") is not False:
-            p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
-            p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
-    return list(points.values())
 
 
 def _register_device_commands() -> None:

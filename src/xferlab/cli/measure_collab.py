@@ -17,7 +17,8 @@ from ..measure import checks
 from ..measure.run import measure
 from ..units import format_time, parse_time
 from .common import CSV, JSON, STORE
-from .measure_outcome import conclude, failures as failed_steps, notes as failure_notes, unvalidated_total
+from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
+from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 
 _COUNT = re.compile(r"^\s*(\d+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")

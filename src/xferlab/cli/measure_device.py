@@ -8,13 +8,13 @@ from typing import Optional
 
 import typer
 
-from ..measure.device import (DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, launch_summary, rows_of,
-                              steps, transfer_overview, transfer_summary)
+from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of, steps
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from .common import CSV, JSON, STORE
-from .measure_outcome import conclude, failures, notes as failure_notes, unvalidated_total
+from ..measure.results import device_results, notes as failure_notes
+from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision, stopped_text
@@ -111,23 +111,6 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
     conclude(outcome)
-
-
-def device_results(outcome, plot: Optional[Path]) -> dict:
-    rows = outcome.rows
-    result = {"transfers": transfer_summary(rows), "launch": launch_summary(rows), "chunks": chunk_summary(rows),
-              "failures": failures(outcome), "unvalidated_samples": unvalidated_total(outcome), "plots": []}
-    result["overview"] = transfer_overview(result["transfers"]) if result["transfers"] else []
-    if plot:
-        from ..report.plots import plot_chunk_study, plot_device_transfers, plot_launch
-
-        if result["transfers"]:
-            result["plots"] += plot_device_transfers(result["transfers"], plot)
-        if rows and result["launch"]:
-            result["plots"].append(plot_launch(rows, plot / "launch-latency.png"))
-        if result["chunks"]:
-            result["plots"].append(plot_chunk_study(result["chunks"], plot / "chunks.png"))
-    return result
 
 
 def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:

@@ -3,7 +3,6 @@ the flow simulator on a system and a workflow, given as YAML files or packaged n
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Optional
 
@@ -13,28 +12,10 @@ import typer
 from ..errors import BadValue
 from ..sim import flows
 from ..system.models import STRATEGIES, System, Workflow
-from ..system.yamlfile import load
+from ..scenarios.packaged import load_named
 from ..units import LIST_HELP, format_size, format_time, parse_list, parse_size
 from .common import CSV, JSON
 from .output import Column, emit, output_format
-
-PACKAGED = resources.files("xferlab.scenarios")
-
-
-def _packaged(kind: str) -> list[str]:
-    return sorted(p.name.removesuffix(".yaml") for p in PACKAGED.joinpath(kind).iterdir() if p.name.endswith(".yaml"))
-
-
-def load_named(text: str, model, kind: str):
-    """A YAML file by path, or a packaged one by name (`seed-testbed`, `deceval` …)."""
-    path = Path(text)
-    if not path.exists() and text in _packaged(kind + "s"):
-        with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as packaged:
-            return load(packaged, model, kind)
-    if not path.exists():
-        raise BadValue(f"{kind} '{text}' is neither a file nor a packaged {kind}; packaged: {', '.join(_packaged(kind + 's'))}")
-    return load(path, model, kind)
-
 
 def simulate(
     args: list[str] = typer.Argument(..., metavar="[sweep] SYSTEM WORKFLOW",

@@ -31,7 +31,7 @@ class Fitted:
 
 def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, against: str,
                  profile_prefix: Optional[str]) -> tuple[Section, list[Fitted]]:
-    from ..cli.fit import fit_device, skip_note
+    from ..fit.device import fit_device, skip_note
     from ..measure.device import launch_summary
 
     rid = run["run_id"]
@@ -70,7 +70,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     from ..advise.links import fastest, ranking_changes
     from ..advise.offload import offload
     from ..advise.whatif import replace_link
-    from ..cli.simulate import load_named
+    from ..scenarios.packaged import load_named
     from ..sim import flows
     from ..system.models import System, Workflow
     from .plots import plot_times

@@ -168,7 +168,7 @@ def fmt_value(key: str, value: Any) -> str:
 
 def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path,
                    profile_prefix: Optional[str] = None) -> tuple[Section, list[Headline]]:
-    from ..cli.measure import memory_results
+    from ..measure.results import memory_results
     from ..fit.tiers import data_caches, fit_tiers, save_tiers, tier_rows
 
     rid = run["run_id"]
@@ -219,7 +219,7 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
 
 
 def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
-    from ..cli.measure_device import device_results
+    from ..measure.results import device_results
 
     rid = run["run_id"]
     result = device_results(SimpleNamespace(rows=rows, failures=[]), folder / rid)

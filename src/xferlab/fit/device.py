@@ -1,0 +1,115 @@
+"""Fitting a device run's copies: every direction x host memory kind of the validated samples gets
+the transfer-time model the held-out sizes support (:func:`xferlab.fit.linkfit.select`), set beside
+a link model's limit, optionally saved as a profile and plotted. ``xferlab fit``, the lab and the
+report call :func:`fit_device`; the CLI only prints its rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from ..errors import BadValue
+from ..links import resolve
+from ..links.base import Link
+from ..links.presets import build, save_profile
+from ..measure.device import DIRECTIONS
+from .linkfit import MODELS, NOISE_FACTOR, PARAMETERS, POOR_CV, POOR_WORST, select
+from .samples import kept
+
+#: The preset the fits are set beside by default: seed 000's testbed link (PCIe Gen3 x16).
+AGAINST = "pcie3x16"
+
+
+def _limit(against: Link, direction: str) -> tuple[float, str, int]:
+    """The model's payload limit for a direction, the op it is quoted for, and how many ways the bytes
+    go: bidir copies count both directions' bytes, so their limit is two streams of a full-duplex
+    read+write; one-way copies take the link's peak rate (writes, as `xferlab model` quotes it)."""
+    if direction == "bidir":
+        return 2 * against.peak_rate("readwrite"), "readwrite", 2
+    return against.peak_rate("write"), "write", 1
+
+
+def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Optional[Path], profile_prefix: Optional[str],
+               run_id: str, model: str = "auto"
+               ) -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str], list[dict[str, str]]]:
+    """Fit every direction x host memory kind of a device run's copies (validated samples only).
+    Returns the rows (as `xferlab fit --json` gives them), the fitted Link of each row (named by its
+    profile if saved, else by a LINK string that resolves to it), the plots written, the notes, and
+    the groups that could not be fitted ({group, reason}: too few sizes, times that do not grow with
+    size, a non-finite value); those are left out, the others fitted and saved."""
+    from ..report.plots import plot_fit  # matplotlib only when plotting
+
+    if model not in MODELS:
+        raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
+    limit_link = resolve(against) if isinstance(against, str) else against
+    copies = [s for s in kept(samples) if s["suite"] == "device" and s["test"] in DIRECTIONS and not s["warmup"]]
+    if not copies:
+        raise BadValue(f"run {run_id} has no validated host-device copies to fit; record one with `xferlab measure device`")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for s in copies:
+        groups.setdefault((s["test"], s["mode"]), []).append(s)
+    rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
+    for (direction, kind), mine in groups.items():
+        group = f"{direction}, {kind} host memory"
+        sizes = np.array([s["size_bytes"] for s in mine], dtype=float)
+        seconds = np.array([s["seconds"] if s["seconds"] is not None else np.nan for s in mine], dtype=float)
+        if direction == "bidir":
+            sizes = sizes * 2  # both directions' bytes in one copy_both
+        try:
+            f = select(sizes, seconds, model)
+            spec = f"{profile_prefix}-{direction}-{kind}" if profile_prefix else f.spec()
+            link = build({**f.link_fields(), "name": spec}, f"fitted link of {direction}, {kind}")
+        except BadValue as error:
+            skipped.append({"group": group, "reason": str(error)})
+            continue
+        distinct = np.unique(sizes)
+        peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
+        limit, op, ways = _limit(limit_link, direction)
+        row = {"direction": direction, "kind": kind, "model": f.model, "description": link.summary(),
+               "latency_seconds": f.latency_seconds, "latency_ci_low_seconds": f.latency_ci[0],
+               "latency_ci_high_seconds": f.latency_ci[1],
+               "bandwidth_bytes_per_second": f.bandwidth_bytes_per_second,
+               "bandwidth_ci_low_bytes_per_second": f.bandwidth_ci[0], "bandwidth_ci_high_bytes_per_second": f.bandwidth_ci[1],
+               "breakpoints_bytes": list(f.breakpoints_bytes), "bandwidths_bytes_per_second": list(f.bandwidths_bytes_per_second),
+               "bandwidths_ci_low_bytes_per_second": [c[0] for c in f.bandwidths_ci],
+               "bandwidths_ci_high_bytes_per_second": [c[1] for c in f.bandwidths_ci],
+               "packet_bytes": f.packet_bytes, "packet_overhead_seconds": f.packet_overhead_seconds if f.packet_bytes else None,
+               "packet_overhead_ci_low_seconds": f.packet_overhead_ci[0] if f.packet_overhead_ci else None,
+               "packet_overhead_ci_high_seconds": f.packet_overhead_ci[1] if f.packet_overhead_ci else None,
+               "r2_log": f.r2_log, "median_relative_error": f.median_relative_error,
+               "worst_relative_error": f.worst_relative_error, "cv_relative_error": f.cv_relative_error,
+               **{f"{c.replace('-', '')}_cv_relative_error": f.candidates.get(c) for c in PARAMETERS},
+               "bootstrap_resamples": f.resamples, "points": f.points, "sizes": f.sizes, "poor": f.poor,
+               "poor_cause": f.poor_cause, "missed_sizes_bytes": list(f.missed_sizes_bytes),
+               "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative": z}
+                            for s, e, z in zip(f.size_bytes, f.held_out_errors, f.noise)],
+               "measured_peak_bytes_per_second": peak, "against": limit_link.label, "model_limit_op": op,
+               "model_limit_bytes_per_second": limit, "fraction_of_model_limit": peak / limit}
+        notes += [f"{group}: {n}" for n in f.notes if n.startswith("poor fit")]
+        if profile_prefix:
+            row["profile"] = spec
+            to_save.append((spec, f.link_fields(), f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host "
+                                                   f"memory; {f.model} model, held-out error {f.cv_relative_error:.1%}"))
+        if plot_dir is not None:
+            figures.append(plot_fit(sizes, seconds, f, limit_link, Path(plot_dir) / f"{direction}-{kind}.png",
+                                    f"{direction}, {kind} host memory (run {run_id})", op, ways))
+            row["plot"] = str(figures[-1])
+        rows.append(row)
+        links.append(link)
+    for spec, fields, note in to_save:
+        notes.append(f"profile {spec}: {save_profile(spec, fields, note)}")
+    poor = [f"{r['direction']} {r['kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
+    if poor:
+        notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
+                     f"fits ({', '.join(poor)}); drift: the medians fall with size beyond their intervals (the "
+                     f"machine's speed changed between points); noise: the error is within {NOISE_FACTOR:g}x the "
+                     "medians' noise where it is largest (repeat with --precision); model: the model misses the sizes named")
+    return rows, links, figures, notes, skipped
+
+
+def skip_note(skipped: dict[str, str]) -> str:
+    return f"not fitted: {skipped['group']}: {skipped['reason']}"
+
+

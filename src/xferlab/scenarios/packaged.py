@@ -1,0 +1,28 @@
+"""The packaged systems and workflows (YAML files in ``systems/`` and ``workflows/`` beside this
+module): the seeds' testbeds and applications, found by name wherever a SYSTEM or WORKFLOW is asked for."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from ..errors import BadValue
+from ..system.yamlfile import load
+
+PACKAGED = resources.files(__package__)
+
+
+def packaged(kind: str) -> list[str]:
+    """The packaged files of ``kind`` (``systems`` or ``workflows``), by name."""
+    return sorted(p.name.removesuffix(".yaml") for p in PACKAGED.joinpath(kind).iterdir() if p.name.endswith(".yaml"))
+
+
+def load_named(text: str, model, kind: str):
+    """A YAML file by path, or a packaged one by name (`seed-testbed`, `deceval` …)."""
+    path = Path(text)
+    if not path.exists() and text in packaged(kind + "s"):
+        with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as found:
+            return load(found, model, kind)
+    if not path.exists():
+        raise BadValue(f"{kind} '{text}' is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
+    return load(path, model, kind)
