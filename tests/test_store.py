@@ -17,7 +17,7 @@ import pytest
 
 import xferlab
 from xferlab.errors import BadFile, BadValue, Unavailable, UnknownName
-from xferlab.store import DEFAULT_PATH, ENV, SCHEMA_VERSION, open_store
+from xferlab.store import DEFAULT_PATH, ENV, SCHEMA_VERSION, export_run, open_store
 
 SAMPLE_KEYS = ["suite", "test", "metric", "value", "size_bytes", "threads", "cpus", "node", "mode", "iteration",
                "warmup", "seconds", "bytes"]
@@ -70,7 +70,7 @@ def test_round_trip_and_exports(tmp_path):
         con = duckdb.connect()
         columns = list(back[0])
         for fmt, reader in (("csv", "read_csv"), ("parquet", "read_parquet")):
-            out = store.export(run, fmt, tmp_path / f"out.{fmt}")
+            out = export_run(store, run, fmt, tmp_path / f"out.{fmt}")
             read = con.execute(f"SELECT * FROM {reader}('{out}') ORDER BY seq").fetchall()
             assert len(read) == len(back)
             for got, want in zip(read, back):
@@ -80,7 +80,7 @@ def test_round_trip_and_exports(tmp_path):
                         assert got[key] == pytest.approx(want[key], rel=1e-15), (fmt, key)
                     else:
                         assert got[key] == want[key] or (fmt == "csv" and str(got[key]) == str(want[key])), (fmt, key)
-        out = store.export(run, "json", tmp_path / "out.json")
+        out = export_run(store, run, "json", tmp_path / "out.json")
         doc = json.loads(out.read_text())
         assert doc["run"]["run_id"] == run and doc["failures"] == []
         assert doc["samples"] == json.loads(json.dumps(back))

@@ -15,7 +15,7 @@ import typer
 
 from ..errors import BadFile
 from ..stats import relative_half_width
-from ..store import FORMATS, check_format, open_store
+from ..store import FORMATS, check_format, export_run, open_store
 from ..units import format_rate, format_size, format_time
 from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
@@ -187,7 +187,7 @@ def export(run: str = RUN,
         run_id = db.resolve_run(run)
         name = f"{run_id}.{fmt}"
         target = Path(name) if target is None else target / name if folder else target
-        written = db.export(run_id, fmt, target, overwrite=force)
+        written = export_run(db, run_id, fmt, target, overwrite=force)
         count = db.run(run_id)["samples"]
     stderr.print(f"{count} samples of run {run_id} written as {fmt}", highlight=False)
     print(written)

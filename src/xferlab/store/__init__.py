@@ -49,11 +49,11 @@ import duckdb
 from ..errors import BadFile, XferlabError
 from .connect import WAIT_ENV, connect, translate
 from .db import RUNNING, STATUSES, Store
-from .export import FORMATS, check_format
+from .export import FORMATS, check_format, export_run
 from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, prepare
 
 __all__ = ["DEFAULT_PATH", "ENV", "FORMATS", "RUNNING", "SAMPLE_COLUMNS", "SCHEMA_VERSION", "STATUSES",
-           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "open_store", "resolve_path"]
+           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "export_run", "open_store", "resolve_path"]
 
 DEFAULT_PATH = Path("xferlab-results") / "xferlab.duckdb"
 ENV = "XFERLAB_STORE"

@@ -20,7 +20,7 @@ import duckdb
 from .. import __version__, signals
 from ..errors import BadValue, Unavailable, UnknownName
 from ..stats import interval_rank
-from .connect import connect as _open, owner, owner_alive, translate
+from .connect import connect as _open, no_space, owner, owner_alive, translate
 from .rows import dumps, iso, sample
 from .schema import SAMPLE_COLUMNS, check, utc_now
 
@@ -55,6 +55,15 @@ GROUP BY suite, test, metric, size_bytes, threads, node, mode, delay
 ORDER BY min(seq)
 """
 _OWNER = "owner_host, owner_pid, owner_started"
+
+
+class OutputError(Exception):
+    """A file the store was asked to write (not the store itself) could not be written."""
+
+
+def _sql_text(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 class Store:
@@ -331,8 +340,16 @@ class Store:
             row["median_ci_low"], row["median_ci_high"] = (values[k - 1], values[len(values) - k]) if k else (None, None)
         return rows
 
-    def export(self, run_id: str, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
-        """Write the run's samples to ``path`` as csv, parquet or json (see :mod:`xferlab.store.export`)."""
-        from .export import export_run
-
-        return export_run(self, run_id, fmt, Path(path), overwrite=overwrite)
+    def copy_samples(self, run_id: str, target: Path, fmt: str) -> None:
+        """Write the run's samples, in store order, to the file ``target`` with DuckDB's COPY (``csv``
+        with a header, or ``parquet``). An error writing ``target`` (rather than reading the store)
+        comes out as :class:`OutputError` with DuckDB's error as its cause."""
+        options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet"
+        with self._session() as conn:
+            try:
+                conn.execute(f"COPY (SELECT * FROM samples WHERE run_id = {_sql_text(self.resolve_run(run_id))} "
+                             f"ORDER BY seq) TO {_sql_text(str(target))} ({options})")
+            except duckdb.IOException as error:  # the output file's: the store's go to the store's message
+                if str(target) not in str(error) and not no_space(error):
+                    raise
+                raise OutputError(str(target)) from error

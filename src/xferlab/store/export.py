@@ -15,16 +15,11 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import duckdb
 
 from ..errors import BadFile, BadValue
 from .connect import no_space
+from .db import OutputError, Store
 from .rows import jsonable
-
-if TYPE_CHECKING:
-    from .db import Store
 
 FORMATS = ("csv", "parquet", "json")
 
@@ -34,10 +29,6 @@ def check_format(fmt: str, where: str = "--format") -> str:
     if fmt not in FORMATS:
         raise BadValue(f"export format '{fmt}' in {where} is not allowed; allowed: {', '.join(FORMATS)}")
     return fmt
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _alive(pid: int) -> bool:
@@ -77,7 +68,7 @@ def _unwritable(path: Path, error: BaseException) -> BadFile:
     return BadFile(f"output file '{path}' cannot be written: {reason}; nothing was written there")
 
 
-def export_run(store: "Store", ref: str, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
+def export_run(store: Store, ref: str, fmt: str, path: Path, *, overwrite: bool = False) -> Path:
     """Write the samples of run ``ref`` to ``path`` (a folder gets ``<run_id>.<fmt>``); returns the file."""
     check_format(fmt)
     run_id = store.resolve_run(ref)
@@ -101,15 +92,10 @@ def export_run(store: "Store", ref: str, fmt: str, path: Path, *, overwrite: boo
             doc = {"run": store.run(run_id), "samples": store.samples(run_id), "failures": store.failures(run_id)}
             temporary.write_text(json.dumps(jsonable(doc), indent=1) + "\n")
         else:
-            options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet"
-            with store._session() as conn:
-                try:
-                    conn.execute(f"COPY (SELECT * FROM samples WHERE run_id = {_sql_text(run_id)} ORDER BY seq) "
-                                 f"TO {_sql_text(str(temporary))} ({options})")
-                except duckdb.IOException as error:  # the output file's: the store's go to the store's message
-                    if str(temporary) not in str(error) and not no_space(error):
-                        raise
-                    raise _unwritable(path, error) from None
+            try:
+                store.copy_samples(run_id, temporary, fmt)
+            except OutputError as error:
+                raise _unwritable(path, error.__cause__ or error) from None
         os.replace(temporary, path)
     except OSError as error:
         raise _unwritable(path, error) from None
