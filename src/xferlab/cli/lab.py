@@ -171,7 +171,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         for check in result["checks"]:
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
-                         "reproduced": check["reproduced"]})
+                         "status": check["status"]})
     stderr.print("[6/6] fits, advice and the report", highlight=False)
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["failed_stages"] = _as_json(failed)
@@ -208,7 +208,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job ma
         stdout.print(line, highlight=False)
     emit("lab", rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
                        Column("seed", "seed"), Column("xferlab", "xferlab"),
-                       Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")], "table",
+                       Column("status", "status", justify="left")], "table",
          title="Seed figures recomputed by xferlab's models")
     for line in failure_notes(memory["failures"]):  # the skipped ones (for want of time); _conclude lists failures
         if line.startswith("skipped:"):

@@ -26,8 +26,8 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
                                  Column("title", "title", justify="left")], output_format(json_, csv_))
 
 
-CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "deviation", "reproduced",
-                "tolerance", "note")
+CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "deviation", "tolerance",
+                "basis", "status", "status_reason", "note")
 
 
 @app.command("run")
@@ -39,15 +39,17 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     scenario = scenarios.load(name)
     result = scenario.run()
     notes = [f"source: {result['source']}" + (f"; op {result['op']}; baseline {result['baseline']}" if "op" in result else "")]
+    notes += [f"{c['status']} ({c['figure']}): {c['status_reason']}" for c in result["checks"] if c["status_reason"]]
     notes += [f"note ({c['figure']}): {c['note']}" for c in result["checks"] if c["note"]]
+    notes += [f"{name}: {meaning}" for name, meaning in scenarios.STATUSES.items()
+              if any(c["status"] == name for c in result["checks"])]
     if out:
         notes += [f"plot: {p}" for p in scenario.plot(out)]
     if fmt == "table":
         rows = [dict(zip(("seed", "xferlab"), scenarios.describe_check(c)), figure=c["figure"], deviation=c["deviation"],
-                     reproduced=c["reproduced"]) for c in result["checks"]]
+                     status=c["status"]) for c in result["checks"]]
         columns = [Column("figure", "figure", justify="left"), Column("seed", "seed"), Column("xferlab", "xferlab"),
-                   Column("deviation", "deviation", lambda d: f"{d:+.1%}"),
-                   Column("reproduced", "reproduced", lambda ok: "yes" if ok else "no")]
+                   Column("deviation", "deviation", lambda d: f"{d:+.1%}"), Column("status", "status", justify="left")]
     else:
         rows, columns = result["checks"], [Column(k, k) for k in CHECK_FIELDS]
     extra = {k: v for k, v in result.items() if k not in ("checks", "title", "source")}

@@ -310,12 +310,12 @@ def scenario_section(folder: Path) -> Section:
         for check in result["checks"]:
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
-                         "reproduced": check["reproduced"]})
+                         "status": check["status"], "why": check["status_reason"]})
         for path in scenario.plot(folder / "scenarios"):
             section.figures.append(Figure(f"{name}: {path.stem.replace('-', ' ')}", path, f"xferlab scenario run {name}"))
         section.commands.append(f"xferlab scenario run {name}")
     section.tables.append(Table("Seed figures and xferlab's values", [("scenario", "scenario"), ("figure", "figure"),
-                                ("seed", "seed"), ("xferlab", "xferlab"), ("reproduced", "reproduced")], rows))
+                                ("seed", "seed"), ("xferlab", "xferlab"), ("status", "status"), ("why", "why")], rows))
     return section
 
 

@@ -4,10 +4,12 @@ A scenario file names its ``kind``; each kind has a pydantic model that validate
 ``run`` that computes the scenario's results and sets them beside the seed's figures. Kinds:
 
 * ``link-comparison``: a baseline link against candidate links over a size sweep, with checks
-  of three sorts: ``crossover`` (the size below which the candidate is faster), ``ratio``
-  (t_baseline / t_candidate at a size) and ``latency-bound`` (t_baseline at a size over the
-  candidate's start-up time alone).
+  of two sorts: ``crossover`` (the size below which the candidate is faster) and ``ratio``
+  (t_baseline / t_candidate at a size).
 * ``deceval``: seed 000's application study (:mod:`xferlab.scenarios.deceval`).
+
+Every row carries a ``status`` (reproduced, consistent, fitted, not-reproduced) and its reason, as
+:mod:`xferlab.scenarios.checks` defines them.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import BadFile, UnknownName, suggest
 from ..links import resolve
 from ..links.analysis import crossovers, ratio
-from ..links.base import Bytes, Op
+from ..links.base import OPS, Bytes, Link, Op
 from ..units import format_size, parse_size, parse_sizes
+from .checks import STATUSES, Basis, check_row  # noqa: F401  (STATUSES: the statuses' meanings, for the CLI and report)
 
 
 class Check(BaseModel):
@@ -32,11 +35,15 @@ class Check(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     figure: str
-    kind: Literal["crossover", "ratio", "latency-bound"]
+    kind: Literal["crossover", "ratio"]
     candidate: str
     size: Optional[Bytes] = None
     seed: float | str = Field(description="the seed's figure: a size for crossovers, a number otherwise")
     tolerance: float = Field(0.1, description="relative deviation accepted as a reproduction")
+    basis: Basis = Field("independent", description="independent (the model's own inputs), seed-inputs (follows "
+                         "from the seed's inputs), or fitted (a parameter chosen to match: name it in reason)")
+    fitted: Optional[Literal["op"]] = Field(None, description="the scenario's parameter chosen to match this figure")
+    reason: str = ""
     note: str = ""
 
 
@@ -52,6 +59,15 @@ class LinkComparison(BaseModel):
     sizes: str
     checks: list[Check] = []
 
+    def _value(self, check: Check, base: Link, link: Link, op: Op) -> tuple[float, float, str]:
+        """xferlab's value of ``check`` with the links moving data by ``op``, the seed's, and the unit."""
+        if check.kind == "crossover":
+            found = crossovers(base, link, op)
+            value = float(found[0].size_bytes) if found else float("nan")
+            return value, float(parse_size(check.seed, f"scenario {self.name} check seed", whole=False)), "bytes"
+        at = np.asarray([float(check.size or 64)])
+        return float(ratio(base, link, at, op)[0]), float(check.seed), "x"
+
     def run(self) -> dict[str, Any]:
         base = resolve(self.baseline)
         candidates = {spec: resolve(spec) for spec in self.candidates}
@@ -59,28 +75,25 @@ class LinkComparison(BaseModel):
         checks = []
         for check in self.checks:
             link = candidates.get(check.candidate) or resolve(check.candidate)
-            if check.kind == "crossover":
-                found = crossovers(base, link, self.op)
-                value = float(found[0].size_bytes) if found else float("nan")
-                seed = float(parse_size(check.seed, f"scenario {self.name} check seed", whole=False))
-                unit = "bytes"
-            else:
-                at = float(check.size or 64)
-                if check.kind == "ratio":
-                    value = float(ratio(base, link, np.asarray([at]), self.op)[0])
-                else:
-                    value = float(base.time(at, self.op)) / link.startup
-                seed, unit = float(check.seed), "x"
-            deviation = value / seed - 1
-            checks.append({"figure": check.figure, "kind": check.kind, "candidate": check.candidate,
-                           "size_bytes": check.size, "seed": seed, "xferlab": value, "unit": unit,
-                           "deviation": deviation, "reproduced": abs(deviation) <= check.tolerance,
-                           "tolerance": check.tolerance, "note": check.note})
+            value, seed, unit = self._value(check, base, link, self.op)
+            basis, reason = ("fitted", self._fitted_op(check, base, link)) if check.fitted else (check.basis, check.reason)
+            checks.append(check_row(check.figure, seed, value, unit, check.tolerance, basis, reason, check.note,
+                                    kind=check.kind, candidate=check.candidate, size_bytes=check.size))
         sweep = [{"link": link.label, "size_bytes": int(n), "seconds": float(t),
                   "time_ratio": float(base.time(n, self.op) / t)}
                  for link in [base, *candidates.values()] for n, t in zip(sizes, link.time(sizes, self.op))]
         return {"scenario": self.name, "title": self.title, "source": self.source, "op": self.op,
                 "baseline": base.label, "candidates": list(candidates), "checks": checks, "sweep": sweep}
+
+    def _fitted_op(self, check: Check, base: Link, link: Link) -> str:
+        """The reason of a row whose figure chose the scenario's op: what the other ops give."""
+        others = []
+        for op in OPS:
+            if op != self.op:
+                value, _, unit = self._value(check, base, link, op)
+                others.append(f"{op}: {format_size(value) if unit == 'bytes' else f'{value:.4g}x'}")
+        return (f"op = {self.op} was chosen among the link models' operations to match the seed's figures "
+                f"(the seed does not say which one its b_n is for); {', '.join(others)}")
 
     def plot(self, out: Path) -> list[Path]:
         from ..report.plots import plot_ratio, plot_times
