@@ -80,3 +80,17 @@ def test_two_transfers_sharing_a_link():
     # Both 1 GB transfers share the a->h link: together they take as long as 2 GB at 1 GB/s.
     assert result.timeline.makespan == pytest.approx(2.0)
     assert result.timeline.resources["a->h"].bytes == 2e9
+
+
+@pytest.mark.parametrize("body, fragment", [
+    # bad input: a pipelined run of a workflow with no chunk (was a TypeError traceback) ...
+    ("tasks:\n  - {name: a, device: fpga, seconds: 1}\n  - {name: b, device: gpu, seconds: 1}\n"
+     "edges:\n  - {from: a, to: b, bytes: 1GB}\n", "has no chunk"),
+    # ... and of one with no edges (was an IndexError traceback)
+    ("tasks:\n  - {name: a, device: fpga, seconds: 1}\nchunk: 16MB\n", "has no edges"),
+])
+def test_pipelined_without_chunk_or_edges_is_refused(cli, tmp_path, body, fragment):
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text("name: w\n" + body)
+    code, out, err = cli("simulate", "seed-testbed", workflow, "--strategy", "pipelined", check=2)
+    assert fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err + out

@@ -89,12 +89,27 @@ def build(system: System, workflow: Workflow, strategy: Optional[str] = None) ->
     return _resources(system), ops
 
 
+#: Up to this many chunks the pipelined strategy runs on the discrete-event engine; above, the
+#: max-plus fast path (the same makespan, without a timeline of every chunk).
+ENGINE_CHUNKS = 200_000
+
+
+def _pipeline_chunk(workflow: Workflow, chunk: Optional[int]) -> int:
+    """The chunk size a pipelined run uses; refused when there is none or no edge to pipeline."""
+    chunk = chunk or workflow.chunk
+    if chunk is None:
+        raise BadValue(f"workflow '{workflow.name}' has no chunk: the pipelined strategy needs --chunk SIZE "
+                       "or the workflow's `chunk`")
+    if not workflow.edges:
+        raise BadValue(f"workflow '{workflow.name}' has no edges: the pipelined strategy moves an edge's bytes in "
+                       "chunks; give a workflow whose tasks exchange data, or another --strategy")
+    return chunk
+
+
 def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
               engine: bool = True) -> FlowResult:
     """The workflow as one linear pipeline in chunks: every edge pipelined, the tasks a chain."""
-    chunk = chunk or workflow.chunk
-    if chunk is None:
-        raise BadValue("the pipelined strategy needs --chunk or the workflow's chunk")
+    chunk = _pipeline_chunk(workflow, chunk)
     workflow.check_against(system)
     order = _chain(workflow)
     tasks = {t.name: t for t in workflow.tasks}
@@ -139,6 +154,7 @@ def _chain(workflow: Workflow) -> list[str]:
 def run(system: System, workflow: Workflow, strategy: Optional[str] = None, chunk: Optional[int] = None) -> FlowResult:
     how = strategy or workflow.strategy
     if how == "pipelined":
-        return pipelined(system, workflow, chunk, engine=math.ceil(workflow.edges[0].bytes / (chunk or workflow.chunk)) <= 200_000)
+        chunk = _pipeline_chunk(workflow, chunk)
+        return pipelined(system, workflow, chunk, engine=math.ceil(workflow.edges[0].bytes / chunk) <= ENGINE_CHUNKS)
     resources, ops = build(system, workflow, strategy)
     return FlowResult(how, simulate(resources, ops))
