@@ -212,15 +212,11 @@ def test_cli_refuses_what_the_probe_would(cli, tmp_path, args, fragment):
     assert not (tmp_path / "s.duckdb").exists()
 
 
-def _registered() -> bool:
+def test_registered_command(cli, tmp_path):
+    # `measure collab` is registered on the measure verb (it was a skip when it was not: now a failure).
     done = subprocess.run([sys.executable, "-m", "xferlab", "measure", "collab", "--help"], capture_output=True, text=True,
                           timeout=60)
-    return done.returncode == 0
-
-
-@pytest.mark.skipif(not _registered(), reason="`measure collab` is not registered on the measure verb yet "
-                                              "(cli/measure.py wires xferlab.cli.measure_collab.collab)")
-def test_registered_command(cli, tmp_path):
+    assert done.returncode == 0 and "--host-threads" in done.stdout, done.stderr
     code, out, err = cli("measure", "collab", "--host-threads", "0", "--store", tmp_path / "s.duckdb")
     assert code == 2 and err.startswith("error: ") and "--host-threads 0" in err and "Traceback" not in err
     doc = cli.json("measure", "collab", "--patterns", "histogram", "--size", "64Ki", "--repeats", "2",

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import cl_kernel
+
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ROOT / "native" / "runtime" / "ops" / "enc64.h"
 IN_CI = os.environ.get("CI") == "true"
@@ -199,42 +201,26 @@ __kernel void ops(uint l2, uint l1, uint l0, uint k0, __global const int *op, __
 """
 
 
-def test_opencl_kernel_gives_the_host_results(driver):
-    # pyopencl comes with the `bench` extra; CI installs only `dev`, so there this test skips.
-    cl = pytest.importorskip("pyopencl", reason="pyopencl (the bench extra) is not installed")
+@pytest.fixture(scope="module")
+def cl_driver(tmp_path_factory):
+    return cl_kernel.build(tmp_path_factory.mktemp("cl"))
+
+
+def test_opencl_kernel_gives_the_host_results(driver, cl_driver):
+    # Through xferlab's own run-time OpenCL loader (tests/cl_kernel.py): CI runs it on PoCL.
     import numpy as np
 
-    try:
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    except cl.Error as e:
-        devices, why = [], str(e)
-    else:
-        why = "no device on any platform"
-    # CI installs PoCL: with pyopencl there, a missing device is a failure, not a skip.
-    assert devices or not IN_CI, f"no OpenCL device: {why}"
-    if not devices:
-        pytest.skip(f"no OpenCL device: {why} (install pocl-opencl-icd)")
-    context = cl.Context(devices[:1])
-    queue = cl.CommandQueue(context)
-    program = cl.Program(context, (HEADER.parent / "xf_portable.h").read_text() + HEADER.read_text() + KERNELS).build()
+    source = (HEADER.parent / "xf_portable.h").read_text() + HEADER.read_text() + KERNELS
     rng = random.Random(17)
     key = random_key(rng)
-    words = [np.uint32(int(w, 16)) for w in key]
-    paper_words = [np.uint32(int(w, 16)) for w in PAPER_KEY]
-    flags = cl.mem_flags
-
-    def buffer(array):
-        return cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=array)
+    words = [("u32", int(w, 16)) for w in key]
+    paper_words = [("u32", int(w, 16)) for w in PAPER_KEY]
 
     # Raw blocks: the paper's vector and random blocks, against the paper and the host driver.
     blocks = np.array([PAPER_PLAINTEXT, PAPER_CIPHERTEXT] + [rng.getrandbits(64) for _ in range(2000)],
                       dtype=np.uint64)
-    enc, dec = np.empty_like(blocks), np.empty_like(blocks)
-    enc_buf = cl.Buffer(context, flags.WRITE_ONLY, enc.nbytes)
-    dec_buf = cl.Buffer(context, flags.WRITE_ONLY, dec.nbytes)
-    program.blocks(queue, blocks.shape, None, *paper_words, buffer(blocks), enc_buf, dec_buf)
-    cl.enqueue_copy(queue, enc, enc_buf)
-    cl.enqueue_copy(queue, dec, dec_buf)
+    _, (enc, dec) = cl_kernel.run(cl_driver, source, "blocks", len(blocks),
+                                  [*paper_words, blocks, ("out", np.uint64, len(blocks)), ("out", np.uint64, len(blocks))])
     assert int(enc[0]) == PAPER_CIPHERTEXT and int(dec[1]) == PAPER_PLAINTEXT
     host = run(driver, PAPER_KEY, [f"{way} {int(b):016x}" for way in ("encrypt", "decrypt") for b in blocks])
     assert [f"{int(v):016x}" for v in enc] + [f"{int(v):016x}" for v in dec] == host
@@ -245,10 +231,6 @@ def test_opencl_kernel_gives_the_host_results(driver):
     answers = [line.split() for line in run(driver, key, [f"op {op} {a} {b} {c}" for op, a, b, c in cases])]
     operands = [np.array([int(line[k], 16) for line in answers], dtype=np.uint64) for k in range(3)]
     codes = np.array([OPS.index(op) for op, *_ in cases], dtype=np.int32)
-    out = np.empty(len(cases), dtype=np.uint64)
-    out_buf = cl.Buffer(context, flags.WRITE_ONLY, out.nbytes)
-    program.ops(queue, out.shape, None, *words, buffer(codes), *map(buffer, operands), out_buf)
-    cl.enqueue_copy(queue, out, out_buf)
-    queue.finish()
+    _, (out,) = cl_kernel.run(cl_driver, source, "ops", len(cases), [*words, codes, *operands, ("out", np.uint64, len(cases))])
     assert [f"{int(v):016x}" for v in out] == [line[3] for line in answers]
     assert [int(line[4]) for line in answers] == [plain(op, a, b, c) for op, a, b, c in cases]

@@ -6,8 +6,7 @@ built by the exact reference tests/posit_ref.py from "Standard for Posit Arithme
 - the header compiled as C++17 by g++ (a driver, tests/posit_driver.cpp, built at test time, also under
   UBSan) gives every expected result;
 - the same header text, prepended to an OpenCL C kernel, gives every expected result on an OpenCL device
-  (PoCL in CI). That test needs pyopencl, which is in the `bench` extra: where it is not installed (as under
-  `make test`, which installs `.[dev]`) it skips, in CI too.
+  (PoCL in CI), run through xferlab's own run-time OpenCL loader (tests/cl_kernel.py), so CI runs it.
 """
 
 from fractions import Fraction
@@ -20,6 +19,7 @@ import subprocess
 import numpy as np
 import pytest
 
+import cl_kernel
 import posit_ref as P
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,46 +178,23 @@ __kernel void posit_ops(__global const uint *op, __global const ulong *a, __glob
 CL_OPS = ["add", "sub", "mul", "div", "fma", "sqrt", "neg", "lt", "le", "eq", "fromi32", "toi32", "fromf64", "tof64"]
 
 
-def _opencl_device():
-    try:
-        import pyopencl as cl
-    except ImportError:
-        pytest.skip("pyopencl is not installed (it is in the `bench` extra, which make test does not install)")
-    try:
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    except cl.Error as exc:
-        devices, why = [], str(exc)
-    else:
-        why = "no device on any platform"
-    if not devices:
-        if IN_CI:
-            pytest.fail(f"no OpenCL device in CI: {why}")
-        pytest.skip(f"no OpenCL device here: {why} (CI installs pocl-opencl-icd)")
-    return cl, devices[0]
+@pytest.fixture(scope="module")
+def cl_driver(tmp_path_factory):
+    return cl_kernel.build(tmp_path_factory.mktemp("cl"))
 
 
-def test_opencl_matches_the_vectors():
-    cl, device = _opencl_device()
-    has_f64 = "cl_khr_fp64" in device.extensions.split()
-    rows = [(op, nums) for op, nums in read_vectors() if has_f64 or op not in ("fromf64", "tof64")]
+def test_opencl_matches_the_vectors(cl_driver):
+    rows = read_vectors()
     ops = np.array([CL_OPS.index(op) for op, _ in rows], dtype=np.uint32)
     args = [np.array([nums[k] if len(nums) > k + 1 else 0 for _, nums in rows], dtype=dt)
             for k, dt in ((0, np.uint64), (1, np.uint32), (2, np.uint32))]
     expected = np.array([nums[-1] for _, nums in rows], dtype=np.uint64)
-
     source = (OPS_DIR / "xf_portable.h").read_text() + (OPS_DIR / "posit32.h").read_text() + KERNEL
-    ctx = cl.Context([device])
-    queue = cl.CommandQueue(ctx)
-    program = cl.Program(ctx, source).build()
-    mf = cl.mem_flags
-    bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x) for x in (ops, *args)]
-    out = np.empty_like(expected)
-    out_buf = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
-    program.posit_ops(queue, (len(rows),), None, *bufs, out_buf)
-    cl.enqueue_copy(queue, out, out_buf)
-    queue.finish()
-
+    device, (out,) = cl_kernel.run(cl_driver, source, "posit_ops", len(rows), [ops, *args, ("out", np.uint64, len(rows))])
+    if "cl_khr_fp64" not in device["extensions"].split():  # the f64 conversions need doubles on the device
+        keep = np.array([op not in ("fromf64", "tof64") for op, _ in rows])
+        rows, out, expected = [r for r, k in zip(rows, keep) if k], out[keep], expected[keep]
     bad = np.nonzero(out != expected)[0]
     shown = [f"{rows[i][0]} {' '.join(f'{x:x}' for x in rows[i][1])} -> got {int(out[i]):x}" for i in bad[:20]]
-    assert bad.size == 0, f"{bad.size} of {len(rows)} differ on {device.name}:\n" + "\n".join(shown)
+    assert bad.size == 0, f"{bad.size} of {len(rows)} differ on {device['device']}:\n" + "\n".join(shown)
     assert len(rows) >= 20000

@@ -5,7 +5,8 @@ Blocks of measurements (the commands in VARYING: lab, measure, results, inventor
 and the benchmarks' timings are not compared: they differ from run to run. A command shown in more
 than one place is run once and compared with each.
 After a change that moves a figure, refresh the pages with
-``XFERLAB_UPDATE_README=1 pytest tests/test_readme.py`` and read the diff.
+``XFERLAB_UPDATE_README=1 pytest tests/test_readme.py`` and read the diff; an update run fails for every
+block it rewrote (so it never reads as green), and the next plain run checks the new text.
 """
 
 import os
@@ -84,11 +85,15 @@ def test_shown_output_is_current(command):
     env = {**os.environ, "COLUMNS": "100"}
     done = subprocess.run([sys.executable, "-m", "xferlab", *args], capture_output=True, text=True, env=env, timeout=120)
     printed = (done.stdout + done.stderr).strip()
+    rewritten = []
     for page, expected in SHOWN[command]:
         if printed != expected and os.environ.get("XFERLAB_UPDATE_README") == "1":
             text = page.read_text()
             block = f"$ {command}\n{expected}\n"
             assert text.count(block) == 1, f"cannot locate the block of {command!r} in {page.name} to update"
             page.write_text(text.replace(block, f"$ {command}\n{printed}\n"))
+            rewritten.append(page.name)
             continue
         assert printed == expected, f"{page.relative_to(ROOT)}: the output of {command!r} has changed"
+    # An update run never reads as green: what it rewrote is to be read in the diff, then the test run again.
+    assert not rewritten, f"rewrote the output of {command!r} in {', '.join(rewritten)}: read `git diff`, then run again"
