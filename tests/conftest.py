@@ -52,13 +52,19 @@ def pytest_itemcollected(item):
 def _session_folder(tmp_path_factory):
     before = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("session-cwd"))
+    # Profiles go to the user's data folder: never the real one (module fixtures included).
+    saved = {k: os.environ.pop(k, None) for k in ("XDG_DATA_HOME", "XFERLAB_PROFILES")}
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("session-data"))
     yield
     os.chdir(before)
+    os.environ.pop("XDG_DATA_HOME", None)
+    os.environ.update({k: v for k, v in saved.items() if v is not None})
 
 
 @pytest.fixture(autouse=True)
 def _own_folder(tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))  # each test its own profiles
 
 
 class Cli:

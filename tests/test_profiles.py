@@ -9,6 +9,8 @@ separator, a NUL, a leading dot; a LINK of that shape (it must not reach the fil
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from xferlab.errors import BadValue, UnknownName
@@ -19,34 +21,37 @@ from xferlab.links.simple import SimpleLink
 FIELDS = {"kind": "simple", "bandwidth": 2e9, "latency": 3e-6}
 
 
-def test_folder_is_the_variable_else_beside_the_store(tmp_path, monkeypatch):
-    """$XFERLAB_PROFILES wins; without it the folder is `profiles` beside the store a command without
-    --store uses: $XFERLAB_STORE's folder, else ./xferlab-results."""
+def test_folder_is_the_variable_else_the_users_data_folder(tmp_path, monkeypatch):
+    """$XFERLAB_PROFILES wins; without it the folder is $XDG_DATA_HOME/xferlab/profiles (bad input: a
+    relative XDG_DATA_HOME, which the XDG spec says to ignore), never a folder of the working directory."""
     monkeypatch.delenv("XFERLAB_PROFILES", raising=False)
-    monkeypatch.delenv("XFERLAB_STORE", raising=False)
-    assert profiles.folder() == profiles.DEFAULT
-    monkeypatch.setenv("XFERLAB_STORE", str(tmp_path / "lab" / "store.duckdb"))
-    assert profiles.folder() == tmp_path / "lab" / "profiles"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert profiles.folder() == tmp_path / "data" / "xferlab" / "profiles"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")
+    assert profiles.folder() == Path.home() / ".local" / "share" / "xferlab" / "profiles"
     monkeypatch.setenv("XFERLAB_PROFILES", str(tmp_path / "mine"))
+    assert profiles.folder() == tmp_path / "mine"
+    with profiles.using(tmp_path / "lab"):  # the lab keeps its own under --out
+        assert profiles.folder() == tmp_path / "lab"
     assert profiles.folder() == tmp_path / "mine"
 
 
-def test_a_profile_saved_beside_the_store_is_found_from_another_folder(tmp_path, monkeypatch, cli):
-    """Saved with only XFERLAB_STORE set, the profile is found by `model time` run from elsewhere."""
+def test_a_saved_profile_is_found_from_any_folder(tmp_path, monkeypatch, cli):
+    """Saved with no variable set, the profile is found by `model time` run from another folder (it was
+    looked up in ./xferlab-results/profiles, so moving elsewhere lost it)."""
     monkeypatch.delenv("XFERLAB_PROFILES", raising=False)
-    store = tmp_path / "results" / "x.duckdb"
-    monkeypatch.setenv("XFERLAB_STORE", str(store))
-    path = save_profile("near-store", FIELDS, "test")
-    assert path == tmp_path / "results" / "profiles" / "near-store.yaml"
+    monkeypatch.delenv("XFERLAB_STORE", raising=False)
+    path = save_profile("anywhere", FIELDS, "test")
+    assert path == profiles.folder() / "anywhere.yaml" and str(tmp_path) not in str(path.parent.parent)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    rows = cli.json("model", "time", "near-store", "--sizes", "1MB")["results"]
+    rows = cli.json("model", "time", "anywhere", "--sizes", "1MB")["results"]
     assert rows[0]["seconds"] == pytest.approx(3e-6 + 1e6 / 2e9)
-    assert profiles.names() == ["near-store"] and isinstance(resolve("near-store"), SimpleLink)
-    # Without the variable, this folder's ./xferlab-results/profiles is searched, and has nothing.
-    code, _, err = cli("model", "time", "near-store", "--sizes", "1MB", env={"XFERLAB_STORE": ""})
-    assert code == 2 and "'near-store' is not a preset" in err
+    assert profiles.names() == ["anywhere"] and isinstance(resolve("anywhere"), SimpleLink)
+    # A store somewhere else changes nothing: profiles do not follow the store or the folder.
+    code, out, _ = cli("model", "time", "anywhere", "--sizes", "1MB", env={"XFERLAB_STORE": str(tmp_path / "s.duckdb")})
+    assert code == 0
 
 
 @pytest.mark.parametrize("name", ["😀" * 100, "é" * 120 + "x", "a/b", "a\0b", ".hidden", "", "a b"])

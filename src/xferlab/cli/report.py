@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from ..store import open_store
 from .common import STORE
 from .output import stderr
 
@@ -25,24 +24,8 @@ def report(runs: Optional[list[str]] = typer.Argument(None, metavar="[RUN...]",
                                               help="Also save the fitted links as profiles NAME-<direction>-<kind> and the memory tiers as NAME-node<N>."),
            store: Optional[Path] = STORE) -> None:
     """Write one self-contained HTML file: machine, measurements, fits, scenarios, advice, and the commands."""
-    path = write_report(runs or None, output, against, name, store)
+    from ..report.html import write_report
+
+    path, summary = write_report(runs or None, output, against, name, store)
+    stderr.print(summary, highlight=False)
     print(path)
-
-
-def write_report(runs: Optional[list[str]], output: Path, against: str, name: Optional[str], store: Optional[Path],
-                 title: str = "xferlab report") -> Path:
-    from ..links import resolve
-    from ..report import html
-
-    resolve(against)  # a bad --against or --name fails before any work
-    if name is not None:
-        from ..links.presets import check_profile_name as check_prefix
-
-        check_prefix(name)
-    html.check_writable(output)
-    with open_store(store, read_only=True) as db:
-        context = html.build(db, runs, profile_prefix=name, against=against, title=title)
-    path = html.write(html.render(context), output)
-    stderr.print(f"report: {len(context['runs'])} runs, {len(context['headlines'])} headline figures, "
-                 f"{len(context['images'])} plots", highlight=False)
-    return path

@@ -1,9 +1,10 @@
 """Fitted profiles: where they are kept. A profile is a link file (YAML) in the profiles folder
 that :func:`xferlab.links.presets.resolve` finds by name like a preset; ``fit`` writes them through
-:func:`xferlab.links.presets.save_profile`. The folder is ``$XFERLAB_PROFILES``, or else
-``profiles`` beside the results store as the store resolves its path without ``--store``
-(:func:`xferlab.store.resolve_path`): beside ``$XFERLAB_STORE``, else ``./xferlab-results/profiles``.
-So a fit saved from one folder is found from any other when either variable is absolute.
+:func:`xferlab.links.presets.save_profile`. The folder never depends on the working directory: it is
+``$XFERLAB_PROFILES``, else the user's data folder, ``$XDG_DATA_HOME/xferlab/profiles`` (by default
+``~/.local/share/xferlab/profiles``), so a fit saved from one folder is found from any other, as a
+preset is. A caller that keeps its profiles elsewhere (the lab, under its ``--out``) says so with
+:func:`using`, for the length of a ``with`` block.
 
 A profile file holds a ``links:`` mapping with the profile's link; a memory-tier profile
 (:mod:`xferlab.fit.tiers`) also holds a ``tier:`` section, its full profile, and its ``links:``
@@ -15,7 +16,10 @@ This module only stores: it reads and writes files and knows which names can be 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Iterator, Optional
 
 import yaml
 
@@ -23,7 +27,7 @@ from ..errors import BadFile, BadValue
 from ..files import read_text
 
 ENV = "XFERLAB_PROFILES"
-DEFAULT = Path("xferlab-results") / "profiles"  # beside the store's default ./xferlab-results/xferlab.duckdb
+_USING: ContextVar[Optional[Path]] = ContextVar("xferlab_profiles", default=None)
 TIER = "tier"  # the top-level key of a memory tier's full profile
 MAX_NAME = 120  # characters: a profile name is a file name
 MAX_NAME_BYTES = 250  # in UTF-8: with ".yaml", within the 255 bytes a file name has on Linux
@@ -31,13 +35,26 @@ FORBIDDEN = "/\\:,= "  # separators of paths and of LINK overrides
 
 
 def folder() -> Path:
-    """``$XFERLAB_PROFILES``, else ``profiles`` beside the store that a command without ``--store``
-    uses (``$XFERLAB_STORE``'s folder, else ``./xferlab-results``)."""
+    """The profiles folder: the one :func:`using` set, else ``$XFERLAB_PROFILES``, else
+    ``$XDG_DATA_HOME/xferlab/profiles`` (``~/.local/share/xferlab/profiles``)."""
+    chosen = _USING.get()
+    if chosen is not None:
+        return chosen
     if os.environ.get(ENV):
         return Path(os.environ[ENV]).expanduser()
-    from ..store import resolve_path  # deferred: the store loads DuckDB, which a model alone never needs
+    data = os.environ.get("XDG_DATA_HOME") or ""
+    base = Path(data).expanduser() if Path(data).expanduser().is_absolute() else Path.home() / ".local" / "share"
+    return base / "xferlab" / "profiles"
 
-    return resolve_path(None)[0].parent / DEFAULT.name
+
+@contextmanager
+def using(path: Path) -> Iterator[Path]:
+    """Within the block, profiles are saved to and found in ``path``."""
+    token = _USING.set(Path(path))
+    try:
+        yield Path(path)
+    finally:
+        _USING.reset(token)
 
 
 def storable(name: str) -> bool:

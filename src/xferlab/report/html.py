@@ -178,3 +178,23 @@ def write(html: str, path: Path) -> Path:
 
     check_writable(path)
     return write_text(Path(path), html, "report path")
+
+
+def write_report(runs: Optional[list[str]], output: Path, against: str, name: Optional[str], store: Optional[Path],
+                 title: str = "xferlab report") -> tuple[Path, str]:
+    """Build the report of ``runs`` (None: the newest of each kind) from ``store``, write it to
+    ``output``; returns the path and a one-line summary. A bad ``against`` link or profile prefix
+    ``name``, or an unwritable ``output``, fails before any work."""
+    from ..links import resolve
+    from ..links.presets import check_profile_name
+    from ..store import open_store
+
+    resolve(against)
+    if name is not None:
+        check_profile_name(name)
+    check_writable(output)
+    with open_store(store, read_only=True) as db:
+        context = build(db, runs, profile_prefix=name, against=against, title=title)
+    path = write(render(context), output)
+    return path, (f"report: {len(context['runs'])} runs, {len(context['headlines'])} headline figures, "
+                  f"{len(context['images'])} plots")

@@ -1,0 +1,346 @@
+"""The lab: the main job, as a library call. It checks the native probe, characterizes every memory
+node and every accelerator of this machine (recorded in the store), runs the offload runtime, runs
+every packaged scenario, fits link and tier profiles to the measurements and writes the HTML report
+with the advice, everything under one results folder. ``xferlab lab`` (cli/lab.py) parses its
+options, calls :func:`run` and prints what it returns.
+
+The folder holds every output: the store (``xferlab.duckdb``, unless one is given), the profiles the
+lab fits (``profiles/``, named ``lab-…``; profiles an earlier lab left there are moved into
+``profiles/previous-<UTC time>/``, never overwritten), one JSON file per stage, the plots and the
+report.
+
+The budget bounds every stage. The memory stage may use half of it, each accelerator 60 % of what
+is left, its collaboration patterns and the runtime what is left after; a stage that would start
+with too little time is skipped and said so. Each stage's share is passed down as the time budget
+of its steps, and the memory and device points repeat until their median's 95 % interval is within
+:data:`PRECISION` (2 %) of it, for at most the timed seconds per point that the share allows
+(:data:`MAX_TIME_MEMORY` / :data:`MAX_TIME_DEVICE` at most), so the steps end within their share.
+
+A stage that fails (the probe's clock, memory, an accelerator, its collaboration patterns, the
+runtime, a scenario, the report) is noted and the others go on; the exit code is that of the
+measure commands: 0 every stage ran, 3 some failed (what was measured is in the store and the
+report), 1 nothing could be measured. Every file is written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import time as _time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from . import __version__, scenarios
+from .errors import BadFile, XferlabError
+from .links import PRESETS, profiles, resolve
+from .measure.collab import CollabPlan
+from .measure.collab import rows_of as collab_rows
+from .measure.collab import steps as collab_steps
+from .measure.collab import summary as collab_summary
+from .measure.device import BACKENDS, SEED_CHUNKS, DevicePlan, devices
+from .measure.device import rows_of as device_rows
+from .measure.device import steps as device_steps
+from .measure.memory import MemoryPlan, latency_sizes, rows_of, steps
+from .measure.probe import run_probe
+from .measure.results import device_results, memory_params, memory_results
+from .measure.run import measure
+from .report.paths import check_folder, write_text
+from .system import inventory as inv
+
+DEFAULT_OUT = Path("xferlab-results")
+STORE_NAME = "xferlab.duckdb"
+#: The lab's target for every memory and device point: its median's 95 % interval within 2 % of it.
+PRECISION = 0.02
+MAX_TIME_MEMORY = 0.5  # seconds of timed work per memory point (kernel x threads, working set), at most
+MAX_TIME_DEVICE = 0.25  # seconds of timed work per device point (size x direction, chunk size), at most
+MIN_TIME_PER_POINT = 0.005  # seconds: below this a point has too few repetitions to say anything
+#: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
+PROFILE_PREFIX = "lab"
+MEMORY_SHARE = 0.5  # of the budget, at most
+DEVICE_SHARE = 0.6  # of what is left, per accelerator
+
+
+@dataclass
+class LabResult:
+    """What a lab run produced: the folder, the summary written as lab.json, the scenario rows, the
+    memory and device results, the failed stages and the exit code."""
+
+    folder: Path
+    store: Path
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    memory: dict[str, Any]
+    memory_run: Optional[str]
+    device_runs: list[dict[str, Any]]
+    clock: Any
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    report: Optional[Path] = None
+    profiles: list[str] = field(default_factory=list)
+    kept_profiles: Optional[Path] = None
+    code: int = 0
+
+
+def prepare(out: Optional[Path], started: datetime) -> Path:
+    """The results folder (checked, created): ``out``, else ./xferlab-results/lab-<UTC time>."""
+    folder = out or DEFAULT_OUT / f"lab-{started:%Y%m%d-%H%M%S}"
+    check_folder(folder, "--out")  # before anything runs
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadFile(f"--out '{folder}' cannot be created: {error.strerror or error}") from None
+    return folder
+
+
+def keep_previous_profiles(folder: Path, started: datetime) -> Optional[Path]:
+    """Move the profiles an earlier lab left in ``folder`` into ``previous-<UTC time>/`` (kept, not
+    overwritten); returns that folder, or None when there were none."""
+    old = sorted(folder.glob(f"{PROFILE_PREFIX}-*.yaml")) if folder.is_dir() else []
+    if not old:
+        return None
+    kept = folder / f"previous-{started:%Y%m%d-%H%M%S}"
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in old:
+        shutil.move(str(path), kept / path.name)
+    return kept
+
+
+def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None,
+        say: Callable[[str], None] = lambda line: None) -> LabResult:
+    """The whole lab within ``seconds``; ``say`` gets a line as each stage starts."""
+    started = datetime.now(timezone.utc)
+    folder = prepare(out, started)
+    store = store or (folder / STORE_NAME if out is not None else None)
+    kept = keep_previous_profiles(folder / "profiles", started)
+    with profiles.using(folder / "profiles"):
+        result = _stages(seconds, folder, store, started, say)
+    result.kept_profiles = kept
+    return result
+
+
+def _stages(seconds: float, folder: Path, store: Optional[Path], started: datetime,
+            say: Callable[[str], None]) -> LabResult:
+    failed: list[tuple[str, str]] = []  # (stage, why), one per failed step of a stage
+    t0 = _time.monotonic()
+
+    def left() -> float:
+        return seconds - (_time.monotonic() - t0)
+
+    summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
+                     "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
+
+    say("[1/6] native probe: clock")
+    clock = run_probe(["clock"], timeout=min(60.0, seconds))
+    summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
+    if not clock.ok:
+        failed.append(("probe", str(clock.failure)))
+
+    say("[2/6] memory: bandwidth, latency and loaded latency of every memory node")
+    share = MEMORY_SHARE * left()
+    plan = quick_memory_plan(share)
+    outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
+                      timeout=max(60.0, seconds), budget=share)
+    memory = memory_results(outcome, folder)
+    recorded = [outcome.run_id] if outcome.rows else []  # the runs the report shows
+    measured = bool(outcome.rows)
+    store_path = Path(outcome.store_path)
+    summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
+                             "failures": memory["failures"]}
+    failed += _stage_failures("memory", memory["failures"], bool(outcome.rows))
+    _json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"})
+
+    say("[3/6] accelerators: copies, granularity and launch latency of every device found")
+    device_runs = []
+    plans, missing = quick_device_plans()
+    for plan in plans:
+        if left() < 0.15 * seconds:
+            summary.setdefault("skipped_devices", []).append(f"{plan.backend} #{plan.device}: time budget used up")
+            continue
+        share = DEVICE_SHARE * left()
+        plan.max_time = per_point(share, device_points(plan), MAX_TIME_DEVICE)
+        run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device},
+                      store, timeout=max(60.0, seconds), budget=share, extra_inventory={"accelerator": plan.info})
+        result = device_results(run, folder / f"{plan.backend}{plan.device}")
+        recorded += [run.run_id] if run.rows else []
+        measured = measured or bool(run.rows)
+        failed += _stage_failures(f"{plan.backend} #{plan.device}", result["failures"], bool(run.rows))
+        entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
+                 **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
+        collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info)
+        if plan.backend == "opencl" and collab_plan.shared_memory():
+            if left() < 0.1 * seconds:
+                summary.setdefault("skipped_collab", []).append(f"{plan.backend} #{plan.device}: time budget used up")
+            else:
+                collab_plan.check()
+                run = measure("lab", collab_steps(collab_plan), collab_rows, "device", {"collab": True}, store,
+                              timeout=max(60.0, seconds), budget=0.5 * left(), extra_inventory={"accelerator": plan.info})
+                entry["collab"] = collab_summary(run.rows)
+                recorded += [run.run_id] if run.rows else []
+                failed += _stage_failures(f"{plan.backend} #{plan.device} collaboration",
+                                          [{"step": r.step.label, "reason": r.failure} for r in (run.results or [])
+                                           if r.failure], bool(run.rows))
+                if entry["collab"]:
+                    from .report.plots import plot_collab  # matplotlib only when there is something to plot
+
+                    plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
+        device_runs.append(entry)
+    summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
+    summary["accelerators_not_available"] = missing
+    _json(folder / "devices.json", device_runs)
+
+    say("[4/6] offload runtime: every workload in sync and forward, emulated 1 us round trip and the first OpenCL device")
+    summary["runtime_runs"], summary["runtime_failures"] = [], []
+    for backend in ["emulated"] + (["opencl"] if plans and any(p.backend == "opencl" for p in plans) else []):
+        if left() < 0.1 * seconds:
+            summary["runtime_failures"].append(f"{backend}: time budget used up")
+            continue
+        try:
+            run_id, failure = runtime_stage(backend, store)
+        except XferlabError as error:  # the runtime cannot open this device: say so and go on
+            run_id, failure = None, str(error)
+        if run_id:
+            summary["runtime_runs"].append(run_id)
+            recorded.append(run_id)
+        if failure:
+            summary["runtime_failures"].append(f"{backend}: {failure}")
+            failed.append((f"runtime on {backend}", failure))
+
+    say("[5/6] link presets")
+    presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
+                "description": resolve(name).summary()} for name in PRESETS]
+    _json(folder / "presets.json", presets)
+
+    rows = []
+    names = scenarios.names()
+    for i, name in enumerate(names, 1):
+        say(f"[5/6] scenario {name} ({i}/{len(names)})")
+        try:
+            scenario = scenarios.load(name)
+            result = scenario.run()
+            plots = [str(p) for p in scenario.plot(folder)]
+            _json(folder / f"{name}.json", {**result, "plots": plots})
+        except Exception as error:  # noqa: BLE001 - one scenario that fails is noted; the others go on
+            failed.append((f"scenario {name}", str(error)))
+            continue
+        for check in result["checks"]:
+            seed, ours = scenarios.describe_check(check)
+            rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
+                         "status": check["status"], "status_reason": check["status_reason"]})
+    say("[6/6] fits, advice and the report")
+    summary["elapsed_seconds"] = _time.monotonic() - t0
+    summary["failed_stages"] = _as_json(failed)
+    _json(folder / "lab.json", summary)  # kept if the report fails
+    report_path = None
+    try:
+        from .report.html import write_report
+
+        report_path, line = write_report(recorded, folder / "report.html", "pcie3x16", PROFILE_PREFIX, store,
+                                         title=f"xferlab lab report, {started:%Y-%m-%d %H:%M} UTC")
+        say(line)
+    except XferlabError as error:
+        failed.append(("report", str(error)))
+    summary["report"] = str(report_path) if report_path else None
+    summary["elapsed_seconds"] = _time.monotonic() - t0
+    summary["scenarios"] = names
+    summary["store"] = str(store_path)
+    summary["profiles_folder"] = str(profiles.folder())
+    code = 0 if not failed else 3 if measured else 1
+    summary["failed_stages"], summary["exit_code"] = _as_json(failed), code
+    _json(folder / "lab.json", summary)
+    saved = [n for n in profiles.names() if n.startswith(PROFILE_PREFIX + "-")]
+    return LabResult(folder, store_path, summary, rows, memory, outcome.run_id, device_runs, clock, failed, report_path,
+                     saved, code=code)
+
+
+def per_point(share: float, points: int, most: float) -> float:
+    """The timed seconds each of ``points`` points may take so that they fit in ``share`` (with a
+    quarter kept for the probe's set-up and the store), between MIN_TIME_PER_POINT and ``most``."""
+    return max(MIN_TIME_PER_POINT, min(most, 0.75 * share / max(1, points)))
+
+
+def memory_points(plan: MemoryPlan) -> int:
+    """The adaptive points of a memory plan: kernel x thread count x node, and the latency sizes."""
+    llc = inv.last_level_cache_bytes() or 32 * 2**20
+    return len(plan.nodes) * (len(plan.kernels) * len(plan.thread_counts()) + len(latency_sizes(llc)))
+
+
+def device_points(plan: DevicePlan) -> int:
+    """The adaptive points of a device plan: size x direction x host kind, chunk sizes, launch argument counts."""
+    return (len(plan.size_list()) * len(plan.directions) * len(plan.kind_list()) + len(plan.chunks or [])
+            + len(plan.launch_args or []))
+
+
+def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[str]]:
+    """`xferlab runtime bench` in small: every workload, sync and forward, one run each (seed 002's ~1 us
+    round trip on the emulated bus: 500 ns a leg), recorded row by row. Returns the run id and why it
+    stopped early (a wrong result, a device error), None if it did not."""
+    from .runtime import LATENCY_PRESETS, workload_names
+    from .runtime.bench import bench, recording
+
+    lats = [LATENCY_PRESETS["ccip"]] if backend == "emulated" else [None]
+    argv = ["runtime", "bench", "--backend", backend, "--mode", "sync,forward", "--repeats", "1"]
+    argv += ["--latency", "ccip"] if backend == "emulated" else []
+    failure = None
+    try:
+        with recording({"backend": backend, "latencies_seconds": lats, "modes": ["sync", "forward"], "repeats": 1,
+                        "lab": True}, store, argv) as (run_id, _, add):
+            bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1, on_row=add)
+    except RuntimeError as error:  # recorded as failed, with every row finished before it
+        failure = str(error)
+    return run_id, failure
+
+
+def quick_memory_plan(share: float) -> MemoryPlan:
+    """Every memory node: STREAM's four kernels (5 iterations), the latency sweep, loaded latency;
+    each point's timed work sized to fit ``share`` seconds in all."""
+    cpus = len(os.sched_getaffinity(0))
+    plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2,
+                      precision=PRECISION, max_time=MAX_TIME_MEMORY)
+    plan.max_time = per_point(share, memory_points(plan), MAX_TIME_MEMORY)
+    plan.check()
+    return plan
+
+
+def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:
+    """Every accelerator found: copies from 1 B to 64 MiB in every host memory kind it supports, the
+    seed's granularity study on 64 MiB, 2,000 launches with 0 and 4 arguments; and the backends that
+    are not available, with why."""
+    plans, missing = [], []
+    for backend in BACKENDS:
+        found, why = devices(backend)
+        if why:
+            missing.append(f"{backend}: not available: {why}")
+        for index in range(len(found)):
+            plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
+                              launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
+                              chunk_total=64 * 2**20, precision=PRECISION, max_time=MAX_TIME_DEVICE, order="interleaved")
+            plan.check()
+            plans.append(plan)
+    return plans, missing
+
+
+def landmark_sizes(latency_rows: list[dict]) -> set[int]:
+    """The latency table of the lab shows a few working sets: half and four times each cache size."""
+    measured = sorted({r["size_bytes"] for r in latency_rows})
+    wanted = [size // 2 for _, size in inv.data_cache_sizes()] + [4 * size for _, size in inv.data_cache_sizes()]
+    return {min(measured, key=lambda m: abs(m - w)) for w in wanted} if measured else set()
+
+
+def _json(path: Path, data) -> None:
+    """One of the lab's JSON files, written whole or not at all."""
+    write_text(path, json.dumps(data, indent=1, default=str), "lab file")
+
+
+def _stage_failures(stage: str, failures: list[dict], any_rows: bool) -> list[tuple[str, str]]:
+    """(stage, 'step: reason') for each failed step of a measuring stage (skipped ones, for want of
+    time, are not failures); a stage with no rows at all and no failure listed failed too."""
+    out = [(stage, f"{f['step']}: {f['reason']}") for f in failures if not str(f["reason"]).startswith("skipped:")]
+    if not out and not any_rows:
+        out.append((stage, "nothing was measured"))
+    return out
+
+
+def _as_json(failed: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"stage": stage, "reason": reason} for stage, reason in failed]
