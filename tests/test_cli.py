@@ -71,11 +71,11 @@ def test_chunks(cli):
 
 
 def test_offload(cli):
-    doc = cli.json("model", "offload", "pcie3x16", "--bytes", "1MiB", "--host-time", "1ms", "--device-time", "0.5ms")
+    doc = cli.json("advise", "offload", "pcie3x16", "--bytes", "1MiB", "--host-time", "1ms", "--device-time", "0.5ms")
     (row,) = doc["results"]
     assert row["pays"] is True and row["p_over_o"] > 1
     assert row["communication_seconds"] == pytest.approx(2 * (738.77e-9 + 2**20 / 12.9921e9), rel=1e-3)
-    doc = cli.json("model", "offload", "pcie3x16", "--bytes", "64MiB", "--host-time", "1ms", "--device-time", "0.5ms")
+    doc = cli.json("advise", "offload", "pcie3x16", "--bytes", "64MiB", "--host-time", "1ms", "--device-time", "0.5ms")
     assert doc["results"][0]["pays"] is False
 
 
@@ -114,7 +114,7 @@ def test_json_stdout_is_only_json(cli):
     (["model", "time", "pcie3x16", "--sizes", "64B", "--op", "copy"], "--op 'copy'"),
     (["model", "chunks", "pcie3x16", "--total", "0", "--chunks", "1KiB"], "'0'"),
     (["model", "crossover", "pcie3x16", "cxl2x16", "--min", "1MiB", "--max", "1KiB"], "--max"),
-    (["model", "offload", "pcie3x16", "--bytes", "1KiB", "--host-time", "soon", "--device-time", "1ms"], "'soon'"),
+    (["advise", "offload", "pcie3x16", "--bytes", "1KiB", "--host-time", "soon", "--device-time", "1ms"], "'soon'"),
     (["scenario", "run", "nope"], "'nope'"),
     (["model", "time", "pcie3x16", "--sizes", "64B", "--plot", "out.gif"], "out.gif"),
     (["model", "time", "pcie3x16", "--sizes", "64B", "--json", "--csv"], "--json"),

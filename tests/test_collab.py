@@ -163,9 +163,9 @@ def _cli():
 
 def test_cli_json_table_and_plot(tmp_path):
     store = tmp_path / "results.duckdb"
-    common = ["--size", "256Ki", "--host-threads", "1", "--repeats", "2", "--block", "1024", "--iterations", "4",
+    common = ["--elements", "256Ki", "--host-threads", "1", "--repeats", "2", "--block", "1024", "--math-iterations", "4",
               "--store", str(store)]
-    result = CliRunner().invoke(_cli(), [*common, "--json", "--plot", str(tmp_path / "plots")])
+    result = CliRunner().invoke(_cli(), [*common, "--json", "--plots", str(tmp_path / "plots")])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["command"] == "measure collab" and doc["failures"] == []
@@ -191,7 +191,7 @@ def test_cli_json_table_and_plot(tmp_path):
 
 @pytest.mark.parametrize("args, fragment", [(["--patterns", "scan"], "--patterns 'scan' is not known"),
                                             (["--host-threads", "0"], "--host-threads 0"),
-                                            (["--size", "lots"], "--size 'lots' is not a count")])
+                                            (["--elements", "lots"], "--elements 'lots' is not a count")])
 def test_cli_bad_input(args, fragment, tmp_path):
     result = CliRunner().invoke(_cli(), [*args, "--store", str(tmp_path / "s.duckdb")])
     assert result.exit_code != 0 and fragment in str(result.exception)
@@ -199,11 +199,11 @@ def test_cli_bad_input(args, fragment, tmp_path):
 
 @pytest.mark.parametrize("args, fragment", [
     (["--repeats", "99999999999"], "--repeats 99999999999"),              # past the probe's 100,000
-    (["--iterations", "9999999"], "--iterations 9999999"),                # past the probe's 2^20
-    (["--size", "2Gi"], "--size 2147483648"),                             # past the probe's 2^31 - 1 values
-    (["--size", "2000000000", "--block", "1"], "2,000,000,000 tasks"),    # past the probe's 2^30 tasks
+    (["--math-iterations", "9999999"], "--iterations 9999999"),                # past the probe's 2^20
+    (["--elements", "2Gi"], "--size 2147483648"),                             # past the probe's 2^31 - 1 values
+    (["--elements", "2000000000", "--block", "1"], "2,000,000,000 tasks"),    # past the probe's 2^30 tasks
     (["--device-share", "nan"], "--device-share nan"),                    # not a fraction
-    (["--timeout", "0"], "--timeout"), (["--plot", "/etc/hostname"], "existing file"),
+    (["--timeout", "0"], "--timeout"), (["--plots", "/etc/hostname"], "existing file"),
 ])
 def test_cli_refuses_what_the_probe_would(cli, tmp_path, args, fragment):
     """Each bad value through the real CLI: exit 2, one line naming it, no run recorded."""
@@ -219,6 +219,6 @@ def test_registered_command(cli, tmp_path):
     assert done.returncode == 0 and "--host-threads" in done.stdout, done.stderr
     code, out, err = cli("measure", "collab", "--host-threads", "0", "--store", tmp_path / "s.duckdb")
     assert code == 2 and err.startswith("error: ") and "--host-threads 0" in err and "Traceback" not in err
-    doc = cli.json("measure", "collab", "--patterns", "histogram", "--size", "64Ki", "--repeats", "2",
+    doc = cli.json("measure", "collab", "--patterns", "histogram", "--elements", "64Ki", "--repeats", "2",
                    "--host-threads", "1", "--store", tmp_path / "s.duckdb")
     assert {r["version"] for r in doc["results"]} == {"D", "U"}

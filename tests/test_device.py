@@ -106,7 +106,7 @@ def test_missing_opencl_library(cli, tmp_path, monkeypatch):
     (["--min-time", "2h"], "--min-time 7200 s"),                          # past the probe's hour
     (["--sizes", "0"], "'0'"), (["--chunks", "0"], "'0'"),                # copies of nothing
     (["--total", "2TiB"], "--total 2 TiB"),                               # past the probe's 1 TiB
-    (["--plot", "/etc/hostname"], "existing file"), (["--timeout", "0"], "--timeout"),
+    (["--plots", "/etc/hostname"], "existing file"), (["--timeout", "0"], "--timeout"),
     (["--order", "shuffled"], "--order 'shuffled' is not allowed"),       # an order that does not exist
 ])
 def test_cli_bad_input(cli, tmp_path, args, fragment):
@@ -132,7 +132,7 @@ def test_cli_sweep_recorded(cli, tmp_path):
     store = tmp_path / "s.duckdb"
     doc = cli.json("measure", "device", "--sizes", "1B..64KiB", "--kinds", "pageable,pinned", "--min-time", "0",
                    "--iterations", "3", "--chunks", "4KiB,64KiB", "--total", "256KiB", "--store", store,
-                   "--plot", tmp_path / "plots")
+                   "--plots", tmp_path / "plots")
     tests = {r["test"] for r in doc["results"]}
     assert tests == {"transfer", "launch", "chunks"}
     h2d = [r for r in doc["results"] if r["test"] == "transfer" and r["kind"] == "pinned" and r["direction"] == "h2d"]

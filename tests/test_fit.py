@@ -55,7 +55,7 @@ def test_fit_cli_profiles_and_errors(cli, tmp_path):
     import json
 
     plots = tmp_path / "plots"
-    code, out, err = cli("fit", "latest", "--store", store, "--name", "mine", "--json", "--plot", plots, env=env)
+    code, out, err = cli("fit", "latest", "--store", store, "--name", "mine", "--json", "--plots", plots, env=env)
     assert code == 0, err
     rows = json.loads(out)["results"]
     assert {r["direction"] for r in rows} == {"h2d", "d2h", "d2d", "bidir"}
@@ -364,6 +364,6 @@ def test_fit_plot_folder_is_checked_before_the_store_is_read(cli, tmp_path):
     # Tried: --plot onto an existing file, under a file, and in /proc: one line, exit 2, no store made.
     (tmp_path / "file").write_text("x")
     for target in (tmp_path / "file", tmp_path / "file" / "plots", "/proc/xferlab-plots"):
-        code, out, err = cli("fit", "latest", "--plot", target, "--store", tmp_path / "none.duckdb")
-        assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "--plot" in err, err
+        code, out, err = cli("fit", "latest", "--plots", target, "--store", tmp_path / "none.duckdb")
+        assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "--plots" in err, err
     assert not (tmp_path / "none.duckdb").exists() and (tmp_path / "file").read_text() == "x"

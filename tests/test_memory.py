@@ -168,7 +168,7 @@ def test_steps_and_summaries():
     (["--pmem", "/dev/null"], "'/dev/null' is a character device that is not device-DAX"),
     (["--pmem", "/tmp", "--hugepages", "thp"], "--hugepages thp applies to ordinary memory"),
     (["--kernels", ""], "kernel ''"),                                     # an empty kernel list
-    (["--plot", "/etc/hostname"], "--plot '/etc/hostname' is an existing file"),
+    (["--plots", "/etc/hostname"], "--plots '/etc/hostname' is an existing file"),
     (["--timeout", "0s"], "--timeout"), (["--budget", "-1s"], "--budget"),
 ])
 def test_cli_bad_input(cli, tmp_path, args, fragment):

@@ -180,9 +180,9 @@ def test_bad_options(kwargs, message):
     (["--latency", "-5ns"], "--latency"),
     (["--backend", "fpga"], "--backend 'fpga'"),
     (["--backend", "opencl", "--device", "99"], "device 99"),
-    (["--workload", "bubble", "--size", "5000"], "out of range"),  # a size the workload cannot take
-    (["--workload", "mg", "--size", "12"], "power of two"),
-    (["--size", "-1"], "--size -1"),                              # a negative size
+    (["--workload", "bubble", "--problem-size", "5000"], "out of range"),  # a size the workload cannot take
+    (["--workload", "mg", "--problem-size", "12"], "power of two"),
+    (["--problem-size", "-1"], "--problem-size '-1'"),            # a negative size
     (["--ring", str(2**32)], "--ring"),                            # a ring past what fits
     (["--latency", "2s"], "--latency"),                            # an emulated leg past 1 s
     (["--latency", "1us", "--plot", "p.png"], "two latencies"),    # a speedup-vs-latency plot of one latency

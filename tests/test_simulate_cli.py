@@ -30,7 +30,7 @@ def test_pipelined_engine_equals_fast_path(cli):
 
 
 def test_sweep_and_gantt(cli, tmp_path):
-    doc = cli.json("simulate", "sweep", "seed-testbed", "deceval", "--chunk", "1MiB..1GiB")
+    doc = cli.json("simulate", "sweep", "seed-testbed", "deceval", "--chunks", "1MiB..1GiB")
     rows = doc["results"]
     assert [r["chunk_bytes"] for r in rows] == [2**i for i in range(20, 31)]
     assert rows[-1]["makespan_seconds"] > rows[0]["makespan_seconds"]  # two big chunks overlap less
@@ -43,7 +43,7 @@ def test_sweep_and_gantt(cli, tmp_path):
     (["warp-drive", "deceval"], "system 'warp-drive' is neither a file nor a packaged system"),
     (["seed-testbed", "deceval", "--strategy", "teleport"], "--strategy 'teleport'"),
     (["seed-testbed", "deceval", "--strategy", "pipelined", "--chunk", "2GB"], "larger than the 1600000000 bytes"),
-    (["sweep", "seed-testbed", "deceval"], "needs --chunk LIST"),
+    (["sweep", "seed-testbed", "deceval"], "needs --chunks LIST"),
 ])
 def test_bad_input(cli, args, fragment):
     code, out, err = cli("simulate", *args)

@@ -223,3 +223,19 @@ def format_rate(bytes_per_second: float) -> str:
     units = [("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3), ("B/s", 1.0)]
     value, unit = _pick(float(bytes_per_second), units)
     return f"{_num(value)} {unit}"
+
+
+_COUNT = re.compile(r"^([0-9]+)(Ki|Mi|Gi|K|M|G)?$")
+_COUNT_SCALE = {None: 1, "K": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+COUNT_HELP = "a whole number, with K/M/G (x 1000) or Ki/Mi/Gi (x 1024) as sizes are written, e.g. 16Mi"
+
+
+def parse_count(text: str | int, where: str) -> int:
+    """A whole count of things (not bytes): 16777216, 16Mi (x 2^20) or 16M (x 10^6), at least 1."""
+    match = _COUNT.match(str(text).strip())
+    if not match:
+        raise BadValue(f"{where} {_shown(str(text))} is not a count; allowed: {COUNT_HELP}")
+    value = int(match.group(1)) * _COUNT_SCALE[match.group(2)]
+    if value < 1:
+        raise BadValue(f"{where} {_shown(str(text))} is not a count; allowed: 1 or more")
+    return value

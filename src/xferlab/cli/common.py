@@ -31,6 +31,21 @@ def _checked_plot(path: Optional[Path]) -> Optional[Path]:
 
 PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE",
                     callback=_checked_plot)
+#: --plot FILE writes one file; --plots DIR writes a command's plots into a folder.
+PLOTS = typer.Option(None, "--plots", help="Write the plots into DIR (created if needed).", metavar="DIR")
+
+
+def renamed(old: str, new: str, meaning: str):
+    """A hidden option under an option's old name, refused in one line that names the new one."""
+    def refuse(value):
+        if value is not None:
+            raise BadValue(f"{old} is now {new} ({meaning}); see docs/cli.md, 'Renamed options'")
+        return value
+
+    return typer.Option(None, old, hidden=True, callback=refuse, metavar="X")
+
+
+OLD_PLOT = renamed("--plot", "--plots DIR", "a folder of plots; --plot FILE writes one file")
 
 
 def check_op(op: str) -> str:

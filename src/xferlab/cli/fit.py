@@ -1,4 +1,4 @@
-"""`xferlab fit RUN [--name PROFILE] [--model …] [--plot DIR] [--against LINK]`: calibrate link
+"""`xferlab fit RUN [--name PROFILE] [--model …] [--plots DIR] [--against LINK]`: calibrate link
 profiles on a recorded device run and set them beside a link model (seed 000, Figure 4)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..links import resolve
 from ..links.presets import check_profile_name
 from ..store import open_store
 from ..units import format_rate, format_time
-from .common import CSV, JSON, STORE
+from .common import CSV, JSON, OLD_PLOT, STORE
 from .output import Column, emit, output_format, stderr
 
 
@@ -32,7 +32,8 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         model: str = typer.Option("auto", "--model", metavar="auto|plain|packet|piecewise",
                                   help="auto: the simplest candidate whose held-out error is within 1.5 points of the best; "
                                        "or force one model (piecewise: 1 or 2 breakpoints)."),
-        plot: Optional[Path] = typer.Option(None, "--plot", metavar="DIR",
+        _old_plot: Optional[str] = OLD_PLOT,
+        plot: Optional[Path] = typer.Option(None, "--plots", metavar="DIR",
                                             help="Write one PNG per direction and host memory kind into DIR: measured times "
                                                  "beside the fitted and the --against model (seed 000, Figure 4)."),
         against: str = typer.Option(AGAINST, "--against", metavar="LINK",
@@ -50,14 +51,14 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
     if plot is not None:
         from ..report.paths import check_folder
 
-        check_folder(plot, "--plot")
+        check_folder(plot, "--plots")
     against_link = resolve(against)
     with open_store(store, read_only=True) as db:
         run_id = db.resolve_run(run)
         samples = db.samples(run_id)
         inventory = db.run(run_id).get("inventory")
     if any(s["suite"] == "memory" for s in samples):
-        unused = [opt for opt, given in (("--model", model != "auto"), ("--plot", plot is not None),
+        unused = [opt for opt, given in (("--model", model != "auto"), ("--plots", plot is not None),
                                          ("--against", against != AGAINST)) if given]
         if unused:
             raise BadValue(f"{', '.join(unused)} apply to device runs; run {run_id} is a memory run (its tiers take none)")

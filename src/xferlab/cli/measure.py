@@ -14,7 +14,7 @@ from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, step
 from ..measure.run import measure
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
-from .common import CSV, JSON, STORE
+from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE
 from ..measure.results import memory_params, memory_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -84,7 +84,7 @@ def memory(
                                        metavar="N|LIST|all"),
     first_touch: bool = typer.Option(True, "--first-touch/--no-first-touch", help="Initialise arrays with the measuring threads (on) or one thread (off)."),
     hugepages: str = typer.Option("none", "--hugepages", help="none, thp (madvise) or hugetlb (reserved pages).", metavar="KIND"),
-    iterations: int = typer.Option(10, "--iterations", help="Timed iterations per kernel; the first is a warm-up."),
+    iterations: int = typer.Option(10, "--iterations", help="Timed iterations per kernel; the first is a warm-up.", metavar="N"),
     precision: Optional[str] = PRECISION,
     max_time: Optional[str] = MAX_TIME,
     pmem: Optional[Path] = typer.Option(None, "--pmem", help="App-Direct: run on a mapping in this directory, new file or DAX device.",
@@ -94,7 +94,8 @@ def memory(
     loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic (bandwidth–latency curve)."),
     budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 2m.", metavar="TIME"),
     timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write bandwidth and latency plots into DIR.", metavar="DIR"),
+    plot: Optional[Path] = PLOTS,
+    _old_plot: Optional[str] = OLD_PLOT,
     store: Optional[Path] = STORE,
     json_: bool = JSON,
     csv_: bool = CSV,

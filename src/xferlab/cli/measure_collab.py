@@ -5,32 +5,19 @@ cli/measure.py."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..errors import BadValue
 from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
-from ..units import format_time, parse_time
-from .common import CSV, JSON, STORE
+from ..units import COUNT_HELP, format_time, parse_count, parse_time
+from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, renamed
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
-
-_COUNT = re.compile(r"^\s*(\d+)\s*(Ki|Mi|Gi|K|M|G)?\s*$")
-_SCALE = {None: 1, "K": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
-
-
-def parse_count(text: str, where: str) -> int:
-    """A whole count: 16777216, 16Mi (x 2^20) or 16M (x 10^6)."""
-    match = _COUNT.match(str(text))
-    if not match:
-        raise BadValue(f"{where} '{text}' is not a count such as 16777216, 16Mi (x 2^20) or 16M (x 10^6)")
-    return int(match.group(1)) * _SCALE[match.group(2)]
 
 
 def _ratio(value: Optional[float]) -> str:
@@ -42,8 +29,9 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
            device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),
-           size: str = typer.Option("16Mi", "--size", help="Values binned (histogram) or floats transformed (taskqueue).",
-                                    metavar="N"),
+           size: str = typer.Option("16Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
+                                    f"{COUNT_HELP}.", metavar="COUNT"),
+           _old_size: Optional[str] = renamed("--size", "--elements COUNT", "a count of values, not bytes"),
            host_threads: Optional[int] = typer.Option(None, "--host-threads",
                                                       help="Host threads working beside the device (default: half the CPUs).",
                                                       metavar="T"),
@@ -51,12 +39,14 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
                                               help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
-           iterations: int = typer.Option(16, "--iterations", help="Math iterations per float (taskqueue).", metavar="N"),
+           iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
+           _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
+                                                    "math per float; --iterations elsewhere counts timed repetitions"),
            repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
            budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.",
                                                 metavar="TIME"),
            timeout: str = typer.Option("5m", "--timeout", help="Kill a probe run (a hung kernel) after this long.", metavar="TIME"),
-           plot: Optional[Path] = typer.Option(None, "--plot", help="Write the Figure 4-style bar chart into DIR.", metavar="DIR"),
+           plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D.
@@ -64,7 +54,7 @@ def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
-                      size=parse_count(size, "--size"), block=block, iterations=iterations, host_threads=host_threads,
+                      size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, device_share=device_share)
     plan.check()
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))

@@ -12,7 +12,7 @@ from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON, STORE
+from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -32,7 +32,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            sizes: Optional[str] = typer.Option(None, "--sizes", help=f"Copy sizes: {LIST_HELP} (default: 1B..1GiB, within the device's largest allocation).",
                                                metavar="LIST"),
            directions: str = typer.Option(",".join(DIRECTIONS), "--directions", help="h2d, d2h, d2d, bidir.", metavar="LIST"),
-           iterations: int = typer.Option(5, "--iterations", help="Timed copies per point, at least."),
+           iterations: int = typer.Option(5, "--iterations", help="Timed copies per point, at least.", metavar="N"),
            min_time: str = typer.Option("20ms", "--min-time", help="Keep timing a point until this much has passed.", metavar="TIME"),
            precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
            order: Optional[str] = typer.Option(None, "--order", help="sequential (each point whole, in turn) or interleaved "
@@ -45,7 +45,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
            total: str = typer.Option("256MiB", "--total", help="Bytes moved in all by the granularity study.", metavar="SIZE"),
            launch: bool = typer.Option(True, "--launch/--no-launch", help="Also measure kernel launch latency."),
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
-           plot: Optional[Path] = typer.Option(None, "--plot", help="Write plots into DIR.", metavar="DIR"),
+           plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency.
@@ -71,7 +71,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
                precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
-               plot: Optional[Path] = typer.Option(None, "--plot", help="Write the latency distribution into DIR.", metavar="DIR"),
+               plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
                store: Optional[Path] = STORE,
                json_: bool = JSON, csv_: bool = CSV) -> None:
     """Kernel launch latency: an empty kernel launched and waited for, COUNT times (median and tail).

@@ -166,7 +166,12 @@ def chunks(link: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
          fmt, title=f"Moving {format_size(s, 10)} in chunks ({op})", notes=notes, extra={"total_bytes": s, "op": op, **described(*models)})
 
 
-@app.command("offload")
+@app.command("offload", hidden=True, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def offload_moved(ctx: typer.Context) -> None:
+    """Moved: `xferlab advise offload` (one command, one place)."""
+    raise BadValue("`model offload` is now `xferlab advise offload` (same options); see docs/cli.md, 'Renamed options'")
+
+
 def offload_cmd(link: str = typer.Argument(..., help=LINK_HELP),
                 bytes_in: str = typer.Option(..., "--bytes", help="Data the task needs on the device.", metavar="SIZE"),
                 bytes_out: Optional[str] = typer.Option(None, "--bytes-out", help="Results brought back (default: --bytes, the seed's 2d; 0 for none).", metavar="SIZE"),
@@ -206,7 +211,7 @@ def offload_cmd(link: str = typer.Argument(..., help=LINK_HELP),
         notes.append(f"with the same times, offloading pays for inputs up to {format_size(limit)} ({limit} B) over {model.label}"
                      if limit else "no input size is small enough: the task saves less time than one round trip costs")
         size_note = "break-even input"
-    emit("model offload", [row], [
+    emit("advise offload", [row], [
         Column("link", "link", justify="left"), time_col("saved_seconds", "P = t - t'"),
         time_col("communication_seconds", "O = d_in + d_out"), Column("p_over_o", "P/O", lambda x: f"{x:.3g}"),
         Column("speedup", "speedup", lambda x: f"{x:.3g}x"), Column("pays", "pays", lambda x: "yes" if x else "no"),

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..units import LIST_HELP, format_time, parse_list, parse_rate, parse_time
-from .common import CSV, JSON, STORE
+from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
+from .common import CSV, JSON, STORE, renamed
 from .output import Column, emit, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
@@ -31,20 +31,24 @@ def _latencies(text: str) -> list[float]:
 @app.command("bench")
 def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="opencl|emulated",
                                           help="emulated: a device thread behind a modelled bus; opencl: a real device."),
-              latency: str = typer.Option("1us", "--latency", metavar="LIST",
+              latency: Optional[str] = typer.Option(None, "--latency", metavar="LIST",
                                           help=f"Emulated one-way bus latency: {LIST_HELP.replace('64B', '40ns').replace('4KiB', '1us').replace('1GiB', '10us')}, "
-                                               "or cxl (40 ns), ccip (500 ns), pcie3 (738.77 ns)."),
+                                               "or cxl (40 ns), ccip (500 ns), pcie3 (738.77 ns); default 1us (emulated only)."),
               workload: Optional[str] = typer.Option(None, "--workload", metavar="LIST",
                                                      help="Workloads: cg, mg (posit32, NPB CG and MG), bubble, gcd, kadane (enc64, VIP-Bench); default: all."),
               opset: Optional[str] = typer.Option(None, "--opset", metavar="LIST",
                                                   help="Only the workloads of these operation sets: posit32, enc64."),
               mode: str = typer.Option("sync,parallel,forward", "--mode", metavar="LIST", help="Modes: sync, parallel, forward."),
-              size: int = typer.Option(0, "--size", help="Workload size (CG rows, MG grid side, array length; 0: each workload's default)."),
+              problem_size: Optional[str] = typer.Option(None, "--problem-size", metavar="COUNT",
+                                                         help=f"Workload size: CG rows, MG grid side, array length ({COUNT_HELP}; "
+                                                              "default: each workload's own)."),
+              _old_size: Optional[str] = renamed("--size", "--problem-size COUNT", "rows, grid side or array length, not bytes"),
               repeats: int = typer.Option(3, "--repeats", help="Runs per point (the median is reported)."),
               ring: int = typer.Option(256, "--ring", help="Result slots on the device."),
               window: int = typer.Option(32, "--window", help="Requests per launch, at most."),
-              bandwidth: str = typer.Option("16GB/s", "--bandwidth", metavar="RATE", help="Emulated bus bandwidth."),
-              device: int = typer.Option(0, "--device", help="OpenCL device index (see `xferlab inventory`)."),
+              bandwidth: Optional[str] = typer.Option(None, "--bandwidth", metavar="RATE",
+                                                      help="Emulated bus bandwidth (default 16GB/s; emulated only)."),
+              device: int = typer.Option(0, "--device", help="OpenCL device index (see `xferlab inventory`).", metavar="N"),
               plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Speedup over sync against latency."),
               store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads."""
@@ -52,7 +56,12 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
     from ..runtime.bench import bench, prepare, recording
 
     fmt = output_format(json_, csv_)
-    lats: list[Optional[float]] = _latencies(latency) if backend == "emulated" else [None]
+    if backend != "emulated":
+        for opt, given in (("--latency", latency), ("--bandwidth", bandwidth)):
+            if given is not None:
+                raise BadValue(f"{opt} sets the emulated bus; --backend {backend} runs over the real device's bus")
+    lats: list[Optional[float]] = _latencies(latency or "1us") if backend == "emulated" else [None]
+    size = parse_count(problem_size, "--problem-size") if problem_size is not None else 0
     names = [w.strip() for w in workload.split(",")] if workload else workload_names()
     if opset:
         from ..runtime import OPSETS, workload_opset
@@ -68,7 +77,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
         if not names:
             raise BadValue(f"no workload of --opset {opset} among the workloads asked for")
     modes = [m.strip() for m in mode.split(",")]
-    rate = parse_rate(bandwidth, "--bandwidth")
+    rate = parse_rate(bandwidth or "16GB/s", "--bandwidth")
     if plot:
         from ..report.plots import check_plot_path
 

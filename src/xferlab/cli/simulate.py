@@ -23,10 +23,11 @@ def simulate(
                                           "seed-testbed-cxl, ac922, grace-hopper; deceval). With 'sweep' first: a chunk-size sweep."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help=f"Override every edge: {', '.join(STRATEGIES)}.",
                                            metavar="STRATEGY"),
-    chunk: Optional[str] = typer.Option(None, "--chunk", help=f"Pipelined: bytes per chunk; with sweep: {LIST_HELP}.",
-                                        metavar="SIZE|LIST"),
-    gantt: Optional[Path] = typer.Option(None, "--gantt", help="Write a Gantt chart (seed 000, Figure 6 style).", metavar="FILE"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="sweep: write makespan against chunk size.", metavar="FILE"),
+    chunk: Optional[str] = typer.Option(None, "--chunk", help="Pipelined: bytes per chunk.", metavar="SIZE"),
+    chunks: Optional[str] = typer.Option(None, "--chunks", help=f"sweep: the chunk sizes, {LIST_HELP}.", metavar="LIST"),
+    gantt: Optional[Path] = typer.Option(None, "--gantt", help="Write a Gantt chart (seed 000, Figure 6 style; not with sweep "
+                                         "or a run past the engine's chunk limit).", metavar="FILE"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="sweep: write makespan against chunk size to FILE.", metavar="FILE"),
     json_: bool = JSON, csv_: bool = CSV,
 ) -> None:
     """Simulate a workflow's data flow on a system: makespan, timeline, utilization, critical path."""
@@ -41,16 +42,32 @@ def simulate(
     system = load_named(names[0], System, "system")
     workflow = load_named(names[1], Workflow, "workflow")
     if sweep:
-        return _sweep(system, workflow, chunk, plot, fmt)
+        refused = [(opt, why) for opt, why, given in (
+            ("--strategy", "a sweep pipelines every edge", strategy is not None),
+            ("--chunk", "give the sweep's sizes with --chunks LIST", chunk is not None),
+            ("--gantt", "a sweep draws no timeline; use --plot FILE", gantt is not None)) if given]
+        if refused:
+            raise BadValue(f"simulate sweep does not take {refused[0][0]}: {refused[0][1]}")
+        return _sweep(system, workflow, chunks, plot, fmt)
+    for opt, given in (("--chunks", chunks is not None), ("--plot", plot is not None)):
+        if given:
+            raise BadValue(f"{opt} is for `simulate sweep` (a chunk-size sweep); one simulation takes --chunk SIZE and --gantt FILE")
+    if gantt is not None:
+        from ..report.plots import check_plot_path
+
+        check_plot_path(gantt, "--gantt")
     size = parse_size(chunk, "--chunk") if chunk else None
     result = flows.run(system, workflow, strategy, size)
     timeline = result.timeline
     notes = [f"system {system.name}, workflow {workflow.name}, strategy {result.strategy}"
              + (f", {result.chunks} chunks of {format_size(size or workflow.chunk)}" if result.chunks else "")]
     if timeline is None:  # too many chunks for the engine: the fast path alone
+        if gantt is not None:
+            raise BadValue(f"--gantt: {result.chunks} chunks are past the engine's {flows.ENGINE_CHUNKS:,}, so there is no "
+                           "timeline to draw; give a larger --chunk")
         emit("simulate", [{"makespan_seconds": result.fast_path_seconds, "chunks": result.chunks}],
              [Column("makespan_seconds", "makespan", format_time), Column("chunks", "chunks")], fmt,
-             notes=notes + ["fast path only (the discrete-event engine runs up to 200,000 chunks)"],
+             notes=notes + [f"fast path only (the discrete-event engine runs up to {flows.ENGINE_CHUNKS:,} chunks)"],
              extra={"strategy": result.strategy, "makespan_seconds": result.fast_path_seconds})
         return
     if result.fast_path_seconds is not None:
@@ -84,10 +101,14 @@ def _short(path: list[str]) -> list[str]:
     return path if len(path) <= 8 else path[:4] + ["…"] + path[-3:]
 
 
-def _sweep(system: System, workflow: Workflow, chunk: Optional[str], plot: Optional[Path], fmt: str) -> None:
-    if not chunk:
-        raise BadValue("simulate sweep needs --chunk LIST, e.g. --chunk 64B..1GiB")
-    sizes = [int(s) for s in parse_list(chunk, parse_size, "--chunk")]
+def _sweep(system: System, workflow: Workflow, chunks: Optional[str], plot: Optional[Path], fmt: str) -> None:
+    if not chunks:
+        raise BadValue("simulate sweep needs --chunks LIST, e.g. --chunks 64B..1GiB")
+    sizes = [int(s) for s in parse_list(chunks, parse_size, "--chunks")]
+    if plot:
+        from ..report.plots import check_plot_path
+
+        check_plot_path(plot, "--plot")
     rows = []
     for size in sizes:
         result = flows.pipelined(system, workflow, size, engine=False)

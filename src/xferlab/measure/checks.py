@@ -126,18 +126,18 @@ def pmem_path(path: Path, mapping_bytes: int) -> None:
 
 
 def plot_dir(path: Optional[Path]) -> None:
-    """--plot DIR: an existing directory, or one that can be created, written to after the run."""
+    """--plots DIR: an existing directory, or one that can be created, written to after the run."""
     if path is None:
         return
     if path.exists():
         if not path.is_dir():
-            raise BadValue(f"--plot '{path}' is an existing file; give a directory for the plots")
+            raise BadValue(f"--plots '{path}' is an existing file; give a directory for the plots")
         if not os.access(path, os.W_OK | os.X_OK):
-            raise BadValue(f"--plot '{path}' is a directory xferlab cannot write to")
+            raise BadValue(f"--plots '{path}' is a directory xferlab cannot write to")
         return
     parent = next((p for p in path.absolute().parents if p.exists()), None)
     if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise BadValue(f"--plot '{path}': cannot create the directory ('{parent}' is not a writable directory)")
+        raise BadValue(f"--plots '{path}': cannot create the directory ('{parent}' is not a writable directory)")
 
 
 def timeout_seconds(value: float, where: str = "--timeout") -> float:

@@ -59,7 +59,7 @@ def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, 
         shown, notes + [skip_note(s) for s in skipped]))
     command = f"xferlab fit {rid} --against {against}" + (f" --name {profile_prefix}" if profile_prefix else "")
     for path in figures:
-        section.figures.append(Figure(f"measured vs fitted vs {against}: {path.stem}", path, command + " --plot DIR"))
+        section.figures.append(Figure(f"measured vs fitted vs {against}: {path.stem}", path, command + " --plots DIR"))
     section.commands.append(command)
     fitted = [Fitted(r, links[i], r.get("profile") or links[i].name, launch_s) for i, r in enumerate(fit_rows)]
     return section, fitted

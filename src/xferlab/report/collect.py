@@ -72,7 +72,7 @@ LAB_EQUIVALENT = {"memory": "xferlab measure memory --latency --loaded", "device
                   "collab": "xferlab measure collab"}
 
 
-def plot_command(run: dict[str, Any], suite: str, option: str = "--plot DIR") -> str:
+def plot_command(run: dict[str, Any], suite: str, option: str = "--plots DIR") -> str:
     """The command that draws a run's figures again: the recording command with ``option``; for a run
     the lab recorded (`lab` has no such option), the `measure` command that does the same."""
     base = LAB_EQUIVALENT[suite] if run["command"] == "lab" else command_of(run)
