@@ -29,5 +29,5 @@ def ranking_changes(links: list[Link], op: Op = "write") -> list[dict[str, Any]]
     for i, a in enumerate(links):
         for b in links[i + 1:]:
             for c in crossovers(a, b, op):
-                out.append({"size_bytes": c.size_bytes, "faster_below": c.faster_below, "faster_from": c.faster_above})
+                out.append({"size_bytes": c.size_bytes, "faster_below": c.faster_below, "faster_above": c.faster_above})
     return sorted(out, key=lambda r: r["size_bytes"])

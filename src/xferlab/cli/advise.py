@@ -32,7 +32,7 @@ def links_cmd(links_: list[str] = typer.Argument(..., metavar="LINK...", help=LI
 
         raise BadValue("give two links or more to compare")
     changes = ranking_changes(models, op)
-    notes = [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_from']} from there on"
+    notes = [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_above']} from there on"
              for c in changes] or ["the ranking does not change between 1 B and 1 PiB"]
     emit("advise links", fastest(models, parse_sizes(sizes), op), [
         Column("size_bytes", "size", format_size), Column("fastest", "fastest", justify="left"),

@@ -125,7 +125,7 @@ def crossover(link_a: str = typer.Argument(..., help=LINK_HELP), link_b: str = t
     if hi <= lo:
         raise BadValue(f"--max {high} must be larger than --min {low}")
     found = crossovers(a, b, op, lo, hi)
-    rows = [{"size_bytes": c.size_bytes, "faster_below": c.faster_below, "faster_from": c.faster_above,
+    rows = [{"size_bytes": c.size_bytes, "faster_below": c.faster_below, "faster_above": c.faster_above,
              "seconds": c.seconds} for c in found]
     if found:
         notes = [f"{c.faster_below} is faster below {format_size(c.size_bytes)} ({c.size_bytes} B); "
@@ -135,7 +135,7 @@ def crossover(link_a: str = typer.Argument(..., help=LINK_HELP), link_b: str = t
         faster = a if t(a) < t(b) else b
         notes = [f"no crossover between {format_size(lo)} and {format_size(hi)}: {faster.label} is faster throughout"]
     emit("model crossover", rows, [size_col(), Column("faster_below", "faster below", justify="left"),
-                                   Column("faster_from", "faster from", justify="left"), time_col("seconds", "time there")],
+                                   Column("faster_above", "faster from", justify="left"), time_col("seconds", "time there")],
          fmt, title=f"Crossover of {a.label} and {b.label} ({op})", notes=notes,
          extra={"link_a": a.label, "link_b": b.label, "op": op, "min_bytes": lo, "max_bytes": hi, **described(a, b)})
 

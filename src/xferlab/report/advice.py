@@ -99,7 +99,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     section.tables.append(Table("Fastest link by transfer size", [
         ("size_bytes", "size"), ("fastest", "fastest"), ("seconds", "time"), ("runner_up", "runner-up"),
         ("runner_up_ratio", "runner-up takes")], fastest(links, sizes),
-        [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_from']} from there on" for c in changes]))
+        [f"{c['faster_below']} is faster below {format_size(c['size_bytes'])}, {c['faster_above']} from there on" for c in changes]))
     names = " ".join(shlex.quote(link.label) for link in links)
     section.figures.append(Figure("transfer time by size", plot_times(links, sizes, "write", folder / "advice" / "links.png",
                                                                        "This machine's fitted link and the presets"),
