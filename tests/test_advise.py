@@ -67,3 +67,19 @@ def test_advise_chunk_bad_overhead(cli):
     # a negative per-chunk overhead
     code, out, err = cli("advise", "chunk", "seed-testbed", "deceval", "--overhead", "-1us")
     assert code == 2 and "--overhead" in err and len(err.strip().splitlines()) == 1
+
+
+def test_one_chunk_sweep_serves_simulate_sweep_and_advise_chunk(cli):
+    """`simulate sweep` and `advise chunk` read the same function (sim.flows.chunk_sweep): the
+    makespans they give at the same chunk sizes are equal."""
+    from xferlab.advise.chunk import best_chunk
+    from xferlab.scenarios.packaged import load_named
+    from xferlab.sim import flows
+    from xferlab.system.models import System, Workflow
+
+    system, workflow = load_named("seed-testbed", System, "system"), load_named("deceval", Workflow, "workflow")
+    rows = flows.chunk_sweep(system, workflow, [2**20, 2**24])
+    grid = {g["chunk_bytes"]: g["makespan_seconds"] for g in best_chunk(system, workflow)["grid"]}
+    assert [grid[r["chunk_bytes"]] for r in rows] == [r["makespan_seconds"] for r in rows]
+    swept = cli.json("simulate", "sweep", "seed-testbed", "deceval", "--chunks", "1MiB,16MiB")["results"]
+    assert [r["makespan_seconds"] for r in swept] == [r["makespan_seconds"] for r in rows]

@@ -39,12 +39,13 @@ def best_chunk(system: System, workflow: Workflow, smallest: int = 64) -> dict[s
     def makespan(size: int) -> float:
         size = min(max(int(size), lo), total)
         if size not in cache:
-            cache[size] = flows.pipelined(system, workflow, size, engine=False).fast_path_seconds
+            cache[size] = flows.chunk_sweep(system, workflow, [size])[0]["makespan_seconds"]
         return cache[size]
 
     grid = sorted({min(2**k, total) for k in range(max(0, math.floor(math.log2(lo))), math.ceil(math.log2(total)) + 1)
                    if 2**k >= lo} | {total})
-    times = [makespan(s) for s in grid]
+    cache.update({r["chunk_bytes"]: r["makespan_seconds"] for r in flows.chunk_sweep(system, workflow, grid)})
+    times = [cache[s] for s in grid]
     i = min(range(len(grid)), key=times.__getitem__)
     a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, len(grid) - 1)])
     while b - a > 0.01:  # sizes within 1 % of each other

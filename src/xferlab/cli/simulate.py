@@ -109,10 +109,7 @@ def _sweep(system: System, workflow: Workflow, chunks: Optional[str], plot: Opti
         from ..report.plots import check_plot_path
 
         check_plot_path(plot, "--plot")
-    rows = []
-    for size in sizes:
-        result = flows.pipelined(system, workflow, size, engine=False)
-        rows.append({"chunk_bytes": size, "chunks": result.chunks, "makespan_seconds": result.fast_path_seconds})
+    rows = flows.chunk_sweep(system, workflow, sizes)
     best = min(rows, key=lambda r: r["makespan_seconds"])
     notes = [f"fastest: {format_size(best['chunk_bytes'])} chunks, {format_time(best['makespan_seconds'])} "
              "(pipelined, max-plus fast path)"]

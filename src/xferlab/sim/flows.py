@@ -158,3 +158,14 @@ def run(system: System, workflow: Workflow, strategy: Optional[str] = None, chun
         return pipelined(system, workflow, chunk, engine=math.ceil(workflow.edges[0].bytes / chunk) <= ENGINE_CHUNKS)
     resources, ops = build(system, workflow, strategy)
     return FlowResult(how, simulate(resources, ops))
+
+
+def chunk_sweep(system: System, workflow: Workflow, sizes) -> list[dict]:
+    """The pipelined workflow's makespan at each chunk size (the max-plus fast path): rows of
+    ``chunk_bytes``, ``chunks`` and ``makespan_seconds``. ``simulate sweep`` prints them and
+    ``advise chunk`` searches them; both call this one function."""
+    rows = []
+    for size in sizes:
+        result = pipelined(system, workflow, int(size), engine=False)
+        rows.append({"chunk_bytes": int(size), "chunks": result.chunks, "makespan_seconds": result.fast_path_seconds})
+    return rows
