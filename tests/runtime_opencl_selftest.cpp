@@ -88,7 +88,7 @@ struct Host {
 
 // A backend and its host twin, opened with the same ring and window.
 struct Pair {
-    std::unique_ptr<Backend> dev;
+    std::unique_ptr<Bus> dev;
     Host host;
     Pair(uint32_t nslots, uint32_t max_window) : dev(make_opencl(device)), host(nslots, max_window) {
         dev->open(nslots, max_window, keys);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
+#include <mutex>
 #include <string>
 
 namespace xferlab {
@@ -15,7 +16,6 @@ namespace cuda {
 namespace {
 
 Driver g_driver{};
-bool g_loaded = false;
 std::string g_reason;
 
 // Descriptions for the codes the loader itself can meet before (or without) cuGetErrorString.
@@ -133,10 +133,10 @@ std::string cuda_library() {
 }
 
 std::string load_cuda() {
-  if (!g_loaded) {
+  static std::once_flag once;  // loaded once, whichever thread comes first
+  std::call_once(once, [] {
     g_reason = load_once();
-    g_loaded = true;
-  }
+  });
   return g_reason;
 }
 

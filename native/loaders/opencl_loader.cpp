@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <mutex>
 
 namespace xferlab::cl {
 
@@ -15,11 +16,12 @@ bool resolve(void* lib, const char* symbol, F& out) {
 }  // namespace
 
 std::string load(Api& api) {
+  // The library is opened once, by whichever thread comes first (std::call_once: the runtime's
+  // threads and the probe may all call load()).
   static void* lib = nullptr;
   static std::string failure;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
+  static std::once_flag once;
+  std::call_once(once, [] {
     const char* override_path = std::getenv("XFERLAB_OPENCL_LIBRARY");
     const char* path = override_path && *override_path ? override_path : "libOpenCL.so.1";
     lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -27,7 +29,7 @@ std::string load(Api& api) {
       const char* why = dlerror();
       failure = std::string("cannot load the OpenCL library ") + path + ": " + (why ? why : "unknown reason");
     }
-  }
+  });
   if (!lib) return failure;
   bool ok = true;
 #define XFERLAB_CL(name) ok = resolve(lib, "cl" #name, api.name) && ok

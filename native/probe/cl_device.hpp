@@ -68,9 +68,17 @@ class ClDevice {
     if (api_.GetDeviceInfo(device_, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomic_caps, &atomic_caps, nullptr) !=
         CL_SUCCESS)
       atomic_caps = 0;  // before OpenCL 3.0
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
-    api_.GetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, nullptr);
+    // These three every OpenCL 1.x device answers; one that fails leaves a limit of 0, which would
+    // refuse every buffer: say which query failed instead.
+    query(CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, "CL_DEVICE_MAX_COMPUTE_UNITS");
+    query(CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    query(CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, "CL_DEVICE_MAX_WORK_GROUP_SIZE");
+  }
+
+  void query(cl::cl_device_info what, size_t size, void* out, const char* name) const {
+    const cl::cl_int err = api_.GetDeviceInfo(device_, what, size, out, nullptr);
+    if (err != cl::CL_SUCCESS)
+      throw std::runtime_error(std::string("clGetDeviceInfo(") + name + ") failed: " + cl::error_name(err));
   }
 
   // Whether the library has the OpenCL 2.0 SVM entry points.

@@ -335,11 +335,11 @@ int run_launch(Args& args) {
     std::vector<double> host, dev;
     auto flush = [&](long long first) {
       std::string h = "[", d = "[";
-      char buf[32];
+      char buf[40];
       for (size_t i = 0; i < host.size(); ++i) {
-        std::snprintf(buf, sizeof buf, "%s%.4e", i ? "," : "", host[i]);
+        std::snprintf(buf, sizeof buf, "%s%.17g", i ? "," : "", host[i]);
         h += buf;
-        std::snprintf(buf, sizeof buf, "%s%.4e", i ? "," : "", dev[i]);
+        std::snprintf(buf, sizeof buf, "%s%.17g", i ? "," : "", dev[i]);
         d += buf;
       }
       JsonLine()

@@ -10,12 +10,43 @@
 
 namespace xferlab {
 
+// ``text`` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD: a
+// device or driver name in another encoding still gives valid JSON.
+inline std::string valid_utf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= n && !(len == 2 && c < 0xC2);
+    for (size_t k = 1; ok && k < len; ++k) ok = (s[i + k] & 0xC0) == 0x80;
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      const unsigned cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+      ok = cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF);
+    }
+    if (ok && len == 4) {
+      const unsigned cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3Fu);
+      ok = cp >= 0x10000 && cp <= 0x10FFFF;
+    }
+    if (ok) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 class JsonLine {
  public:
   JsonLine& str(const char* key, const std::string& value) {
     field(key);
     out_ += '"';
-    for (char c : value) {
+    for (char c : valid_utf8(value)) {
       switch (c) {
         case '"': out_ += "\\\""; break;
         case '\\': out_ += "\\\\"; break;
@@ -45,7 +76,7 @@ class JsonLine {
       out_ += "null";
     } else {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.10g", value);
+      std::snprintf(buf, sizeof buf, "%.17g", value);  // 17 significant digits: reads back as the same double
       out_ += buf;
     }
     return *this;

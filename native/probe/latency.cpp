@@ -166,6 +166,7 @@ int run_loaded(Args& args) {
   const int node = static_cast<int>(args.integer("node", -1, 0, 1023));
   const auto delays = args.integers("delays", "4096,1024,256,64,16,4,0", 0, 1ll << 30);
   const std::string traffic = args.words("traffic", "read", {"read", "write"})[0];
+  const bool reading = traffic == "read";
   const double min_time = args.real("min-time", 0.1, 1e-3, 60.0);
   const std::string hugepages = args.words("hugepages", "thp", {"none", "thp", "hugetlb"})[0];
   args.finish();
@@ -200,7 +201,12 @@ int run_loaded(Args& args) {
   for (auto delay : delays) {
     std::atomic<bool> stop{false}, go{false};
     std::atomic<int> ready{0};
-    std::vector<uint64_t> moved(loaders, 0);
+    // Each loader has its own cache line for its counts (no false sharing, no shared sink).
+    struct alignas(kLine) Slot {
+      uint64_t moved = 0;
+      uint64_t acc = 0;
+    };
+    std::vector<Slot> slots(loaders);
     std::vector<std::thread> workers;
     for (int w = 0; w < loaders; ++w) {
       workers.emplace_back([&, w] {
@@ -209,16 +215,24 @@ int run_loaded(Args& args) {
         uint64_t lines_moved = 0, acc = 0;
         ready.fetch_add(1);
         while (!go.load()) std::this_thread::yield();
+        // The traffic kind is chosen once, outside the loop over cache lines.
         while (!stop.load(std::memory_order_relaxed)) {
-          for (size_t off = 0; off < per_loader && !stop.load(std::memory_order_relaxed); off += kLine) {
-            if (traffic == "read") acc += *reinterpret_cast<volatile uint64_t*>(base + off);
-            else *reinterpret_cast<volatile uint64_t*>(base + off) = lines_moved;
-            ++lines_moved;
-            for (long long d = 0; d < delay; ++d) asm volatile("" ::: "memory");
+          if (reading) {
+            for (size_t off = 0; off < per_loader && !stop.load(std::memory_order_relaxed); off += kLine) {
+              acc += *reinterpret_cast<volatile uint64_t*>(base + off);
+              ++lines_moved;
+              for (long long d = 0; d < delay; ++d) asm volatile("" ::: "memory");
+            }
+          } else {
+            for (size_t off = 0; off < per_loader && !stop.load(std::memory_order_relaxed); off += kLine) {
+              *reinterpret_cast<volatile uint64_t*>(base + off) = lines_moved;
+              ++lines_moved;
+              for (long long d = 0; d < delay; ++d) asm volatile("" ::: "memory");
+            }
           }
         }
-        moved[w] = lines_moved * kLine;
-        g_sink = acc;
+        slots[w].moved = lines_moved * kLine;
+        slots[w].acc = acc;
       });
     }
     while (ready.load() < loaders) std::this_thread::yield();
@@ -230,7 +244,12 @@ int run_loaded(Args& args) {
     for (auto& t : workers) t.join();
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     double bytes = 0;
-    for (auto m : moved) bytes += static_cast<double>(m);
+    uint64_t seen = 0;
+    for (const Slot& s : slots) {
+      bytes += static_cast<double>(s.moved);
+      seen ^= s.acc;
+    }
+    g_sink = seen;  // written by this thread alone, after the loaders joined
     JsonLine()
         .str("probe", "loaded")
         .str("record", "sample")

@@ -91,6 +91,8 @@ class OpenCLBackend final : public Backend {
     check(err, "clCreateContext");
     queue_ = make_queue();  // the second queue, for copy_both, is made when first needed
     max_alloc_ = ulong_info(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    if (max_alloc_ == 0)  // the query failed: every copy would be refused as too large
+      throw std::runtime_error("clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE) gave no largest allocation for this device");
     api_.GetDeviceInfo(device_, CL_DEVICE_SVM_CAPABILITIES, sizeof svm_, &svm_, nullptr);
     build_empty_kernels();
   }

@@ -108,7 +108,9 @@ void Region::sync(const void* p, size_t n) const {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   auto start = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
   auto end = reinterpret_cast<uintptr_t>(p) + n;
-  msync(reinterpret_cast<void*>(start), end - start, MS_SYNC);
+  // A failed msync means the stores were not made persistent: the sample would claim what did not happen.
+  if (msync(reinterpret_cast<void*>(start), end - start, MS_SYNC) != 0)
+    throw std::runtime_error("msync of " + std::to_string(end - start) + " bytes failed: " + errno_text());
 }
 
 Region::~Region() {

@@ -45,14 +45,20 @@ constexpr double kScalar = 0.5;  // keeps values growing slowly (x1.25 per STREA
 constexpr double kFill = 7.0;
 constexpr size_t kAlign = kLine / sizeof(double);  // thread chunks start on cache lines
 
+// The kernels, chosen by name once when the arguments are read: the timed region only switches on
+// this enum (no string comparison there).
+enum class Op { copy, scale, add, triad, read, write };
+
 struct Kernel {
   std::string name;
+  Op op;
   int arrays_read;
   int arrays_written;
 };
 
 const std::vector<Kernel> kKernels = {
-    {"copy", 1, 1}, {"scale", 1, 1}, {"add", 2, 1}, {"triad", 2, 1}, {"read", 1, 0}, {"write", 0, 1},
+    {"copy", Op::copy, 1, 1},   {"scale", Op::scale, 1, 1}, {"add", Op::add, 2, 1},
+    {"triad", Op::triad, 2, 1}, {"read", Op::read, 1, 0},   {"write", Op::write, 0, 1},
 };
 
 const Kernel& kernel_named(const std::string& name) {
@@ -83,13 +89,13 @@ struct Persist {
 };
 
 // Runs one kernel once over all threads and returns its seconds. The read kernel's sum goes to `sum`.
-double run_kernel(const std::string& name, Arrays& x, int threads, const Persist& persist, double& sum) {
+double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double& sum) {
   double* __restrict a = x.a;
   double* __restrict b = x.b;
   double* __restrict c = x.c;
   const size_t n = x.n;
-  double* dest = name == "copy" || name == "add" || name == "write" ? c : name == "scale" ? b
-                 : name == "triad" ? a : nullptr;
+  double* dest = op == Op::copy || op == Op::add || op == Op::write ? c : op == Op::scale ? b
+                 : op == Op::triad ? a : nullptr;
   std::vector<double> partial(threads, 0.0);
   auto start = Clock::now();
 #pragma omp parallel num_threads(threads)
@@ -97,21 +103,29 @@ double run_kernel(const std::string& name, Arrays& x, int threads, const Persist
     const int t = omp_get_thread_num();
     size_t lo, hi;
     chunk(n, t, omp_get_num_threads(), lo, hi);
-    if (name == "copy") {
-      for (size_t i = lo; i < hi; ++i) c[i] = a[i];
-    } else if (name == "scale") {
-      for (size_t i = lo; i < hi; ++i) b[i] = kScalar * c[i];
-    } else if (name == "add") {
-      for (size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
-    } else if (name == "triad") {
-      for (size_t i = lo; i < hi; ++i) a[i] = b[i] + kScalar * c[i];
-    } else if (name == "write") {
-      for (size_t i = lo; i < hi; ++i) c[i] = kFill;
-    } else {
-      double s = 0.0;
+    switch (op) {
+      case Op::copy:
+        for (size_t i = lo; i < hi; ++i) c[i] = a[i];
+        break;
+      case Op::scale:
+        for (size_t i = lo; i < hi; ++i) b[i] = kScalar * c[i];
+        break;
+      case Op::add:
+        for (size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+        break;
+      case Op::triad:
+        for (size_t i = lo; i < hi; ++i) a[i] = b[i] + kScalar * c[i];
+        break;
+      case Op::write:
+        for (size_t i = lo; i < hi; ++i) c[i] = kFill;
+        break;
+      case Op::read: {
+        double s = 0.0;
 #pragma omp simd reduction(+ : s)
-      for (size_t i = lo; i < hi; ++i) s += a[i];
-      partial[t] = s;
+        for (size_t i = lo; i < hi; ++i) s += a[i];
+        partial[t] = s;
+        break;
+      }
     }
     if (persist.on && persist.dax && dest && hi > lo) {
       write_back(dest + lo, (hi - lo) * sizeof(double), persist.flush);
@@ -126,12 +140,15 @@ double run_kernel(const std::string& name, Arrays& x, int threads, const Persist
 }
 
 // The scalar replay of the kernels, as STREAM's checkSTREAMresults does.
-void replay(const std::string& name, double& a, double& b, double& c) {
-  if (name == "copy") c = a;
-  else if (name == "scale") b = kScalar * c;
-  else if (name == "add") c = a + b;
-  else if (name == "triad") a = b + kScalar * c;
-  else if (name == "write") c = kFill;
+void replay(Op op, double& a, double& b, double& c) {
+  switch (op) {
+    case Op::copy: c = a; break;
+    case Op::scale: b = kScalar * c; break;
+    case Op::add: c = a + b; break;
+    case Op::triad: a = b + kScalar * c; break;
+    case Op::write: c = kFill; break;
+    case Op::read: break;
+  }
 }
 
 struct Check {
@@ -281,9 +298,9 @@ int run_stream(Args& args) {
       if (!active[ki]) continue;
       const std::string& name = kernels[ki];
       const Kernel& k = kernel_named(name);
-      double seconds = run_kernel(name, x, threads, persist, sum);
-      replay(name, ea, eb, ec);
-      if (name == "read") {
+      double seconds = run_kernel(k.op, x, threads, persist, sum);
+      replay(k.op, ea, eb, ec);
+      if (k.op == Op::read) {
         read_sum = sum;
         expected_sum = ea * static_cast<double>(n);
       }

@@ -89,7 +89,7 @@ NB_MODULE(_runtime, m) {
                 o.ring = ring;
                 o.window = window;
                 speck64_expand(key[0], key[1], key[2], key[3], o.round_keys);
-                std::unique_ptr<xf::Backend> b;
+                std::unique_ptr<xf::Bus> b;
                 if (backend == "emulated")
                     b = xf::make_emulated(latency, bandwidth);
                 else if (backend == "opencl")

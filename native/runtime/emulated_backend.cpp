@@ -20,6 +20,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sched.h>
+
 #include "runtime.hpp"
 #include "device_errors.hpp"
 #include "xf_portable.h"
@@ -36,9 +38,25 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kIdleSpin = std::chrono::milliseconds(2);
 
+// One iteration of a busy wait: tells the core (and a sibling hyper-thread) that this is a spin.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
 void spin_until(Clock::time_point t) {
-    while (Clock::now() < t) {
-    }
+    while (Clock::now() < t) cpu_relax();
+}
+
+// CPUs this process may run on: the host and the device thread both spin, so with fewer than two
+// they time-slice and every wait grows by a scheduler quantum.
+unsigned usable_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+    return std::thread::hardware_concurrency();
 }
 
 struct Reply {
@@ -56,7 +74,7 @@ struct Message {
     Reply* reply = nullptr;       // reads and barriers
 };
 
-class Emulated final : public Backend {
+class Emulated final : public Bus {
 public:
     Emulated(double latency, double bandwidth) : latency_(checked(latency)), bandwidth_(bandwidth) {
         if (!(bandwidth > 0) || !std::isfinite(bandwidth))
@@ -80,9 +98,11 @@ public:
     }
 
     std::string name() const override {
-        char text[96];
-        std::snprintf(text, sizeof text, "emulated: one-way latency %.4g ns, %.4g GB/s",
-                      std::chrono::duration<double>(latency_).count() * 1e9, bandwidth_ / 1e9);
+        char text[160];
+        const unsigned cpus = usable_cpus();
+        std::snprintf(text, sizeof text, "emulated: one-way latency %.4g ns, %.4g GB/s%s",
+                      std::chrono::duration<double>(latency_).count() * 1e9, bandwidth_ / 1e9,
+                      cpus < 2 ? "; time-sliced: one CPU for the host and the device thread, waits are not the bus's" : "");
         return text;
     }
 
@@ -151,10 +171,14 @@ private:
     }
 
     void wait(Reply& reply) {
-        while (!reply.ready.load(std::memory_order_acquire)) {
-        }
+        while (!reply.ready.load(std::memory_order_acquire)) cpu_relax();
         spin_until(reply.arrives);
-        if (!device_error_.empty()) throw std::runtime_error("emulated device: " + device_error_);
+        std::string failure;
+        {
+            std::lock_guard<std::mutex> lock(error_mutex_);
+            failure = device_error_;
+        }
+        if (!failure.empty()) throw std::runtime_error("emulated device: " + failure);
     }
 
     bool take(Message& m) {
@@ -170,8 +194,7 @@ private:
             Message m;
             auto idle_until = Clock::now() + kIdleSpin;
             bool got = false;
-            while (!(got = take(m)) && Clock::now() < idle_until && !stop_flag_.load(std::memory_order_relaxed)) {
-            }
+            while (!(got = take(m)) && Clock::now() < idle_until && !stop_flag_.load(std::memory_order_relaxed)) cpu_relax();
             if (!got) {
                 std::unique_lock<std::mutex> lock(mutex_);
                 sleeping_ = true;
@@ -184,9 +207,13 @@ private:
             spin_until(m.delivered);
             try {
                 handle(m);
-            } catch (const std::exception& e) {  // surfaces on the host at its next read
-                device_error_ = e.what();
-                error_.store(XF_ERR_INJECTED + 100);
+            } catch (const std::exception& e) {  // surfaces on the host at its next read; the first error is kept
+                {
+                    std::lock_guard<std::mutex> lock(error_mutex_);
+                    if (device_error_.empty()) device_error_ = e.what();
+                }
+                uint32_t none = 0;
+                error_.compare_exchange_strong(none, kDeviceThreadFailed);
             }
             done_.fetch_add(1, std::memory_order_release);
             if (m.reply) m.reply->ready.store(true, std::memory_order_release);
@@ -230,13 +257,14 @@ private:
     std::atomic<bool> stop_flag_{false};
     uint64_t posted_ = 0;              // messages posted (host thread only)
     std::atomic<uint64_t> done_{0};    // messages handled (device thread)
-    std::atomic<uint32_t> error_{0};
-    std::string device_error_;
+    std::atomic<uint32_t> error_{0};  // the first device-side error code
+    std::mutex error_mutex_;          // guards device_error_ (set by the device thread, read by the host)
+    std::string device_error_;        // the first exception's text
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_emulated(double latency_seconds, double bandwidth_bytes_per_second) {
+std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second) {
     return std::make_unique<Emulated>(latency_seconds, bandwidth_bytes_per_second);
 }
 

@@ -59,9 +59,9 @@ void check(cl_int code, const char* call) {
 
 constexpr int kStaging = 4;  // staging buffers in the ring (writes in flight at once, at most)
 
-class OpenCLBackend final : public Backend {
+class OpenCLBus final : public Bus {
  public:
-  explicit OpenCLBackend(int device_index) {
+  explicit OpenCLBus(int device_index) {
     std::string why = load(api_);
     if (!why.empty()) throw std::runtime_error("OpenCL device " + std::to_string(device_index) + ": " + why);
     auto devices = all_devices(api_, why);
@@ -79,7 +79,7 @@ class OpenCLBackend final : public Backend {
             platform_text(api_, platform_, CL_PLATFORM_NAME) + ")";
   }
 
-  ~OpenCLBackend() override { release(); }
+  ~OpenCLBus() override { release(); }
 
   std::string name() const override { return name_; }
 
@@ -330,6 +330,6 @@ class OpenCLBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_opencl(int device_index) { return std::make_unique<OpenCLBackend>(device_index); }
+std::unique_ptr<Bus> make_opencl(int device_index) { return std::make_unique<OpenCLBus>(device_index); }
 
 }  // namespace xf

@@ -44,7 +44,7 @@ const char* mode_name(Mode mode) {
     }
 }
 
-Runtime::Runtime(std::unique_ptr<Backend> backend, const Options& options)
+Runtime::Runtime(std::unique_ptr<Bus> backend, const Options& options)
     : backend_(std::move(backend)), options_(options) {
     if (!backend_) throw std::invalid_argument("no backend");
     if (options_.ring == 0) throw std::invalid_argument("ring size 0: the device needs at least one result slot");

@@ -11,7 +11,7 @@
 // flight together, every result read back with the window, no forwarding (a request that needs a
 // pending result flushes the window first); forward, everything above.
 //
-// Where the bus is: Backend. OpenCL (opencl_backend.cpp) and an emulated accelerator on the host
+// Where the bus is: a Bus (the runtime's own term; the probe's devices are its Backend). OpenCL (opencl_backend.cpp) and an emulated accelerator on the host
 // (emulated_backend.cpp). Counters say what crossed it.
 #pragma once
 
@@ -49,9 +49,9 @@ struct Counters {
 };
 
 // The device side: a slot ring and an interpreter. Calls come from one host thread, in order.
-class Backend {
+class Bus {
 public:
-    virtual ~Backend() = default;
+    virtual ~Bus() = default;
     virtual std::string name() const = 0;
     // Allocate `slots` result slots and room for windows of `max_window` requests; keep enc64's round keys.
     virtual void open(uint32_t slots, uint32_t max_window, const uint32_t round_keys[27]) = 0;
@@ -66,8 +66,8 @@ public:
     virtual uint32_t status(std::string* detail) = 0;
 };
 
-std::unique_ptr<Backend> make_emulated(double latency_seconds, double bandwidth_bytes_per_second);
-std::unique_ptr<Backend> make_opencl(int device_index);  // throws std::runtime_error if unavailable
+std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second);
+std::unique_ptr<Bus> make_opencl(int device_index);  // throws std::runtime_error if unavailable
 
 class Runtime;
 
@@ -102,7 +102,7 @@ struct Options {
 
 class Runtime {
 public:
-    Runtime(std::unique_ptr<Backend> backend, const Options& options);
+    Runtime(std::unique_ptr<Bus> backend, const Options& options);
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
@@ -120,7 +120,7 @@ public:
 
     const Counters& counters() const { return counters_; }
     const Options& options() const { return options_; }
-    Backend& backend() { return *backend_; }
+    Bus& backend() { return *backend_; }
 
 private:
     void check_status();
@@ -128,7 +128,7 @@ private:
     uint32_t allocate_slot();
     void add_operand(uint64_t* words, int k, const Operand& op, uint32_t* level, uint32_t* kinds);
 
-    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<Bus> backend_;
     Options options_;
     Counters counters_;
     std::vector<std::weak_ptr<Cell>> owner_;   // per slot: the cell whose value it holds

@@ -58,7 +58,9 @@ def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
     run = ProbeRun(args)
     command = [str(probe_path()), *args]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        # Device names and driver messages are not always UTF-8: a bad byte becomes U+FFFD, never an
+        # exception that would end the program instead of the step.
+        done = subprocess.run(command, capture_output=True, encoding="utf-8", errors="replace", timeout=timeout)
         stdout, run.returncode = done.stdout, done.returncode
         if done.returncode != 0:
             run.failure = exit_reason(done.returncode, done.stderr)
