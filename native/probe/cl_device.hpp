@@ -155,21 +155,38 @@ class ClDevice {
   }
   void finish() { cl_check(api_.Finish(queue_), "clFinish"); }
 
-  cl::cl_mem buffer(size_t bytes) {
+  // A device buffer that releases itself, also when an exception leaves the scope that made it.
+  class Buffer {
+   public:
+    Buffer(const cl::Api& api, cl::cl_mem mem) : api_(api), mem_(mem) {}
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& other) noexcept : api_(other.api_), mem_(other.mem_) { other.mem_ = nullptr; }
+    ~Buffer() {
+      if (mem_) api_.ReleaseMemObject(mem_);
+    }
+    cl::cl_mem get() const { return mem_; }
+
+   private:
+    const cl::Api& api_;
+    cl::cl_mem mem_;
+  };
+
+  Buffer buffer(size_t bytes) {
     cl::cl_int err = cl::CL_SUCCESS;
     cl::cl_mem m = api_.CreateBuffer(context_, cl::CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr, &err);
     cl_check(err, "clCreateBuffer");
-    return m;
-  }
-  void release(cl::cl_mem m) {
-    if (m) api_.ReleaseMemObject(m);
+    return Buffer(api_, m);
   }
   // Blocking copies between host memory and a buffer.
-  void write(cl::cl_mem m, const void* p, size_t bytes) {
+  void arg(cl::cl_kernel k, cl::cl_uint i, const Buffer& b) { arg(k, i, b.get()); }
+  void write(const Buffer& b, const void* p, size_t bytes) {
+    const cl::cl_mem m = b.get();
     if (bytes)
       cl_check(api_.EnqueueWriteBuffer(queue_, m, cl::CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
   }
-  void read(cl::cl_mem m, void* p, size_t bytes) {
+  void read(const Buffer& b, void* p, size_t bytes) {
+    const cl::cl_mem m = b.get();
     if (bytes)
       cl_check(api_.EnqueueReadBuffer(queue_, m, cl::CL_TRUE, 0, bytes, p, 0, nullptr, nullptr), "clEnqueueReadBuffer");
   }

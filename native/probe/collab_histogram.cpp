@@ -94,7 +94,7 @@ Outcome Histogram::run() {
     if (!in) throw std::runtime_error("out of host memory for the input");
     std::unique_ptr<uint32_t, void (*)(void*)> guard(in, std::free);
     std::vector<uint32_t> host_hist(kBins, 0), dev_hist(kBins, 0);
-    cl_mem din = dev.buffer(nd * 4), dhist = dev.buffer(kBins * 4);
+    auto din = dev.buffer(nd * 4), dhist = dev.buffer(kBins * 4);  // released when this scope ends, however
     fill_input(in);
     out.allocation = since(t0);
     // copy in: the device's part of the input, and a zeroed histogram
@@ -120,8 +120,6 @@ Outcome Histogram::run() {
     out.copy += since(t3);
     out.total = since(t0);
     out.copied_bytes = nd * 4 + 2 * kBins * 4;
-    dev.release(din);
-    dev.release(dhist);
   } else {
     uint32_t* in = static_cast<uint32_t*>(dev.svm(o.size * 4, false));
     uint32_t* hist = nullptr;

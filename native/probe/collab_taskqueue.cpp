@@ -105,7 +105,7 @@ Outcome TaskQueue::run() {
     float* data = static_cast<float*>(std::aligned_alloc(4096, (o.size * 4 + 4095) / 4096 * 4096));
     if (!data) throw std::runtime_error("out of host memory for the tasks' data");
     host_data.reset(data);
-    cl_mem dbuf = dev.buffer(dev_floats * 4);
+    auto dbuf = dev.buffer(dev_floats * 4);  // released when this scope ends, however
     fill_input(data);
     out.allocation = since(t0);
     auto t1 = Clock::now();
@@ -129,7 +129,6 @@ Outcome TaskQueue::run() {
     out.total = since(t0);
     out.copied_bytes = 2 * dev_floats * 4;
     out.device_tasks = static_cast<long long>(kd_tasks);
-    dev.release(dbuf);
     result = data;
   } else {
     try {
