@@ -11,7 +11,7 @@ import typer
 from ..errors import BadValue
 from ..fit.device import AGAINST, fit_device, skip_note
 from ..fit.linkfit import MODELS, TOLERANCE
-from ..fit.samples import unvalidated_count
+from ..measure.samples import unvalidated_count
 from ..links import resolve
 from ..links.presets import check_profile_name
 from ..store import open_store

@@ -16,7 +16,7 @@ from ..links.base import Link
 from ..links.presets import build, save_profile
 from ..measure.device import DIRECTIONS
 from .linkfit import MODELS, NOISE_FACTOR, PARAMETERS, POOR_CV, POOR_WORST, select
-from .samples import kept
+from ..measure.samples import kept
 
 #: The preset the fits are set beside by default: seed 000's testbed link (PCIe Gen3 x16).
 AGAINST = "pcie3x16"

@@ -39,7 +39,7 @@ from ..measure.memory import KERNELS
 from ..units import format_size, format_time
 from ..links import profiles
 from ..links.presets import check_profile_name, save_profile
-from .samples import kept, unvalidated_count
+from ..measure.samples import kept, unvalidated_count
 
 FLAT = 0.15  # an idle-latency plateau whose per-size medians spread more than this (relative) gets a note
 STEP_FLAT = 0.5  # a cache level's sizes whose medians spread more than this show no plateau: not reported

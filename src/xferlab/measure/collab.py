@@ -29,7 +29,8 @@ from typing import Any, Optional
 from ..errors import BadValue
 from . import checks
 from .probe import ProbeRun
-from .stats import summarize
+from .samples import validated
+from ..stats import summarize
 from .steps import Step, dropped_reason, good_time
 
 PATTERNS = ("histogram", "taskqueue")
@@ -200,7 +201,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     allocation + copy, the paper's "data movement"."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        if str(r.get("test", "")).startswith("collab-") and not r.get("warmup") and r.get("validated") is not False:
+        if str(r.get("test", "")).startswith("collab-") and not r.get("warmup") and validated(r):
             groups.setdefault((r["test"].removeprefix("collab-"), r["mode"]), []).append(r)
     medians: dict[tuple[str, str], dict[str, Any]] = {}
     for (pattern, version), members in groups.items():

@@ -19,7 +19,8 @@ from ..units import format_size
 from . import checks
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
-from .stats import summarize
+from .samples import kept
+from ..stats import summarize
 from .steps import Step, dropped_reason, good_time
 
 BACKENDS = ("opencl", "cuda")
@@ -271,11 +272,6 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     return rows, failure
 
 
-def _validated(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows statistics are made of: those the probe validated (rows read back from an older store have no flag)."""
-    return [r for r in rows if r.get("validated") is not False]
-
-
 def _quantile(data: list[float], q: float) -> float:
     data = sorted(data)
     return data[min(len(data) - 1, int(q * len(data)))]
@@ -284,7 +280,7 @@ def _quantile(data: list[float], q: float) -> float:
 def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kind, direction, size): median latency and bandwidth by both clocks."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in _validated(rows):
+    for r in kept(rows):
         if r["test"] in DIRECTIONS:
             groups.setdefault((r["mode"], r["test"], r["size_bytes"]), []).append(r)
     out = []
@@ -327,7 +323,7 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in _validated(rows):
+    for r in kept(rows):
         if r["test"] == "launch":
             groups.setdefault((r["args"], r.get("cpus")), []).append(r)
     out = []
@@ -345,7 +341,7 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in _validated(rows):
+    for r in kept(rows):
         if r["test"] == "chunks" and not r["warmup"]:
             groups.setdefault((r["mode"], r["size_bytes"]), []).append(r)
     out = []

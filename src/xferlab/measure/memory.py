@@ -21,7 +21,7 @@ from . import checks
 from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
 from .steps import Step, dropped_reason, good_time
-from .stats import summarize
+from ..stats import summarize
 
 KERNELS = ("copy", "scale", "add", "triad", "read", "write")
 DEFAULT_KERNELS = ("copy", "scale", "add", "triad")

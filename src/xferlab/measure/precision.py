@@ -21,7 +21,7 @@ from typing import Any, Iterable, Optional
 
 from ..errors import BadValue
 from ..units import format_time, parse_time
-from .stats import median_interval
+from ..stats import median_interval
 
 LIMIT = 0.5  # a target above 50 % says nothing about a median
 MAX_TIME_LIMIT = 86400.0  # the probe's own bound on --max-time

@@ -10,6 +10,7 @@ from typing import Any, Optional
 from ..system import inventory as inv
 from .device import chunk_summary, launch_summary, transfer_overview, transfer_summary
 from .memory import MemoryPlan, summaries
+from .samples import validated
 from .steps import unvalidated
 
 #: A step whose failure starts so was skipped (time budget used up), not failed.
@@ -113,7 +114,7 @@ def _mappings(rows: list[dict]) -> list[dict]:
 def _loaded_points(rows: list[dict]) -> list[dict]:
     points: dict[tuple, dict] = {}
     for r in rows:
-        if r["test"] == "loaded-latency" and r.get("validated") is not False:
+        if r["test"] == "loaded-latency" and validated(r):
             p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
             p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
     return list(points.values())

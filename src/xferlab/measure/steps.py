@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from .probe import ProbeRun, run_probe
+from .samples import unvalidated_count
 
 
 @dataclass
@@ -44,7 +45,7 @@ def dropped_reason(dropped: list[str]) -> Optional[str]:
 
 def unvalidated(rows: list[dict[str, Any]]) -> int:
     """How many of ``rows`` the probe did not validate (kept in the store, left out of statistics)."""
-    return sum(1 for r in rows if r.get("validated") is False)
+    return unvalidated_count(rows)
 
 
 @dataclass

@@ -73,7 +73,7 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
     base64. Returns the template's context. Only the runs named (or picked) must be readable; each
     section that cannot be made (a group that cannot be fitted, a plot that fails) becomes a note in
     its place. Samples the probe did not validate are left out everywhere, and counted."""
-    from ..fit.samples import kept, unvalidated_count
+    from ..measure.samples import kept, unvalidated_count
     from .advice import advice_section, fits_section
 
     run_ids = collect.pick_runs(db, refs)
