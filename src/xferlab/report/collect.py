@@ -116,15 +116,19 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
     return sorted(set(chosen.values()))  # none: the report says so and still shows the scenarios and the advice
 
 
-def headline_from(stats: list[dict[str, Any]], run_id: str, label: str, key: str, stat: str,
-                  fmt: Callable[[float], str], **where: Any) -> Optional[Headline]:
-    """The group of ``stats`` matching ``where`` (largest size if several) as a headline."""
-    groups = [g for g in stats if all(g.get(k) == v for k, v in where.items())]
-    if not groups:
+def headline_of(rows: list[dict[str, Any]], run_id: str, label: str, key: str, field: str, stat: str,
+                fmt: Callable[[float], str], group: dict[str, Any], **where: Any) -> Optional[Headline]:
+    """A headline read from the rows a table of the report shows (one computation for both): the row
+    matching ``where`` (the largest size, then threads, if several), its ``field``. ``group`` names
+    the store's sample group the figure summarizes (``stat`` of it), so that it can be traced."""
+    found = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    if not found:
         return None
-    g = max(groups, key=lambda g: (g.get("size_bytes") or 0, g.get("threads") or 0))
-    ident = {k: g.get(k) for k in ("suite", "test", "metric", "size_bytes", "threads", "node", "mode")}
-    return Headline(label, key, run_id, ident, stat, float(g[stat]), fmt(g[stat]))
+    r = max(found, key=lambda r: (r.get("size_bytes") or r.get("largest_bytes") or 0, r.get("threads") or 0))
+    ident = {**group, **{k: r[k] for k in ("size_bytes", "threads", "node") if k in r}}
+    if "largest_bytes" in r:
+        ident["size_bytes"] = r["largest_bytes"]
+    return Headline(label, key, run_id, ident, stat, float(r[field]), fmt(r[field]))
 
 
 def ci_rows(rows: list[dict[str, Any]], *specs: tuple[str, str, str, str]) -> list[dict[str, Any]]:
@@ -207,13 +211,14 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                 [n for t in tiers for n in t.notes]
                                 + [f"saved as profile {name}: {path}" for name, path in saved.items()]))
     section.commands.append(f"xferlab fit {rid}" + (f" --name {profile_prefix}" if profile_prefix else ""))
-    stats = db.stats(rid)
     heads = []
-    for node in sorted({g["node"] for g in stats if g["suite"] == "memory"}, key=str):
-        h = headline_from(stats, rid, f"STREAM triad, node {node} (best)", f"triad-node{node}", "max", format_rate,
-                          suite="memory", test="triad", node=node)
-        h2 = headline_from(stats, rid, f"memory latency, node {node} (median, largest working set)",
-                           f"latency-node{node}", "median", format_time, suite="memory", test="latency", node=node)
+    for node in sorted({r["node"] for r in result["bandwidth"] + result["latency"]}, key=str):
+        h = headline_of(result["bandwidth"], rid, f"STREAM triad, node {node} (best)", f"triad-node{node}",
+                        "best_bytes_per_second", "max", format_rate,
+                        {"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second"}, test="triad", node=node)
+        h2 = headline_of(result["latency"], rid, f"memory latency, node {node} (median, largest working set)",
+                         f"latency-node{node}", "median_seconds", "median", format_time,
+                         {"suite": "memory", "test": "latency", "metric": "latency_seconds"}, test="latency", node=node)
         heads += [x for x in (h, h2) if x]
     return section, heads
 
@@ -257,17 +262,19 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                                                "median_ci_high_seconds"))))
     for path in result["plots"]:
         section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "device")))
-    stats = db.stats(rid)
     heads = []
-    kinds = [g["mode"] for g in stats if g["test"] == "h2d"]
+    kinds = [r["kind"] for r in result["overview"] if r["direction"] == "h2d"]
     kind = "pageable" if "pageable" in kinds else (kinds[0] if kinds else None)
     for direction in ("h2d", "d2h"):
-        h = headline_from(stats, rid, f"{name}: {direction} copy bandwidth, {kind} memory (median, largest copy)",
-                          f"{direction}-{kind}-{rid}", "median", format_rate, suite="device", test=direction, mode=kind)
+        h = headline_of(result["overview"], rid, f"{name}: {direction} copy bandwidth, {kind} memory (median, largest copy)",
+                        f"{direction}-{kind}-{rid}", "bandwidth_bytes_per_second", "median", format_rate,
+                        {"suite": "device", "test": direction, "metric": "bandwidth_bytes_per_second", "mode": kind},
+                        kind=kind, direction=direction)
         if h:
             heads.append(h)
-    h = headline_from(stats, rid, f"{name}: kernel launch latency, no arguments (median)", f"launch-{rid}", "median",
-                      format_time, suite="device", test="launch", mode="0 args")
+    h = headline_of(result["launch"], rid, f"{name}: kernel launch latency, no arguments (median)", f"launch-{rid}",
+                    "median_seconds", "median", format_time,
+                    {"suite": "device", "test": "launch", "metric": "latency_seconds", "mode": "0 args"}, args=0)
     if h:
         heads.append(h)
     return section, heads
