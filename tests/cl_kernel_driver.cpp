@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   cl_int err = CL_SUCCESS;
   cl_context context = api.CreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext");
-  cl_command_queue queue = api.CreateCommandQueue(context, device, 0, &err);
+  cl_command_queue queue = make_queue(api, context, device, false, err);
   check(err, "clCreateCommandQueue");
   std::string source = slurp(argv[1]);
   const char* text = source.c_str();
@@ -70,11 +70,7 @@ int main(int argc, char** argv) {
   cl_program program = api.CreateProgramWithSource(context, 1, &text, &length, &err);
   check(err, "clCreateProgramWithSource");
   if (api.BuildProgram(program, 1, &device, "", nullptr, nullptr) != CL_SUCCESS) {
-    size_t size = 0;
-    api.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-    std::string log(size, '\0');
-    api.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-    fail("clBuildProgram failed:\n" + log);
+    fail("clBuildProgram failed:\n" + build_log(api, program, device));
   }
   cl_kernel kernel = api.CreateKernel(program, argv[2], &err);
   check(err, "clCreateKernel");

@@ -139,4 +139,22 @@ std::string platform_text(const Api& api, cl_platform_id platform, cl_platform_i
   return query_text(api.GetPlatformInfo, platform, what);
 }
 
+cl_command_queue make_queue(const Api& api, cl_context context, cl_device_id device, bool profiling, cl_int& err) {
+  const cl_command_queue_properties flags = profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  if (api.CreateCommandQueueWithProperties) {
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, flags, 0};
+    return api.CreateCommandQueueWithProperties(context, device, props, &err);
+  }
+  return api.CreateCommandQueue(context, device, flags, &err);
+}
+
+std::string build_log(const Api& api, cl_program program, cl_device_id device) {
+  size_t size = 0;
+  if (api.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) return "";
+  std::string log(size, '\0');
+  api.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
 }  // namespace xferlab::cl

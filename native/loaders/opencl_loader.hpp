@@ -133,6 +133,14 @@ std::string error_name(cl_int code);
 // `why` set, when there is no platform or no device.
 std::vector<std::pair<cl_platform_id, cl_device_id>> all_devices(const Api& api, std::string& why);
 
+// An in-order command queue on `device`, with profiling if asked: clCreateCommandQueueWithProperties
+// where the library has it (OpenCL 2.0), else clCreateCommandQueue. `err` gets the call's result.
+cl_command_queue make_queue(const Api& api, cl_context context, cl_device_id device, bool profiling, cl_int& err);
+
+// The build log of `program` on `device`, without trailing NULs and newlines (the same text the
+// probe and the runtime show when a kernel does not build).
+std::string build_log(const Api& api, cl_program program, cl_device_id device);
+
 // A string-valued query of a device or a platform, without the trailing NUL.
 std::string device_text(const Api& api, cl_device_id device, cl_device_info what);
 std::string platform_text(const Api& api, cl_platform_id platform, cl_platform_info what);

@@ -90,12 +90,7 @@ class ClDevice {
     cl_int err = CL_SUCCESS;
     context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     cl_check(err, "clCreateContext");
-    if (api_.CreateCommandQueueWithProperties) {
-      cl_queue_properties props[] = {0};
-      queue_ = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
-    } else {
-      queue_ = api_.CreateCommandQueue(context_, device_, 0, &err);
-    }
+    queue_ = make_queue(api_, context_, device_, false, err);
     cl_check(err, "clCreateCommandQueue");
   }
 
@@ -113,10 +108,7 @@ class ClDevice {
         program_ = p;
         return i;
       }
-      size_t size = 0;
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-      std::string log(size, '\0');
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      const std::string log = build_log(api_, p, device_);
       api_.ReleaseProgram(p);
       // The first error, without the temporary file's path: "error: /tmp/x.cl:2:56: use of …".
       std::string first;

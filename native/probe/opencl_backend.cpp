@@ -252,13 +252,7 @@ class OpenCLBackend final : public Backend {
 
   cl_command_queue make_queue() {
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = nullptr;
-    if (api_.CreateCommandQueueWithProperties) {
-      cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-      q = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
-    } else {
-      q = api_.CreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
-    }
+    cl_command_queue q = cl::make_queue(api_, context_, device_, true, err);
     check(err, "clCreateCommandQueue");
     return q;
   }
@@ -277,10 +271,7 @@ class OpenCLBackend final : public Backend {
     check(err, "clCreateProgramWithSource");
     err = api_.BuildProgram(program_, 1, &device_, "", nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      size_t size = 0;
-      api_.GetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-      std::string log(size, '\0');
-      api_.GetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      const std::string log = cl::build_log(api_, program_, device_);
       throw std::runtime_error("building the empty kernels failed: " + error_name(err) + ": " + log);
     }
     for (int n = 0; n <= kMaxArgs; ++n) {

@@ -90,12 +90,7 @@ class OpenCLBus final : public Bus {
     cl_int err = CL_SUCCESS;
     context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     check(err, "clCreateContext");
-    if (api_.CreateCommandQueueWithProperties) {  // OpenCL 2.0; properties 0: in order, no profiling
-      cl_queue_properties props[] = {0};
-      queue_ = api_.CreateCommandQueueWithProperties(context_, device_, props, &err);
-    } else {
-      queue_ = api_.CreateCommandQueue(context_, device_, 0, &err);
-    }
+    queue_ = xferlab::cl::make_queue(api_, context_, device_, false, err);  // in order, no profiling
     check(err, "clCreateCommandQueue");
     build();
     kernel_ = api_.CreateKernel(program_, "xf_window", &err);
@@ -223,11 +218,7 @@ class OpenCLBus final : public Bus {
         program_ = p;
         return;
       }
-      size_t size = 0;
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-      std::string log(size, '\0');
-      api_.GetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+      const std::string log = xferlab::cl::build_log(api_, p, device_);
       api_.ReleaseProgram(p);
       logs += std::string("\n[options \"") + options + "\": " + error_name(err) + "]\n" + log;
     }
