@@ -349,7 +349,8 @@ def test_one_group_that_cannot_be_fitted_leaves_the_others(cli, tmp_path):
 
 def test_unvalidated_samples_are_left_out_of_the_fit(cli, tmp_path):
     # Tried: a run whose probe crashed (injected SIGBUS) after 3 samples: they are stored, unvalidated,
-    # and the fit refuses to use them (no validated copies: exit 2, nothing fitted from them).
+    # and the fit refuses to use them: copies measured, none validated, so the work failed (exit 1, not
+    # the exit 2 of bad input), nothing fitted from them.
     _need_opencl()
     store = tmp_path / "s.duckdb"
     code, err = _device_run(cli, store, "1KiB..1MiB", env={"XFERLAB_PROBE_FAULT": "crash=SIGBUS@3"})
@@ -357,7 +358,7 @@ def test_unvalidated_samples_are_left_out_of_the_fit(cli, tmp_path):
         pytest.skip("this probe has no fault injection (an older build)")
     assert code == 1
     code, out, err = cli("fit", "latest", "--store", store)
-    assert code == 2 and "no validated host-device copies" in err and not out
+    assert code == 1 and "none validated by the probe" in err and len(err.strip().splitlines()) == 1 and not out
 
 
 def test_fit_plot_folder_is_checked_before_the_store_is_read(cli, tmp_path):

@@ -2,7 +2,8 @@
 
 An :class:`XferlabError` is a problem with what the user gave (a value, a name, a file) or a resource
 they asked for that is not there. The CLI prints its message as one line, ``error: …``, and exits
-with code 2; anything else is a bug and exits with 1.
+with code 2 (:class:`NothingMeasured`, a valid request whose measurements all failed: 1); anything
+else is a bug and exits with 1.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ class UnknownName(XferlabError, KeyError):
 
 class BadFile(XferlabError):
     """A file that is missing, unreadable, or does not follow its schema."""
+
+
+class NothingMeasured(XferlabError):
+    """The input was right, but what it names holds no measurement the command can use (a run whose
+    every copy the probe could not validate): the work failed, exit code 1, as a run that failed."""
+
+    exit_code = 1
 
 
 class Unavailable(XferlabError):

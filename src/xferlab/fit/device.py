@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..errors import BadValue
+from ..errors import BadValue, NothingMeasured
 from ..links import resolve
 from ..links.base import Link
 from ..links.presets import build, save_profile
@@ -46,6 +46,10 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
     limit_link = resolve(against) if isinstance(against, str) else against
     copies = [s for s in kept(samples) if s["suite"] == "device" and s["test"] in DIRECTIONS and not s["warmup"]]
     if not copies:
+        recorded = [s for s in samples if s["suite"] == "device" and s["test"] in DIRECTIONS and not s["warmup"]]
+        if recorded:  # copies were measured, but none validated: the measurement failed, not the input
+            raise NothingMeasured(f"run {run_id} has {len(recorded)} host-device copies, none validated by the probe; "
+                                  "nothing to fit (measure again)")
         raise BadValue(f"run {run_id} has no validated host-device copies to fit; record one with `xferlab measure device`")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in copies:
