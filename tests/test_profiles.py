@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from xferlab.errors import BadValue, UnknownName
+from xferlab.errors import BadFile, BadValue, UnknownName
 from xferlab.links import profiles, resolve
 from xferlab.links.presets import save_profile
 from xferlab.links.simple import SimpleLink
@@ -88,3 +88,14 @@ def test_links_needs_neither_fit_nor_the_store():
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def test_a_profile_file_is_read_with_the_bounded_loader(tmp_path, monkeypatch):
+    """Bad input: a profile file whose aliases expand it a thousandfold ('billion laughs') is refused
+    in one line, as a --links file is, instead of being expanded."""
+    monkeypatch.setenv("XFERLAB_PROFILES", str(tmp_path))
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"] + [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]"
+                                                       for i in range(5)]
+    (tmp_path / "laughs.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(BadFile, match="alias"):
+        profiles.read(tmp_path / "laughs.yaml")

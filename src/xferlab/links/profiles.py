@@ -24,7 +24,7 @@ from typing import Iterator, Optional
 import yaml
 
 from ..errors import BadFile, BadValue
-from ..files import read_text
+from ..files import load_yaml, read_text
 
 ENV = "XFERLAB_PROFILES"
 _USING: ContextVar[Optional[Path]] = ContextVar("xferlab_profiles", default=None)
@@ -80,8 +80,8 @@ def path_of(name: str) -> Path:
 
 def read(target: Path):
     """The parsed YAML of a profile file."""
-    try:
-        return yaml.safe_load(read_text(target, "profile"))
+    try:  # the bounded loader every user file goes through (aliases that expand it past 10x are refused)
+        return load_yaml(read_text(target, "profile"), f"profile '{target}'")[1]
     except yaml.YAMLError as error:
         raise BadFile(f"profile '{target}' is not valid YAML: {str(error).splitlines()[0]}") from None
 
