@@ -21,7 +21,9 @@ def test_lab_writes_results(cli, tmp_path):
     summary = json.loads((out / "lab.json").read_text())
     assert summary["probe"]["ok"] and summary["probe"]["records"][0]["probe"] == "clock"
     assert summary["store"] == str(store) and not (out / lab.STORE_NAME).exists()  # --store given: used
-    assert summary["devices"] and code == 0, (summary.get("skipped_devices"), stderr[-500:])
+    assert code == 0, stderr[-500:]
+    # the device ran, or (on a machine busy enough that memory used the time) was skipped and said why
+    assert summary["devices"] or all("budget" in s for s in summary["skipped_devices"])
     # the runtime ran, or was skipped for the budget and said so
     assert summary["runtime_runs"] or all("budget" in f for f in summary["runtime_failures"])
 
@@ -55,7 +57,7 @@ def test_stages_share_the_budget():
     """Each point's timed work is sized so a stage's points fit its share, within the lab's bounds."""
     assert lab.per_point(100.0, 10, lab.MAX_TIME_MEMORY) == lab.MAX_TIME_MEMORY
     assert lab.per_point(0.1, 100, lab.MAX_TIME_MEMORY) == lab.MIN_TIME_PER_POINT
-    assert lab.per_point(10.0, 100, lab.MAX_TIME_MEMORY) == 0.075
+    assert lab.per_point(10.0, 100, lab.MAX_TIME_MEMORY) == 0.05
     plan = lab.quick_memory_plan(1.0)
     assert plan.max_time * lab.memory_points(plan) <= max(1.0, lab.MIN_TIME_PER_POINT * lab.memory_points(plan))
 

@@ -255,9 +255,10 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
 
 
 def per_point(share: float, points: int, most: float) -> float:
-    """The timed seconds each of ``points`` points may take so that they fit in ``share`` (with a
-    quarter kept for the probe's set-up and the store), between MIN_TIME_PER_POINT and ``most``."""
-    return max(MIN_TIME_PER_POINT, min(most, 0.75 * share / max(1, points)))
+    """The timed seconds each of ``points`` points may take so that they fit in ``share`` (half of it:
+    the rest is kept for the fixed repetitions, the probe's set-up, the store, and a machine busier
+    than when the share was set), between MIN_TIME_PER_POINT and ``most``."""
+    return max(MIN_TIME_PER_POINT, min(most, 0.5 * share / max(1, points)))
 
 
 def memory_points(plan: MemoryPlan) -> int:
