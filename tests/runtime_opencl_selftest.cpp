@@ -28,7 +28,7 @@
 #include "enc64.h"
 #include "interp.h"
 
-using namespace xf;
+using namespace xferlab::runtime;
 
 static int checks = 0;
 #define CHECK(cond, ...)                                        \

@@ -19,7 +19,7 @@
 #include "xf_portable.h"
 #include "enc64.h"
 
-using namespace xf;
+using namespace xferlab::runtime;
 
 int main(int argc, char** argv) {
     const double latency = argc > 1 ? std::atof(argv[1]) : 1e-6;

@@ -1,6 +1,6 @@
 // xferlab._runtime: the offload runtime for Python (nanobind). xferlab.runtime wraps it.
 //
-// Runtime(backend, mode, ring, window, latency, bandwidth, device, key) owns an xf::Runtime. Posit and
+// Runtime(backend, mode, ring, window, latency, bandwidth, device, key) owns an xferlab::runtime::Runtime. Posit and
 // Enc values hold a reference to their Runtime object (not to the values they were computed from, so a
 // long chain of operations keeps no history alive); Python operators issue requests; float(), int(),
 // comparisons and bool() block for a value. C++ std::invalid_argument arrives as ValueError,
@@ -22,155 +22,223 @@ using namespace nb::literals;
 namespace {
 
 struct PyRuntime {
-    std::unique_ptr<xf::Runtime> rt;
-    xf::Runtime& get() {
-        if (!rt) throw std::runtime_error("the runtime is closed");
-        return *rt;
-    }
+  std::unique_ptr<xferlab::runtime::Runtime> rt;
+  xferlab::runtime::Runtime& get() {
+    if (!rt) throw std::runtime_error("the runtime is closed");
+    return *rt;
+  }
 };
 
 struct PyPosit {
-    xf::Posit value;
-    nb::object owner;  // the PyRuntime
+  xferlab::runtime::Posit value;
+  nb::object owner;  // the PyRuntime
 };
 
 struct PyEnc {
-    xf::Enc value;
-    nb::object owner;
+  xferlab::runtime::Enc value;
+  nb::object owner;
 };
 
 PyRuntime& runtime_of(const nb::object& owner) { return nb::cast<PyRuntime&>(owner); }
 
-nb::dict counters(const xf::Counters& c) {
-    nb::dict d;
-    d["requests"] = c.requests;
-    d["windows"] = c.windows;
-    d["doorbells"] = c.doorbells;
-    d["operand_writes"] = c.operand_writes;
-    d["bytes_to_device"] = c.bytes_to_device;
-    d["lines_written"] = c.lines_written;
-    d["coalesced_lines"] = c.coalesced_lines;
-    d["result_reads"] = c.result_reads;
-    d["bytes_from_device"] = c.bytes_from_device;
-    d["lines_read"] = c.lines_read;
-    d["waits"] = c.waits;
-    d["forwarded"] = c.forwarded;
-    d["drains"] = c.drains;
-    d["flushes_for_dependency"] = c.flushes_for_dependency;
-    d["bus_transactions"] = c.bus_transactions();
-    return d;
+nb::dict counters(const xferlab::runtime::Counters& c) {
+  nb::dict d;
+  d["requests"] = c.requests;
+  d["windows"] = c.windows;
+  d["doorbells"] = c.doorbells;
+  d["operand_writes"] = c.operand_writes;
+  d["bytes_to_device"] = c.bytes_to_device;
+  d["lines_written"] = c.lines_written;
+  d["coalesced_lines"] = c.coalesced_lines;
+  d["result_reads"] = c.result_reads;
+  d["bytes_from_device"] = c.bytes_from_device;
+  d["lines_read"] = c.lines_read;
+  d["waits"] = c.waits;
+  d["forwarded"] = c.forwarded;
+  d["drains"] = c.drains;
+  d["flushes_for_dependency"] = c.flushes_for_dependency;
+  d["bus_transactions"] = c.bus_transactions();
+  return d;
 }
 
 template <class Op>
 PyPosit posit_op(const PyPosit& a, Op op) {
-    runtime_of(a.owner).get();  // a closed runtime refuses new requests
-    return PyPosit{op(a.value), a.owner};
+  runtime_of(a.owner).get();  // a closed runtime refuses new requests
+  return PyPosit{op(a.value), a.owner};
 }
 
 template <class Op>
 PyEnc enc_op(const PyEnc& a, Op op) {
-    runtime_of(a.owner).get();
-    return PyEnc{op(a.value), a.owner};
+  runtime_of(a.owner).get();
+  return PyEnc{op(a.value), a.owner};
 }
 
 }  // namespace
 
 NB_MODULE(_runtime, m) {
-    m.doc() = "xferlab's latency-tolerant offload runtime (Zipper-style; seed 002)";
+  m.doc() = "xferlab's latency-tolerant offload runtime (Zipper-style; seed 002)";
 
-    nb::class_<PyRuntime>(m, "Runtime")
-        .def(
-            "__init__",
-            [](PyRuntime* self, const std::string& backend, const std::string& mode, uint32_t ring, uint32_t window,
-               double latency, double bandwidth, int device, std::vector<uint32_t> key) {
-                if (key.size() != 4) throw std::invalid_argument("key must be 4 words of 32 bits (SPECK-64/128)");
-                xf::Options o;
-                o.mode = xf::parse_mode(mode);
-                o.ring = ring;
-                o.window = window;
-                speck64_expand(key[0], key[1], key[2], key[3], o.round_keys);
-                std::unique_ptr<xf::Bus> b;
-                if (backend == "emulated")
-                    b = xf::make_emulated(latency, bandwidth);
-                else if (backend == "opencl")
-                    b = xf::make_opencl(device);
-                else
-                    throw std::invalid_argument("backend '" + backend + "' is not known; allowed: emulated, opencl");
-                new (self) PyRuntime{std::make_unique<xf::Runtime>(std::move(b), o)};
-            },
-            "backend"_a = "emulated", "mode"_a = "forward", "ring"_a = 256, "window"_a = 32, "latency"_a = 1e-6,
-            "bandwidth"_a = 16e9, "device"_a = 0, "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u})
-        .def("posit", [](nb::object self, double v) { return PyPosit{xf::Posit(runtime_of(self).get(), v), self}; },
-             "value"_a, "A posit32 value on the host (rounded from a float).")
-        .def("posit_bits", [](nb::object self, uint32_t bits) {
-                 return PyPosit{xf::Posit::from_bits(runtime_of(self).get(), bits), self};
-             }, "bits"_a)
-        .def("enc", [](nb::object self, int64_t v) { return PyEnc{xf::Enc::encrypt(runtime_of(self).get(), v), self}; },
-             "value"_a, "An encrypted 64-bit integer (the data owner encrypts it with the runtime's key).")
-        .def("submit_raw", [](nb::object self, uint32_t op, uint64_t a, uint64_t b, uint64_t c) {
-                 return PyPosit{xf::Posit(runtime_of(self).get(), runtime_of(self).get().submit(op, a, b, c)), self};
-             }, "op"_a, "a"_a = 0, "b"_a = 0, "c"_a = 0, "One request by opcode (tests: unknown or failing opcodes).")
-        .def("flush", [](PyRuntime& r) { r.get().flush(); })
-        .def("drain", [](PyRuntime& r) { r.get().drain(); })
-        .def("close", [](PyRuntime& r) { r.rt.reset(); }, "Flush, wait for the device, free it; pending values can no longer be read.")
-        .def_prop_ro("counters", [](PyRuntime& r) { return counters(r.get().counters()); })
-        .def_prop_ro("backend", [](PyRuntime& r) { return r.get().backend().name(); })
-        .def_prop_ro("mode", [](PyRuntime& r) { return std::string(xf::mode_name(r.get().options().mode)); })
-        .def_prop_ro("ring", [](PyRuntime& r) { return r.get().options().ring; })
-        .def_prop_ro("window", [](PyRuntime& r) { return r.get().options().window; })
-        .def("run_workload", [](PyRuntime& r, const std::string& name, uint64_t size, uint64_t seed) {
-                 xf::WorkloadResult w = xf::run_workload(r.get(), name, size, seed);
-                 nb::dict d;
-                 d["name"] = w.name;
-                 d["opset"] = w.opset;
-                 d["ok"] = w.ok;
-                 d["detail"] = w.detail;
-                 d["size"] = w.size;
-                 d["seconds"] = w.seconds;
-                 d["host_seconds"] = w.host_seconds;
-                 return d;
-             }, "name"_a, "size"_a = 0, "seed"_a = 1);
+  nb::class_<PyRuntime>(m, "Runtime")
+      .def(
+          "__init__",
+          [](PyRuntime* self, const std::string& backend, const std::string& mode, uint32_t ring, uint32_t window,
+             double latency, double bandwidth, int device, std::vector<uint32_t> key) {
+            if (key.size() != 4) throw std::invalid_argument("key must be 4 words of 32 bits (SPECK-64/128)");
+            xferlab::runtime::Options o;
+            o.mode = xferlab::runtime::parse_mode(mode);
+            o.ring = ring;
+            o.window = window;
+            speck64_expand(key[0], key[1], key[2], key[3], o.round_keys);
+            std::unique_ptr<xferlab::runtime::Bus> b;
+            if (backend == "emulated")
+              b = xferlab::runtime::make_emulated(latency, bandwidth);
+            else if (backend == "opencl")
+              b = xferlab::runtime::make_opencl(device);
+            else
+              throw std::invalid_argument("backend '" + backend + "' is not known; allowed: emulated, opencl");
+            new (self) PyRuntime{std::make_unique<xferlab::runtime::Runtime>(std::move(b), o)};
+          },
+          "backend"_a = "emulated", "mode"_a = "forward", "ring"_a = 256, "window"_a = 32, "latency"_a = 1e-6,
+          "bandwidth"_a = 16e9, "device"_a = 0,
+          "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u})
+      .def(
+          "posit",
+          [](nb::object self, double v) { return PyPosit{xferlab::runtime::Posit(runtime_of(self).get(), v), self}; },
+          "value"_a, "A posit32 value on the host (rounded from a float).")
+      .def(
+          "posit_bits",
+          [](nb::object self, uint32_t bits) {
+            return PyPosit{xferlab::runtime::Posit::from_bits(runtime_of(self).get(), bits), self};
+          },
+          "bits"_a)
+      .def(
+          "enc",
+          [](nb::object self, int64_t v) {
+            return PyEnc{xferlab::runtime::Enc::encrypt(runtime_of(self).get(), v), self};
+          },
+          "value"_a, "An encrypted 64-bit integer (the data owner encrypts it with the runtime's key).")
+      .def(
+          "submit_raw",
+          [](nb::object self, uint32_t op, uint64_t a, uint64_t b, uint64_t c) {
+            return PyPosit{xferlab::runtime::Posit(runtime_of(self).get(), runtime_of(self).get().submit(op, a, b, c)),
+                           self};
+          },
+          "op"_a, "a"_a = 0, "b"_a = 0, "c"_a = 0, "One request by opcode (tests: unknown or failing opcodes).")
+      .def("flush", [](PyRuntime& r) { r.get().flush(); })
+      .def("drain", [](PyRuntime& r) { r.get().drain(); })
+      .def(
+          "close", [](PyRuntime& r) { r.rt.reset(); },
+          "Flush, wait for the device, free it; pending values can no longer be read.")
+      .def_prop_ro("counters", [](PyRuntime& r) { return counters(r.get().counters()); })
+      .def_prop_ro("backend", [](PyRuntime& r) { return r.get().backend().name(); })
+      .def_prop_ro("mode",
+                   [](PyRuntime& r) { return std::string(xferlab::runtime::mode_name(r.get().options().mode)); })
+      .def_prop_ro("ring", [](PyRuntime& r) { return r.get().options().ring; })
+      .def_prop_ro("window", [](PyRuntime& r) { return r.get().options().window; })
+      .def(
+          "run_workload",
+          [](PyRuntime& r, const std::string& name, uint64_t size, uint64_t seed) {
+            xferlab::runtime::WorkloadResult w = xferlab::runtime::run_workload(r.get(), name, size, seed);
+            nb::dict d;
+            d["name"] = w.name;
+            d["opset"] = w.opset;
+            d["ok"] = w.ok;
+            d["detail"] = w.detail;
+            d["size"] = w.size;
+            d["seconds"] = w.seconds;
+            d["host_seconds"] = w.host_seconds;
+            return d;
+          },
+          "name"_a, "size"_a = 0, "seed"_a = 1);
 
-    nb::class_<PyPosit>(m, "Posit")
-        .def("__add__", [](const PyPosit& a, const PyPosit& b) { return posit_op(a, [&](const xf::Posit& x) { return x + b.value; }); })
-        .def("__sub__", [](const PyPosit& a, const PyPosit& b) { return posit_op(a, [&](const xf::Posit& x) { return x - b.value; }); })
-        .def("__mul__", [](const PyPosit& a, const PyPosit& b) { return posit_op(a, [&](const xf::Posit& x) { return x * b.value; }); })
-        .def("__truediv__", [](const PyPosit& a, const PyPosit& b) { return posit_op(a, [&](const xf::Posit& x) { return x / b.value; }); })
-        .def("__neg__", [](const PyPosit& a) { return posit_op(a, [](const xf::Posit& x) { return -x; }); })
-        .def("sqrt", [](const PyPosit& a) { return posit_op(a, [](const xf::Posit& x) { return sqrt(x); }); })
-        .def("fma", [](const PyPosit& a, const PyPosit& b, const PyPosit& c) {
-                 return posit_op(a, [&](const xf::Posit& x) { return fma(x, b.value, c.value); });
-             }, "b"_a, "c"_a, "self * b + c with one rounding.")
-        .def("__lt__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value < b.value; })
-        .def("__le__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value <= b.value; })
-        .def("__eq__", [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value == b.value; })
-        .def("__float__", [](const PyPosit& a) { return a.value.to_double(); })
-        .def_prop_ro("bits", [](const PyPosit& a) { return a.value.bits(); })
-        .def_prop_ro("pending", [](const PyPosit& a) { return !a.value.cell()->on_host; },
-                     "True while the value is only on the device.")
-        .def("__hash__", [](const PyPosit&) -> nb::int_ { throw nb::type_error("posit handles are not hashable"); });
+  nb::class_<PyPosit>(m, "Posit")
+      .def("__add__",
+           [](const PyPosit& a, const PyPosit& b) {
+             return posit_op(a, [&](const xferlab::runtime::Posit& x) { return x + b.value; });
+           })
+      .def("__sub__",
+           [](const PyPosit& a, const PyPosit& b) {
+             return posit_op(a, [&](const xferlab::runtime::Posit& x) { return x - b.value; });
+           })
+      .def("__mul__",
+           [](const PyPosit& a, const PyPosit& b) {
+             return posit_op(a, [&](const xferlab::runtime::Posit& x) { return x * b.value; });
+           })
+      .def("__truediv__",
+           [](const PyPosit& a, const PyPosit& b) {
+             return posit_op(a, [&](const xferlab::runtime::Posit& x) { return x / b.value; });
+           })
+      .def("__neg__", [](const PyPosit& a) { return posit_op(a, [](const xferlab::runtime::Posit& x) { return -x; }); })
+      .def("sqrt",
+           [](const PyPosit& a) { return posit_op(a, [](const xferlab::runtime::Posit& x) { return sqrt(x); }); })
+      .def(
+          "fma",
+          [](const PyPosit& a, const PyPosit& b, const PyPosit& c) {
+            return posit_op(a, [&](const xferlab::runtime::Posit& x) { return fma(x, b.value, c.value); });
+          },
+          "b"_a, "c"_a, "self * b + c with one rounding.")
+      .def("__lt__",
+           [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value < b.value; })
+      .def("__le__",
+           [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value <= b.value; })
+      .def("__eq__",
+           [](const PyPosit& a, const PyPosit& b) { return (void)runtime_of(a.owner).get(), a.value == b.value; })
+      .def("__float__", [](const PyPosit& a) { return a.value.to_double(); })
+      .def_prop_ro("bits", [](const PyPosit& a) { return a.value.bits(); })
+      .def_prop_ro(
+          "pending", [](const PyPosit& a) { return !a.value.cell()->on_host; },
+          "True while the value is only on the device.")
+      .def("__hash__", [](const PyPosit&) -> nb::int_ { throw nb::type_error("posit handles are not hashable"); });
 
-    nb::class_<PyEnc>(m, "Enc")
-        .def("__add__", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return x + b.value; }); })
-        .def("__sub__", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return x - b.value; }); })
-        .def("__mul__", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return x * b.value; }); })
-        .def("lt", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return x.lt(b.value); }); },
-             "An encrypted 0/1.")
-        .def("eq", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return x.eq(b.value); }); })
-        .def("min", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return min(x, b.value); }); })
-        .def("max", [](const PyEnc& a, const PyEnc& b) { return enc_op(a, [&](const xf::Enc& x) { return max(x, b.value); }); })
-        .def("select", [](const PyEnc& c, const PyEnc& a, const PyEnc& b) {
-                 return enc_op(c, [&](const xf::Enc& x) { return select(x, a.value, b.value); });
-             }, "a"_a, "b"_a, "self ? a : b (self an encrypted 0/1), without revealing which.")
-        .def("decrypt", [](const PyEnc& a) {
-                 runtime_of(a.owner).get();  // a closed runtime takes no new request
-                 return a.value.decrypt();
-             }, "Reveal the plaintext (decrypted on the device).")
-        .def_prop_ro("ciphertext", [](const PyEnc& a) { return a.value.ciphertext(); })
-        .def_prop_ro("pending", [](const PyEnc& a) { return !a.value.cell()->on_host; });
+  nb::class_<PyEnc>(m, "Enc")
+      .def("__add__",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return x + b.value; });
+           })
+      .def("__sub__",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return x - b.value; });
+           })
+      .def("__mul__",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return x * b.value; });
+           })
+      .def(
+          "lt",
+          [](const PyEnc& a, const PyEnc& b) {
+            return enc_op(a, [&](const xferlab::runtime::Enc& x) { return x.lt(b.value); });
+          },
+          "An encrypted 0/1.")
+      .def("eq",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return x.eq(b.value); });
+           })
+      .def("min",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return min(x, b.value); });
+           })
+      .def("max",
+           [](const PyEnc& a, const PyEnc& b) {
+             return enc_op(a, [&](const xferlab::runtime::Enc& x) { return max(x, b.value); });
+           })
+      .def(
+          "select",
+          [](const PyEnc& c, const PyEnc& a, const PyEnc& b) {
+            return enc_op(c, [&](const xferlab::runtime::Enc& x) { return select(x, a.value, b.value); });
+          },
+          "a"_a, "b"_a, "self ? a : b (self an encrypted 0/1), without revealing which.")
+      .def(
+          "decrypt",
+          [](const PyEnc& a) {
+            runtime_of(a.owner).get();  // a closed runtime takes no new request
+            return a.value.decrypt();
+          },
+          "Reveal the plaintext (decrypted on the device).")
+      .def_prop_ro("ciphertext", [](const PyEnc& a) { return a.value.ciphertext(); })
+      .def_prop_ro("pending", [](const PyEnc& a) { return !a.value.cell()->on_host; });
 
-    m.def("workload_names", &xf::workload_names);
-    m.def("check_workload_size", &xf::check_size, "name"_a, "size"_a);
-    m.def("workload_opset", [](const std::string& name) { return std::string(xf::workload_opset(name)); });
-    m.attr("OP_FAIL") = XF_OP_FAIL;
+  m.def("workload_names", &xferlab::runtime::workload_names);
+  m.def("check_workload_size", &xferlab::runtime::check_size, "name"_a, "size"_a);
+  m.def("workload_opset", [](const std::string& name) { return std::string(xferlab::runtime::workload_opset(name)); });
+  m.attr("OP_FAIL") = XF_OP_FAIL;
 }

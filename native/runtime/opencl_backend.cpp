@@ -46,7 +46,7 @@
 
 #include "kernel_source.inc"  // kKernelSource: the four op headers, as CMakeLists.txt embeds them
 
-namespace xf {
+namespace xferlab::runtime {
 
 namespace {
 
@@ -68,11 +68,11 @@ class OpenCLBus final : public Bus {
     if (devices.empty()) throw std::runtime_error("OpenCL device " + std::to_string(device_index) + ": " + why);
     const int count = static_cast<int>(devices.size());
     if (device_index < 0 || device_index >= count)
-      throw std::runtime_error("OpenCL device " + std::to_string(device_index) + " does not exist: there " +
-                               (count == 1 ? "is 1 device (index 0)"
-                                           : "are " + std::to_string(count) + " devices (indices 0.." +
-                                                 std::to_string(count - 1) + ")") +
-                               ", numbered as `xferlab inventory` lists them");
+      throw std::runtime_error(
+          "OpenCL device " + std::to_string(device_index) + " does not exist: there " +
+          (count == 1 ? "is 1 device (index 0)"
+                      : "are " + std::to_string(count) + " devices (indices 0.." + std::to_string(count - 1) + ")") +
+          ", numbered as `xferlab inventory` lists them");
     platform_ = devices[device_index].first;
     device_ = devices[device_index].second;
     name_ = "opencl: " + device_text(api_, device_, CL_DEVICE_NAME) + " (" +
@@ -158,8 +158,7 @@ class OpenCLBus final : public Bus {
     }
     status_fresh_ = false;
     fetch_status();
-    check(api_.EnqueueReadBuffer(queue_, out_, CL_TRUE, 0, size_t(n_out) * sizeof(uint64_t), dst, 0, nullptr,
-                                 nullptr),
+    check(api_.EnqueueReadBuffer(queue_, out_, CL_TRUE, 0, size_t(n_out) * sizeof(uint64_t), dst, 0, nullptr, nullptr),
           "clEnqueueReadBuffer (out)");
     status_fresh_ = true;
   }
@@ -172,8 +171,8 @@ class OpenCLBus final : public Bus {
     uint64_t value = 0;
     status_fresh_ = false;
     fetch_status();
-    check(api_.EnqueueReadBuffer(queue_, slot_mem_, CL_TRUE, size_t(slot) * sizeof(uint64_t), sizeof value, &value,
-                                 0, nullptr, nullptr),
+    check(api_.EnqueueReadBuffer(queue_, slot_mem_, CL_TRUE, size_t(slot) * sizeof(uint64_t), sizeof value, &value, 0,
+                                 nullptr, nullptr),
           "clEnqueueReadBuffer (slot)");
     status_fresh_ = true;
     return value;
@@ -182,9 +181,9 @@ class OpenCLBus final : public Bus {
   uint32_t status(std::string* detail) override {
     require_open("status");
     if (!status_fresh_) {  // a window was launched since the last read: ask the device
-      check(api_.EnqueueReadBuffer(queue_, status_, CL_TRUE, 0, sizeof status_word_, &status_word_, 0, nullptr,
-                                   nullptr),
-            "clEnqueueReadBuffer (status)");
+      check(
+          api_.EnqueueReadBuffer(queue_, status_, CL_TRUE, 0, sizeof status_word_, &status_word_, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer (status)");
       status_fresh_ = true;
     }
     const uint32_t code = status_word_;
@@ -248,8 +247,7 @@ class OpenCLBus final : public Bus {
   // Enqueues a read of the status word into status_word_ without waiting; the blocking read the caller
   // enqueues next returns after it (in-order queue).
   void fetch_status() {
-    check(api_.EnqueueReadBuffer(queue_, status_, CL_FALSE, 0, sizeof status_word_, &status_word_, 0, nullptr,
-                                 nullptr),
+    check(api_.EnqueueReadBuffer(queue_, status_, CL_FALSE, 0, sizeof status_word_, &status_word_, 0, nullptr, nullptr),
           "clEnqueueReadBuffer (status)");
   }
 
@@ -323,4 +321,4 @@ class OpenCLBus final : public Bus {
 
 std::unique_ptr<Bus> make_opencl(int device_index) { return std::make_unique<OpenCLBus>(device_index); }
 
-}  // namespace xf
+}  // namespace xferlab::runtime

@@ -21,16 +21,16 @@
 
 #include "runtime.hpp"
 
-namespace xf {
+namespace xferlab::runtime {
 
 struct WorkloadResult {
-    std::string name;
-    std::string opset;     // "posit32" or "enc64"
-    bool ok = false;       // the offloaded result equals the host's, and the independent checks hold
-    std::string detail;    // one line: what was checked, and what differed if anything
-    uint64_t size = 0;     // CG rows, MG's grid side, or array length
-    double seconds = 0;       // wall time of the offloaded run (steady clock, first request to last read)
-    double host_seconds = 0;  // the plain host computation (p32_* or int64 directly on the host)
+  std::string name;
+  std::string opset;        // "posit32" or "enc64"
+  bool ok = false;          // the offloaded result equals the host's, and the independent checks hold
+  std::string detail;       // one line: what was checked, and what differed if anything
+  uint64_t size = 0;        // CG rows, MG's grid side, or array length
+  double seconds = 0;       // wall time of the offloaded run (steady clock, first request to last read)
+  double host_seconds = 0;  // the plain host computation (p32_* or int64 directly on the host)
 };
 
 std::vector<std::string> workload_names();
@@ -45,4 +45,4 @@ uint64_t check_size(const std::string& name, uint64_t size);
 // std::invalid_argument for an unknown name or a size out of the workload's range.
 WorkloadResult run_workload(Runtime& rt, const std::string& name, uint64_t size, uint64_t seed);
 
-}  // namespace xf
+}  // namespace xferlab::runtime

@@ -13,7 +13,7 @@
 #include "enc64.h"
 #include "interp.h"
 
-namespace xf {
+namespace xferlab::runtime {
 namespace workloads_detail {
 
 // Seconds since t0 on the steady clock (the workloads' timer).
@@ -27,13 +27,13 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0, double
 // (CG's makea, MG's zran3); seed s starts at 314159265 + 2s (odd, so the sequence never reaches 0),
 // so seed 0 is NPB's own sequence.
 class Randlc {
-public:
-    explicit Randlc(uint64_t seed);
-    double next();
-    int64_t between(int64_t lo, int64_t hi);  // lo + floor(next() * (hi - lo + 1))
+ public:
+  explicit Randlc(uint64_t seed);
+  double next();
+  int64_t between(int64_t lo, int64_t hi);  // lo + floor(next() * (hi - lo + 1))
 
-private:
-    uint64_t x_;
+ private:
+  uint64_t x_;
 };
 
 // One workload: run it offloaded on rt and on the host, check it; name, opset and size are filled in
@@ -49,35 +49,35 @@ WorkloadResult run_vip(Runtime& rt, const std::string& name, uint64_t size, uint
 // argument-dependent lookup. `number` rounds a double to a posit; Out is what `read` gives the host.
 
 struct PositDevice {
-    using V = Posit;
-    using Out = uint32_t;
-    Runtime& rt;
-    V constant(uint32_t bits) const { return Posit::from_bits(rt, bits); }
-    V number(double x) const { return Posit(rt, x); }
-    V add(const V& a, const V& b) const { return a + b; }
-    V mul(const V& a, const V& b) const { return a * b; }
-    V sub(const V& a, const V& b) const { return a - b; }
-    V divide(const V& a, const V& b) const { return a / b; }
-    V negate(const V& a) const { return -a; }
-    V fmadd(const V& a, const V& b, const V& c) const { return fma(a, b, c); }
-    V root(const V& a) const { return sqrt(a); }
-    uint32_t read(const V& a) const { return a.bits(); }
+  using V = Posit;
+  using Out = uint32_t;
+  Runtime& rt;
+  V constant(uint32_t bits) const { return Posit::from_bits(rt, bits); }
+  V number(double x) const { return Posit(rt, x); }
+  V add(const V& a, const V& b) const { return a + b; }
+  V mul(const V& a, const V& b) const { return a * b; }
+  V sub(const V& a, const V& b) const { return a - b; }
+  V divide(const V& a, const V& b) const { return a / b; }
+  V negate(const V& a) const { return -a; }
+  V fmadd(const V& a, const V& b, const V& c) const { return fma(a, b, c); }
+  V root(const V& a) const { return sqrt(a); }
+  uint32_t read(const V& a) const { return a.bits(); }
 };
 
 struct PositHost {
-    using V = uint32_t;
-    using Out = uint32_t;
-    V constant(uint32_t bits) const { return bits; }
-    V number(double x) const { return p32_from_f64(x); }
-    V add(V a, V b) const { return p32_add(a, b); }
-    V mul(V a, V b) const { return p32_mul(a, b); }
-    V sub(V a, V b) const { return p32_sub(a, b); }
-    V divide(V a, V b) const { return p32_div(a, b); }
-    V negate(V a) const { return p32_neg(a); }
-    V fmadd(V a, V b, V c) const { return p32_fma(a, b, c); }
-    V root(V a) const { return p32_sqrt(a); }
-    uint32_t read(V a) const { return a; }
+  using V = uint32_t;
+  using Out = uint32_t;
+  V constant(uint32_t bits) const { return bits; }
+  V number(double x) const { return p32_from_f64(x); }
+  V add(V a, V b) const { return p32_add(a, b); }
+  V mul(V a, V b) const { return p32_mul(a, b); }
+  V sub(V a, V b) const { return p32_sub(a, b); }
+  V divide(V a, V b) const { return p32_div(a, b); }
+  V negate(V a) const { return p32_neg(a); }
+  V fmadd(V a, V b, V c) const { return p32_fma(a, b, c); }
+  V root(V a) const { return p32_sqrt(a); }
+  uint32_t read(V a) const { return a; }
 };
 
 }  // namespace workloads_detail
-}  // namespace xf
+}  // namespace xferlab::runtime
