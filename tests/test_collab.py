@@ -199,8 +199,8 @@ def test_cli_bad_input(args, fragment, tmp_path):
 
 @pytest.mark.parametrize("args, fragment", [
     (["--repeats", "99999999999"], "--repeats 99999999999"),              # past the probe's 100,000
-    (["--math-iterations", "9999999"], "--iterations 9999999"),                # past the probe's 2^20
-    (["--elements", "2Gi"], "--size 2147483648"),                             # past the probe's 2^31 - 1 values
+    (["--math-iterations", "9999999"], "--math-iterations 9999999"),                # past the probe's 2^20
+    (["--elements", "2Gi"], "--elements 2147483648"),                             # past the probe's 2^31 - 1 values
     (["--elements", "2000000000", "--block", "1"], "2,000,000,000 tasks"),    # past the probe's 2^30 tasks
     (["--device-share", "nan"], "--device-share nan"),                    # not a fraction
     (["--timeout", "0"], "--timeout"), (["--plots", "/etc/hostname"], "existing file"),

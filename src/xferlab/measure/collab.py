@@ -77,14 +77,14 @@ class CollabPlan:
             if v not in VERSIONS:
                 raise BadValue(f"version '{v}' is not known; allowed: {', '.join(VERSIONS)}")
         if not 1 <= self.size <= 2**31 - 1:
-            raise BadValue(f"--size {self.size}: the number of values must be in 1..{2**31 - 1}")
+            raise BadValue(f"--elements {self.size}: the number of values must be in 1..{2**31 - 1}")
         if not 1 <= self.block <= 2**24:
             raise BadValue(f"--block {self.block}: floats per task must be in 1..{2**24}")
         if self.iterations < 0:
-            raise BadValue(f"--iterations {self.iterations}: at least 0")
-        checks.in_range(self.iterations, "--iterations", *checks.COLLAB_ITERATIONS, what="math iterations per float")
+            raise BadValue(f"--math-iterations {self.iterations}: at least 0")
+        checks.in_range(self.iterations, "--math-iterations", *checks.COLLAB_ITERATIONS, what="math iterations per float")
         if "taskqueue" in self.patterns and -(-self.size // self.block) > checks.COLLAB_TASKS:
-            raise BadValue(f"--size {self.size} / --block {self.block} gives {-(-self.size // self.block):,} tasks; "
+            raise BadValue(f"--elements {self.size} / --block {self.block} gives {-(-self.size // self.block):,} tasks; "
                            f"allowed: at most 2^30 (a larger --block)")
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
@@ -100,7 +100,7 @@ class CollabPlan:
         self.info = find_device(self.backend, self.device)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size * 4 > limit:
-            raise BadValue(f"--size {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
+            raise BadValue(f"--elements {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
                            f"allocation of {limit} bytes")
 
     def shared_memory(self) -> bool:
