@@ -46,7 +46,7 @@ def test_every_kind_and_direction_validates():
     bidir = next(r for r in rows if r["test"] == "bidir" and r["size_bytes"] == 4096)
     assert bidir["bytes"] == 2 * 4096  # both directions counted
     overview = transfer_overview(transfer_summary(rows))
-    assert {(o["kind"], o["direction"]) for o in overview} == {(k, d) for k in kinds for d in ("h2d", "d2h", "d2d", "bidir")}
+    assert {(o["host_kind"], o["direction"]) for o in overview} == {(k, d) for k in kinds for d in ("h2d", "d2h", "d2d", "bidir")}
 
 
 def test_a_corrupted_copy_is_detected():
@@ -135,10 +135,10 @@ def test_cli_sweep_recorded(cli, tmp_path):
                    "--plots", tmp_path / "plots")
     tests = {r["test"] for r in doc["results"]}
     assert tests == {"transfer", "launch", "chunks"}
-    h2d = [r for r in doc["results"] if r["test"] == "transfer" and r["kind"] == "pinned" and r["direction"] == "h2d"]
+    h2d = [r for r in doc["results"] if r["test"] == "transfer" and r["host_kind"] == "pinned" and r["direction"] == "h2d"]
     assert [r["size_bytes"] for r in h2d] == [2**i for i in range(17)]
     assert all(r["headline"] == "median" and r["median_bytes_per_second"] > 0 for r in h2d)
-    chunks = {r["chunk_bytes"]: r for r in doc["results"] if r["test"] == "chunks" and r["kind"] == "pageable"}
+    chunks = {r["chunk_bytes"]: r for r in doc["results"] if r["test"] == "chunks" and r["host_kind"] == "pageable"}
     assert chunks[4096]["transfers"] == 64 and chunks[65536]["transfers"] == 4
     for name in ("device-bandwidth.png", "device-latency.png", "launch-latency.png", "chunks.png"):
         assert (tmp_path / "plots" / name).stat().st_size > 5000

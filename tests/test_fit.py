@@ -70,7 +70,7 @@ def test_fit_cli_profiles_and_errors(cli, tmp_path):
         expected = 2 * limit.peak_rate("readwrite") if r["direction"] == "bidir" else limit.peak_rate()
         assert r["model_limit_bytes_per_second"] == pytest.approx(expected)
         # One Figure-4-style PNG per direction x kind.
-        assert (plots / f"{r['direction']}-{r['kind']}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (plots / f"{r['direction']}-{r['host_kind']}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(list(plots.glob("*.png"))) == len(rows)
     # A saved profile is usable wherever a preset is, and predicts what the row says.
     code, out, err = cli("model", "time", "mine-h2d-pageable", "--sizes", "1MiB", "--json", env=env)

@@ -357,14 +357,68 @@ def test_version_1_store_reads_and_migrates(tmp_path):
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
     with open_store(path) as store:  # writable: migrated in place
-        assert store.version == SCHEMA_VERSION == 2
+        assert store.version == SCHEMA_VERSION == 3
         run = store.start_run("measure memory", [], {}, {})
         store.add_samples(run, [{"suite": "memory", "test": "triad", "metric": "m", "value": 1.0, "validated": False}])
         assert store.samples(run)[0]["validated"] is False
         assert store.samples(old["run_id"])[0]["validated"] is None and len(store.samples(old["run_id"])) == 7
         assert not store.run(run)["incomplete"] and store.run(running["run_id"])["incomplete"]
     with duckdb.connect(str(path), read_only=True) as con:
-        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+
+
+V2_ROWS = [  # a version-2 store's rows, with mode, node and kind meaning what they meant then
+    "INSERT INTO samples SELECT '20260101-000000-aaaa', i, 'device', 'h2d', 'bandwidth_bytes_per_second', 1e9 * i, "
+    "4096, NULL, NULL, 'default', 'pinned', i, false, 1e-6, 4096, NULL, true, NULL, NULL, NULL FROM range(1, 4) t(i)",
+    "INSERT INTO samples SELECT '20260101-000000-aaaa', 10 + i, 'device', 'launch', 'latency_seconds', 1e-5 * i, "
+    "NULL, NULL, NULL, 'default', '4 args', i, false, 1e-5, NULL, '{\"args\": 4}', true, NULL, NULL, NULL "
+    "FROM range(1, 4) t(i)",
+    "INSERT INTO samples VALUES ('20260101-000000-aaaa', 20, 'runtime', 'cg', 'seconds', 0.5, NULL, NULL, NULL, "
+    "'emulated: one-way latency 500 ns', 'forward', 0, false, 0.5, NULL, '{}', NULL, NULL, NULL, NULL)",
+    "INSERT INTO samples VALUES ('20260101-000000-aaaa', 21, 'memory', 'triad', 'bandwidth_bytes_per_second', 9e9, "
+    "4096, 1, '0', '0', 'memory', 0, false, 1e-6, 4096, NULL, true, NULL, NULL, NULL)",
+]
+
+
+def test_version_2_store_maps_and_migrates_to_one_name_per_concept(tmp_path):
+    """A version-2 store kept the host memory kind and a launch's arguments in `mode` and the runtime
+    backend in `node`. Read-only, it reads as version 3 (host_kind, kernel_args; node a memory node);
+    writable, it is migrated in place, every sample kept. Bad input: none; old data is the input."""
+    path = tmp_path / "v2.duckdb"
+    with duckdb.connect(str(path)) as con:
+        for statement in V1_DDL[:-1]:
+            con.execute(statement)
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        for name, kind in (("owner_host", "VARCHAR"), ("owner_pid", "INTEGER"), ("owner_started", "BIGINT")):
+            con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+        con.execute("ALTER TABLE samples ADD COLUMN validated BOOLEAN")
+        # a version-2 samples table had no host_kind/kernel_args: give the INSERTs the v3 shape, then drop them
+        con.execute("ALTER TABLE samples ADD COLUMN host_kind VARCHAR")
+        con.execute("ALTER TABLE samples ADD COLUMN kernel_args INTEGER")
+        con.execute("ALTER TABLE samples ADD COLUMN spare VARCHAR")
+        for statement in V2_ROWS:
+            con.execute(statement)
+        for column in ("host_kind", "kernel_args", "spare"):
+            con.execute(f"ALTER TABLE samples DROP COLUMN {column}")
+
+    def check(store):
+        rows = {r["seq"]: r for r in store.samples("20260101-000000-aaaa")}
+        assert len(rows) == 8
+        assert (rows[1]["host_kind"], rows[1]["mode"]) == ("pinned", None)
+        assert (rows[11]["kernel_args"], rows[11]["mode"]) == (4, None)
+        assert (rows[20]["node"], rows[20]["mode"]) == (None, "forward")
+        assert (rows[21]["node"], rows[21]["mode"], rows[21]["host_kind"]) == ("0", "memory", None)
+        groups = {(g["test"], g["host_kind"], g["kernel_args"]) for g in store.stats("20260101-000000-aaaa")}
+        assert ("h2d", "pinned", None) in groups and ("launch", None, 4) in groups
+
+    with open_store(path, read_only=True) as store:
+        assert store.version == 2
+        check(store)
+    with open_store(path) as store:
+        assert store.version == 3
+        check(store)
+        backend = {r["seq"]: r for r in store.samples("20260101-000000-aaaa")}[20]["params"]["backend"]
+        assert backend == "emulated: one-way latency 500 ns"
 
 
 def test_stats_leave_out_unvalidated_samples_and_give_the_interval(tmp_path):

@@ -73,7 +73,7 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
                     f"candidate's is in --json); worst: largest error at a size; of limit: best measured bandwidth over "
                     f"{against_link.label}'s peak payload rate")
     emit("fit", rows, [
-        Column("direction", "direction", justify="left"), Column("kind", "memory", justify="left"),
+        Column("direction", "direction", justify="left"), Column("host_kind", "memory", justify="left"),
         Column("model", "model", justify="left"), Column("latency_seconds", "t_s", format_time, no_wrap=True),
         Column("description", "rates", justify="left"),
         Column("cv_relative_error", "held-out", _percent), Column("plain_cv_relative_error", "plain", _percent),

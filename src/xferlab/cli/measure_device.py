@@ -142,7 +142,7 @@ def print_device_tables(result: dict) -> None:
                                                "latency_ci_high_seconds"), "bandwidth_ci",
                                  "bandwidth_ci_low_bytes_per_second", "bandwidth_ci_high_bytes_per_second")
         emit("measure device", overview, [
-            Column("kind", "host memory", justify="left"), Column("direction", "direction", justify="left"),
+            Column("host_kind", "host memory", justify="left"), Column("direction", "direction", justify="left"),
             Column("latency_seconds", "latency (smallest)", format_time, no_wrap=True), interval_column("latency_ci"),
             Column("bandwidth_bytes_per_second", "bandwidth (largest)", format_rate, no_wrap=True),
             interval_column("bandwidth_ci", fmt=format_rate),
@@ -153,14 +153,14 @@ def print_device_tables(result: dict) -> None:
         ], "table", title="Copies (medians; latency of the smallest copy, bandwidth of the largest, n½ = size reaching half of it)")
     if result["chunks"]:
         emit("measure device", with_interval(result["chunks"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
-            Column("kind", "host memory", justify="left"), Column("chunk_bytes", "chunk", lambda v: format_size(v, 10), no_wrap=True),
+            Column("host_kind", "host memory", justify="left"), Column("chunk_bytes", "chunk", lambda v: format_size(v, 10), no_wrap=True),
             Column("transfers", "transfers"), Column("median_seconds", "total time", format_time, no_wrap=True),
             interval_column("ci"), Column("median_bytes_per_second", "bandwidth", format_rate, no_wrap=True),
             Column("count", "n"), Column("stopped", "stopped", justify="left"),
         ], "table", title="Granularity: the same total in small or large transfers (seed 004)")
     if result["launch"]:
         emit("measure launch", with_interval(result["launch"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
-            Column("args", "buffer args"), Column("pinned_cpu", "pinned"),
+            Column("kernel_args", "buffer args"), Column("pinned_cpu", "pinned"),
             Column("median_seconds", "median", format_time, no_wrap=True), interval_column("ci"),
             Column("p99_seconds", "p99", format_time, no_wrap=True),
             Column("max_seconds", "max", format_time, no_wrap=True),

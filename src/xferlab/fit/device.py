@@ -53,7 +53,7 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         raise BadValue(f"run {run_id} has no validated host-device copies to fit; record one with `xferlab measure device`")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in copies:
-        groups.setdefault((s["test"], s["mode"]), []).append(s)
+        groups.setdefault((s["test"], s["host_kind"]), []).append(s)
     rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
     for (direction, kind), mine in groups.items():
         group = f"{direction}, {kind} host memory"
@@ -71,7 +71,7 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         distinct = np.unique(sizes)
         peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
         limit, op, ways = _limit(limit_link, direction)
-        row = {"direction": direction, "kind": kind, "model": f.model, "description": link.summary(),
+        row = {"direction": direction, "host_kind": kind, "model": f.model, "description": link.summary(),
                "latency_seconds": f.latency_seconds, "latency_ci_low_seconds": f.latency_ci[0],
                "latency_ci_high_seconds": f.latency_ci[1],
                "bandwidth_bytes_per_second": f.bandwidth_bytes_per_second,
@@ -104,7 +104,7 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         links.append(link)
     for spec, fields, note in to_save:
         notes.append(f"profile {spec}: {save_profile(spec, fields, note)}")
-    poor = [f"{r['direction']} {r['kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
+    poor = [f"{r['direction']} {r['host_kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
     if poor:
         notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
                      f"fits ({', '.join(poor)}); drift: the medians fall with size beyond their intervals (the "

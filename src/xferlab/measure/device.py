@@ -179,7 +179,7 @@ def steps(plan: DevicePlan) -> list[Step]:
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
             out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
-                            {**place, "mode": kind},
+                            {**place, "host_kind": kind},
                             estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
                                      len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
@@ -190,7 +190,7 @@ def steps(plan: DevicePlan) -> list[Step]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), *probe_args(plan.precision, plan.max_time)]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "mode": kind}, estimate(4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
+                            {**place, "host_kind": kind}, estimate(4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
@@ -199,7 +199,7 @@ def steps(plan: DevicePlan) -> list[Step]:
             if pin is not None:
                 args += ["--pin", str(pin)]
             out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
-                            args, {**place, "cpus": None if pin is None else str(pin), "mode": "launch"},
+                            args, {**place, "cpus": None if pin is None else str(pin)},
                             estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
                                      None, plan.max_time)))  # with a target --count stays the cap
     return out
@@ -235,7 +235,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 continue
             dev = r["device_seconds"] if good_time(r.get("device_seconds")) else None
             rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
-                         "value": r["size_bytes"] / r["host_seconds"], "mode": r["kind"], "size_bytes": r["size_bytes"],
+                         "value": r["size_bytes"] / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["size_bytes"],
                          "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
                          "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
                          "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
@@ -250,7 +250,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                         dropped.append(f"{r['args']} args launch {r['first_iteration'] + i}: {h} s")
                         continue
                     rows.append({**base, "test": "launch", "metric": "latency_seconds", "value": h,
-                                 "mode": f"{r['args']} args", "cpus": step.placement.get("cpus"), "args": r["args"],
+                                 "kernel_args": r["args"], "cpus": step.placement.get("cpus"),
                                  "iteration": r["first_iteration"] + i, "warmup": False, "seconds": h,
                                  "device_seconds": d if good_time(d) else None, "validated": run.ok})
     else:
@@ -261,7 +261,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                     continue
                 total = setup.get("total_bytes")
                 rows.append({**base, "test": "chunks", "metric": "bandwidth_bytes_per_second",
-                             "value": total / r["host_seconds"], "mode": r["kind"], "size_bytes": r["chunk_bytes"],
+                             "value": total / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
                              "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
                              "validated": run.ok})
@@ -282,7 +282,7 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] in DIRECTIONS:
-            groups.setdefault((r["mode"], r["test"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"]), []).append(r)
     out = []
     for (kind, direction, size), members in groups.items():
         secs = [m["seconds"] for m in members]
@@ -290,7 +290,7 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
         dev_median = summarize(devs)["median"] if devs else None
         moved = members[0]["bytes"]
-        out.append({"kind": kind, "direction": direction, "size_bytes": size, "count": host["count"],
+        out.append({"host_kind": kind, "direction": direction, "size_bytes": size, "count": host["count"],
                     "headline": "median", "median_seconds": host["median"], "min_seconds": host["min"],
                     "cov": host["cov"], "median_bytes_per_second": moved / host["median"],
                     "best_bytes_per_second": moved / host["min"],
@@ -304,11 +304,11 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kind, direction): latency of the smallest copy, bandwidth of the largest, and n½, the
     smallest size reaching half of that bandwidth (Hockney's half-performance length)."""
     out = []
-    for key in dict.fromkeys((s["kind"], s["direction"]) for s in summary):
-        points = sorted((s for s in summary if (s["kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
+    for key in dict.fromkeys((s["host_kind"], s["direction"]) for s in summary):
+        points = sorted((s for s in summary if (s["host_kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
         peak = max(p["median_bytes_per_second"] for p in points)
         half = next((p["size_bytes"] for p in points if p["median_bytes_per_second"] >= peak / 2), None)
-        out.append({"kind": key[0], "direction": key[1], "smallest_bytes": points[0]["size_bytes"],
+        out.append({"host_kind": key[0], "direction": key[1], "smallest_bytes": points[0]["size_bytes"],
                     "latency_seconds": points[0]["median_seconds"], "largest_bytes": points[-1]["size_bytes"],
                     "latency_ci_low_seconds": points[0].get("median_ci_low_seconds"),
                     "latency_ci_high_seconds": points[0].get("median_ci_high_seconds"),
@@ -325,13 +325,13 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] == "launch":
-            groups.setdefault((r["args"], r.get("cpus")), []).append(r)
+            groups.setdefault((r["kernel_args"], r.get("cpus")), []).append(r)
     out = []
     for (nargs, cpu), members in groups.items():
         host = [m["seconds"] for m in members]
         s = summarize(host)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
-        out.append({"args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
+        out.append({"kernel_args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
                     "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
                     "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
                     "device_median_seconds": summarize(devs)["median"] if devs else None,
@@ -343,12 +343,12 @@ def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] == "chunks" and not r["warmup"]:
-            groups.setdefault((r["mode"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], r["size_bytes"]), []).append(r)
     out = []
     for (kind, chunk), members in groups.items():
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
-        out.append({"kind": kind, "chunk_bytes": chunk, "transfers": members[0]["transfers"], "total_bytes": members[0]["bytes"],
+        out.append({"host_kind": kind, "chunk_bytes": chunk, "transfers": members[0]["transfers"], "total_bytes": members[0]["bytes"],
                     "count": s["count"], "headline": "median", "median_seconds": s["median"],
                     "median_bytes_per_second": members[0]["bytes"] / s["median"], "cov": s["cov"],
                     **ci_fields(secs), **ci_fields(secs, "bytes_per_second", members[0]["bytes"]),

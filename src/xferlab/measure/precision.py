@@ -74,9 +74,9 @@ def estimate(fixed: float, points: int, precision: Optional[float], max_time: Op
 # How the probe's point records are told apart, per subcommand: the fields of a point, and the
 # row fields that carry the same values.
 _KEYS = {
-    "transfer": (("kind", "direction", "size_bytes"), ("mode", "test", "size_bytes")),
-    "launch": (("args",), ("args",)),
-    "chunks": (("kind", "chunk_bytes"), ("mode", "size_bytes")),
+    "transfer": (("kind", "direction", "size_bytes"), ("host_kind", "test", "size_bytes")),
+    "launch": (("args",), ("kernel_args",)),
+    "chunks": (("kind", "chunk_bytes"), ("host_kind", "size_bytes")),
     "stream": (("kernel",), ("test",)),
     "latency": (("size_bytes",), ("size_bytes",)),
 }

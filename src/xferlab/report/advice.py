@@ -36,7 +36,7 @@ def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, 
 
     rid = run["run_id"]
     fit_rows, links, figures, notes, skipped = fit_device(rows, against, folder / rid / "fits", profile_prefix, rid)
-    launch = [r for r in launch_summary(rows) if r["args"] == 0 and r["pinned_cpu"] is None]
+    launch = [r for r in launch_summary(rows) if r["kernel_args"] == 0 and r["pinned_cpu"] is None]
     launch_s = launch[0]["median_seconds"] if launch else None
     section = Section(f"Fits of run {rid}: transfer time against size", f"fits-{rid}",
                       ["candidates t_s + n/b, per-packet overhead and piecewise rates, each by robust relative least "
@@ -48,10 +48,10 @@ def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, 
     shown = [{**r, "verdict": "poor" if r["poor"] else "good", "cause": r["poor_cause"] or "–"} for r in fit_rows]
     for s in skipped:  # a group that cannot be fitted: the reason in place of its fit
         direction, _, kind = s["group"].partition(", ")
-        shown.append({"direction": direction, "kind": kind.removesuffix(" host memory"), "verdict": "not fitted",
+        shown.append({"direction": direction, "host_kind": kind.removesuffix(" host memory"), "verdict": "not fitted",
                       "cause": s["reason"]})
     section.tables.append(Table("Fitted models and their quality", [
-        ("direction", "direction"), ("kind", "host memory"), ("model", "model"), ("latency_seconds", "t_s"),
+        ("direction", "direction"), ("host_kind", "host memory"), ("model", "model"), ("latency_seconds", "t_s"),
         ("bandwidth_bytes_per_second", "b"), ("bandwidth_ci_low_bytes_per_second", "b 95% low"),
         ("bandwidth_ci_high_bytes_per_second", "b 95% high"), ("r2_log", "R² (log)"),
         ("median_relative_error", "median err"), ("worst_relative_error", "worst err"),
@@ -82,7 +82,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     label = primary.link.label if primary else None
     if primary:
         section.intro.append(f"this machine's link below is the fitted {primary.row['direction']} copy over "
-                             f"{primary.row['kind']} host memory ({label}, {primary.row['model']} model)")
+                             f"{primary.row['host_kind']} host memory ({label}, {primary.row['model']} model)")
     else:
         section.intro.append("no device run with copies was given: the advice uses the link presets only")
 
@@ -132,12 +132,12 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     if primary:
         section.commands.append(f"xferlab advise whatif seed-testbed deceval --replace {shlex.quote('pcie3x16=' + primary.spec)}")
 
-    limit_rows = [{k: f.row[k] for k in ("direction", "kind", "measured_peak_bytes_per_second", "model_limit_bytes_per_second",
+    limit_rows = [{k: f.row[k] for k in ("direction", "host_kind", "measured_peak_bytes_per_second", "model_limit_bytes_per_second",
                                          "fraction_of_model_limit")} for f in fitted]
     if limit_rows:
         section.tables.append(Table(f"How far the measured copies are from the {against} model's limit (payload rate; "
                                     "bidir: both directions at once)",
-                                    [("direction", "direction"), ("kind", "host memory"),
+                                    [("direction", "direction"), ("host_kind", "host memory"),
                                      ("measured_peak_bytes_per_second", "measured peak"),
                                      ("model_limit_bytes_per_second", "model limit"),
                                      ("fraction_of_model_limit", "fraction")], limit_rows))

@@ -108,9 +108,10 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
         if run["status"] != "ok" or not run["samples"]:
             continue
         groups = db.stats(run["run_id"])  # one row per group: classifies the run without reading its samples
-        accelerator = ((db.run(run["run_id"]).get("inventory") or {}).get("accelerator") or {}).get("name")
+        recorded = db.run(run["run_id"])
+        accelerator = ((recorded.get("inventory") or {}).get("accelerator") or {}).get("name")
         for kind in kinds_of(groups):
-            where = groups[0].get("node") if kind == "runtime" else accelerator  # runtime: per backend
+            where = (recorded.get("params") or {}).get("backend") if kind == "runtime" else accelerator  # runtime: per backend
             key = (kind, where if kind != "memory" else None)
             chosen.setdefault(key, run["run_id"])
     return sorted(set(chosen.values()))  # none: the report says so and still shows the scenarios and the advice
@@ -238,7 +239,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     if result["overview"]:
         section.tables.append(Table("Copies (medians, with the 95 % interval of each median; latency of the smallest copy, "
                                     "bandwidth of the largest; n½ = size reaching half of it)",
-                                    [("kind", "host memory"), ("direction", "direction"), ("latency_seconds", "latency"),
+                                    [("host_kind", "host memory"), ("direction", "direction"), ("latency_seconds", "latency"),
                                      ("latency_ci", "latency 95% CI"), ("bandwidth_bytes_per_second", "bandwidth"),
                                      ("bandwidth_ci", "bandwidth 95% CI"), ("largest_bytes", "at"),
                                      ("half_bandwidth_bytes", "n½")],
@@ -248,14 +249,14 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                              "bandwidth_ci_high_bytes_per_second"))))
     if result["chunks"]:
         section.tables.append(Table("Granularity: one total moved in chunks (seed 004)",
-                                    [("kind", "host memory"), ("chunk_bytes", "chunk"), ("transfers", "transfers"),
+                                    [("host_kind", "host memory"), ("chunk_bytes", "chunk"), ("transfers", "transfers"),
                                      ("median_seconds", "total time"), ("median_ci", "median 95% CI"),
                                      ("median_bytes_per_second", "bandwidth"), ("cov", "CoV"), ("count", "n")],
                                     ci_rows(result["chunks"], ("median_ci", "median_seconds", "median_ci_low_seconds",
                                                                "median_ci_high_seconds"))))
     if result["launch"]:
         section.tables.append(Table("Kernel launch latency (empty kernel, submit + wait; host clock)",
-                                    [("args", "buffer args"), ("pinned_cpu", "pinned"), ("median_seconds", "median"),
+                                    [("kernel_args", "buffer args"), ("pinned_cpu", "pinned"), ("median_seconds", "median"),
                                      ("median_ci", "median 95% CI"), ("p99_seconds", "p99"), ("max_seconds", "max"),
                                      ("device_median_seconds", "device (kernel)"), ("count", "n")],
                                     ci_rows(result["launch"], ("median_ci", "median_seconds", "median_ci_low_seconds",
@@ -263,18 +264,18 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     for path in result["plots"]:
         section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "device")))
     heads = []
-    kinds = [r["kind"] for r in result["overview"] if r["direction"] == "h2d"]
+    kinds = [r["host_kind"] for r in result["overview"] if r["direction"] == "h2d"]
     kind = "pageable" if "pageable" in kinds else (kinds[0] if kinds else None)
     for direction in ("h2d", "d2h"):
         h = headline_of(result["overview"], rid, f"{name}: {direction} copy bandwidth, {kind} memory (median, largest copy)",
                         f"{direction}-{kind}-{rid}", "bandwidth_bytes_per_second", "median", format_rate,
-                        {"suite": "device", "test": direction, "metric": "bandwidth_bytes_per_second", "mode": kind},
-                        kind=kind, direction=direction)
+                        {"suite": "device", "test": direction, "metric": "bandwidth_bytes_per_second", "host_kind": kind},
+                        host_kind=kind, direction=direction)
         if h:
             heads.append(h)
     h = headline_of(result["launch"], rid, f"{name}: kernel launch latency, no arguments (median)", f"launch-{rid}",
                     "median_seconds", "median", format_time,
-                    {"suite": "device", "test": "launch", "metric": "latency_seconds", "mode": "0 args"}, args=0)
+                    {"suite": "device", "test": "launch", "metric": "latency_seconds", "kernel_args": 0}, kernel_args=0)
     if h:
         heads.append(h)
     return section, heads

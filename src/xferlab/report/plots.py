@@ -167,8 +167,8 @@ def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:
     for metric, ylabel, name, scale in (("median_bytes_per_second", "bandwidth (GB/s, median)", "device-bandwidth.png", 1e-9),
                                         ("median_seconds", "copy time (µs, median)", "device-latency.png", 1e6)):
         curves = []
-        for key in dict.fromkeys((s["kind"], s["direction"]) for s in summary):
-            points = sorted((s for s in summary if (s["kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
+        for key in dict.fromkeys((s["host_kind"], s["direction"]) for s in summary):
+            points = sorted((s for s in summary if (s["host_kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
             curves.append((f"{key[0]} {key[1]}", np.asarray([p["size_bytes"] for p in points], dtype=float),
                            np.asarray([p[metric] * scale for p in points])))
         written.append(plot_lines(curves, ylabel, f"Host–device copies: {ylabel.split(' (')[0]}", Path(folder) / name,
@@ -179,8 +179,8 @@ def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:
 def plot_launch(rows: Sequence[dict], path: Path) -> Path:
     """The distribution of launch latency (empirical CDF, log time), one line per argument count."""
     plt, fig, ax = _axes()
-    for key in dict.fromkeys((r["args"], r.get("cpus")) for r in rows if r["test"] == "launch"):
-        values = np.sort([r["seconds"] * 1e6 for r in rows if r["test"] == "launch" and (r["args"], r.get("cpus")) == key])
+    for key in dict.fromkeys((r["kernel_args"], r.get("cpus")) for r in rows if r["test"] == "launch"):
+        values = np.sort([r["seconds"] * 1e6 for r in rows if r["test"] == "launch" and (r["kernel_args"], r.get("cpus")) == key])
         ax.plot(values, np.arange(1, len(values) + 1) / len(values),
                 label=f"{key[0]} args" + (f", pinned to CPU {key[1]}" if key[1] is not None else ""))
     ax.set_xscale("log")
@@ -195,7 +195,7 @@ def plot_launch(rows: Sequence[dict], path: Path) -> Path:
 def plot_chunk_study(summary: Sequence[dict], path: Path) -> Path:
     """Effective bandwidth of the same total moved in chunks of each size (seed 004's study)."""
     plt, fig, ax = _axes()
-    labels = [f"{s['kind']}\n{format_size(s['chunk_bytes'], 10)} x {s['transfers']}" for s in summary]
+    labels = [f"{s['host_kind']}\n{format_size(s['chunk_bytes'], 10)} x {s['transfers']}" for s in summary]
     bars = ax.bar(range(len(summary)), [s["median_bytes_per_second"] / 1e9 for s in summary])
     ax.bar_label(bars, fmt="%.2f", fontsize=8)
     ax.set_xticks(range(len(summary)), labels, fontsize=8)

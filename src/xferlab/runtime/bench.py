@@ -126,7 +126,7 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
 
         def add(r: dict[str, Any]) -> None:
             store.add_samples(run_id, [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
-                                        "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"], "node": r["backend"],
+                                        "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"],
                                         "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}}])
             added.append(r)
 

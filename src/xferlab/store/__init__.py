@@ -2,8 +2,8 @@
 
 It holds, per run, the command and its arguments, the machine's inventory and the software
 versions, the process recording it, a tidy table of samples (one row per timed iteration, with its
-placement: suite, test, metric, value, size, threads, CPUs, memory node, mode, iteration, warm-up
-and validated flags, seconds, bytes, and anything else as JSON ``params``), and the measurements that
+placement: suite, test, metric, value, size, threads, CPUs, memory node, mode, host memory kind,
+kernel arguments, iteration, warm-up and validated flags, seconds, bytes, and anything else as JSON ``params``), and the measurements that
 failed with their reason. The tables are described in :mod:`xferlab.store.schema`.
 
 The file is ``./xferlab-results/xferlab.duckdb`` unless ``--store PATH`` or ``XFERLAB_STORE`` says

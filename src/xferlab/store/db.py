@@ -22,7 +22,7 @@ from ..errors import BadValue, Unavailable, UnknownName
 from ..stats import interval_rank
 from .connect import connect as _open, no_space, owner, owner_alive, translate
 from .rows import dumps, iso, sample
-from .schema import SAMPLE_COLUMNS, check, utc_now
+from .schema import ARGS_OF_MODE, COPY_ROWS, LAUNCH_ROWS, SAMPLE_COLUMNS, check, utc_now
 
 RUNNING = "running"
 STATUSES = ("ok", "failed", "interrupted")  # how a run may finish
@@ -38,8 +38,18 @@ _INSERT_SAMPLES = (
 # A curve's points (loaded latency: one point per traffic delay) are told apart by params.delay;
 # repeats of the same measurement (iterations) are pooled. Statistics leave out warm-ups and the
 # samples the probe did not validate; the sorted values give the median's interval (ranks in Python).
+#: The columns a version-3 store has and how an older one's map to them (see schema.py).
+_V3_COLUMNS = {"node": "node", "mode": "mode", "host_kind": "host_kind", "kernel_args": "kernel_args"}
+_OLD_AS_V3 = {
+    "node": "CASE WHEN suite = 'runtime' THEN NULL ELSE node END",
+    "mode": f"CASE WHEN ({COPY_ROWS}) OR ({LAUNCH_ROWS}) THEN NULL ELSE mode END",
+    "host_kind": f"CASE WHEN {COPY_ROWS} THEN mode END",
+    "kernel_args": f"CASE WHEN {LAUNCH_ROWS} THEN {ARGS_OF_MODE} END",
+}
+
 _STATS = """
-SELECT suite, test, metric, size_bytes, threads, node, mode,
+SELECT suite, test, metric, size_bytes, threads, {node} AS node, {mode} AS mode, {host_kind} AS host_kind,
+       {kernel_args} AS kernel_args,
        TRY_CAST(json_extract_string(params, '$.delay') AS BIGINT) AS delay,
        count(*) FILTER (WHERE {use}) AS "count",
        count(*) FILTER (WHERE warmup) AS warmups,
@@ -51,7 +61,7 @@ SELECT suite, test, metric, size_bytes, threads, node, mode,
        stddev_samp(value) FILTER (WHERE {use}) / nullif(abs(avg(value) FILTER (WHERE {use})), 0) AS cov,
        list(value ORDER BY value) FILTER (WHERE {use}) AS sorted_values
 FROM samples WHERE run_id = ?
-GROUP BY suite, test, metric, size_bytes, threads, node, mode, delay
+GROUP BY suite, test, metric, size_bytes, threads, 6, 7, 8, 9, delay
 ORDER BY min(seq)
 """
 _OWNER = "owner_host, owner_pid, owner_started"
@@ -93,6 +103,8 @@ class Store:
         # the probe's verdict: the column (schema 2), else a flag rows of older stores kept in params
         in_params = "TRY_CAST(json_extract_string(params, '$.validated') AS BOOLEAN)"
         self._validated = f"coalesce(validated, {in_params})" if version >= 2 else in_params
+        # version 3's columns, as an older store (read-only, not migrated) is read (schema.py)
+        self._columns = _V3_COLUMNS if version >= 3 else _OLD_AS_V3
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -310,7 +322,10 @@ class Store:
     def samples(self, run_id: str) -> list[dict]:
         """The run's samples in the order they were recorded (by ``seq``); ``params`` as a dict."""
         with self._session():
-            rows = self.query("SELECT * FROM samples WHERE run_id = ? ORDER BY seq", [self.resolve_run(run_id)])
+            mapped = ", ".join(f"{expr} AS {name}" for name, expr in self._columns.items())
+            rows = self.query(f"SELECT * EXCLUDE (node, mode), {mapped} FROM samples WHERE run_id = ? ORDER BY seq"
+                              if self.version < 3 else "SELECT * FROM samples WHERE run_id = ? ORDER BY seq",
+                              [self.resolve_run(run_id)])
         for row in rows:
             row["params"] = json.loads(row["params"]) if row["params"] is not None else {}
         return rows
@@ -333,7 +348,8 @@ class Store:
         first measured."""
         use = f"warmup IS NOT TRUE AND {self._validated} IS NOT FALSE"
         with self._session():
-            rows = self.query(_STATS.format(use=use, validated=self._validated), [self.resolve_run(run_id)])
+            rows = self.query(_STATS.format(use=use, validated=self._validated, **self._columns),
+                              [self.resolve_run(run_id)])
         for row in rows:
             values = row.pop("sorted_values") or []
             k = interval_rank(len(values))

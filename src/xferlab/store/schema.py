@@ -1,6 +1,6 @@
 """The tables of the results store, their version, and how a DuckDB file is checked, set up or migrated.
 
-Schema version 2:
+Schema version 3:
 
 * ``meta(key, value)``: ``schema_version``, ``created_utc``, ``created_by`` (and ``migrated_utc``
   once a version-1 store was brought to version 2).
@@ -18,8 +18,15 @@ Schema version 2:
   before validating it: kept, but left out of the statistics.
 * ``failures(run_id, suite, what, reason, at_utc)``: measurements that failed, with their reason.
 
-A version-1 store is migrated in place when opened writable (columns added, nothing rewritten); opened
-read-only it is read as it is.
+New in 3, one column per concept: ``host_kind`` (the host memory kind of a host-device copy or chunk
+study: pageable, pinned, svm-fine …) and ``kernel_args`` (a launch's buffer arguments). Version 2
+kept both in ``mode`` ("pageable", "0 args"), and kept the runtime backend's description in ``node``.
+Now ``mode`` is only a memory mode (memory suite), a runtime mode (runtime suite) or a collaboration
+version (collab), ``node`` only a memory node, and the runtime's backend goes to ``params``.
+
+An older store is migrated in place when opened writable (1 to 2: columns added; 2 to 3: the two
+columns added and filled from ``mode``, the runtime's ``node`` moved to ``params``). Opened read-only
+it is read as it is, and the store maps its columns to version 3's as it reads them.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ import duckdb
 from .. import __version__
 from ..errors import BadFile
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 #: The ``samples`` columns a caller may give, with their DuckDB types (``run_id`` and ``seq`` are
 #: set by the store; ``params`` takes a dict and any keys not named here).
@@ -44,16 +51,18 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "size_bytes": "BIGINT",     # working-set or transfer size
     "threads": "INTEGER",
     "cpus": "VARCHAR",          # CPU list the threads were bound to, e.g. '0-3' or '0,2'
-    "node": "VARCHAR",          # memory node or device the data lived on
-    "mode": "VARCHAR",          # 'dram', 'app-direct', 'app-direct+persist' …
+    "node": "VARCHAR",          # memory node the data lived on
+    "mode": "VARCHAR",          # memory mode ('memory', 'app-direct' …), runtime mode ('sync' …), collab version ('D', 'U')
     "iteration": "INTEGER",
     "warmup": "BOOLEAN",        # warm-up iterations are kept but left out of statistics
     "seconds": "DOUBLE",        # time of the iteration
     "bytes": "DOUBLE",          # bytes moved in the iteration
     "validated": "BOOLEAN",     # (v2) false: the probe ended before validating it; out of statistics
+    "host_kind": "VARCHAR",     # (v3) host memory kind of a host-device copy: 'pageable', 'pinned' …
+    "kernel_args": "INTEGER",   # (v3) buffer arguments of a kernel launch
 }
 REQUIRED_SAMPLE_KEYS = ("suite", "test", "metric", "value")
-_V1_SAMPLE_COLUMNS = [name for name in SAMPLE_COLUMNS if name != "validated"]
+_V1_SAMPLE_COLUMNS = [name for name in SAMPLE_COLUMNS if name not in ("validated", "host_kind", "kernel_args")]
 OWNER_COLUMNS = {"owner_host": "VARCHAR", "owner_pid": "INTEGER", "owner_started": "BIGINT"}
 
 _DDL = [
@@ -75,13 +84,25 @@ _DDL = [
     # the column order of a migrated version-1 store: its columns, then the new ones
     "CREATE TABLE samples (run_id VARCHAR NOT NULL, seq BIGINT NOT NULL, "
     + ", ".join(f"{name} {SAMPLE_COLUMNS[name]}" for name in _V1_SAMPLE_COLUMNS)
-    + ", params JSON, validated BOOLEAN, PRIMARY KEY (run_id, seq))",
+    + ", params JSON, validated BOOLEAN, host_kind VARCHAR, kernel_args INTEGER, PRIMARY KEY (run_id, seq))",
     "CREATE TABLE failures (run_id VARCHAR NOT NULL, suite VARCHAR, what VARCHAR, reason VARCHAR, "
     "at_utc TIMESTAMP NOT NULL)",
 ]
 _MIGRATE_1_TO_2 = [
     *(f"ALTER TABLE runs ADD COLUMN {name} {kind}" for name, kind in OWNER_COLUMNS.items()),
     "ALTER TABLE samples ADD COLUMN validated BOOLEAN",
+]
+#: Which version-2 rows held a host memory kind or a launch's arguments in ``mode`` (SQL conditions).
+COPY_ROWS = "suite = 'device' AND test IN ('h2d', 'd2h', 'bidir', 'd2d', 'chunks')"
+LAUNCH_ROWS = "suite = 'device' AND test = 'launch'"
+ARGS_OF_MODE = "TRY_CAST(regexp_extract(mode, '^([0-9]+) args$', 1) AS INTEGER)"
+_MIGRATE_2_TO_3 = [
+    "ALTER TABLE samples ADD COLUMN host_kind VARCHAR",
+    "ALTER TABLE samples ADD COLUMN kernel_args INTEGER",
+    f"UPDATE samples SET host_kind = mode, mode = NULL WHERE {COPY_ROWS}",
+    f"UPDATE samples SET kernel_args = {ARGS_OF_MODE}, mode = NULL WHERE {LAUNCH_ROWS}",
+    "UPDATE samples SET params = json_merge_patch(coalesce(params, '{}'), json_object('backend', node)), node = NULL "
+    "WHERE suite = 'runtime' AND node IS NOT NULL",
 ]
 TABLES = ("meta", "runs", "inventory", "samples", "failures")
 
@@ -140,9 +161,10 @@ def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int
     missing = [t for t in TABLES if t not in tables]
     if missing:
         raise BadFile(f"{where} lacks the table(s) {', '.join(missing)} of an xferlab results store")
-    if version == "1" and not read_only:
-        _transaction(conn, _MIGRATE_1_TO_2, [("schema_version", str(SCHEMA_VERSION)),
-                                             ("migrated_utc", utc_now().isoformat() + "Z")], upsert=True)
+    if version in ("1", "2") and not read_only:
+        steps = (_MIGRATE_1_TO_2 if version == "1" else []) + _MIGRATE_2_TO_3
+        _transaction(conn, steps, [("schema_version", str(SCHEMA_VERSION)),
+                                   ("migrated_utc", utc_now().isoformat() + "Z")], upsert=True)
         return SCHEMA_VERSION
     return int(version)
 
