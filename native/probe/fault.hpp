@@ -103,12 +103,18 @@ inline void arm() {
   if (p.after == 0) fire();
 }
 
-// Called by JsonLine::emit after each line: counts sample records and fires after the N-th.
-inline void after_line(const std::string& line) {
+// Counts one sample record (or, on a process that prints none, such as an MPI rank other than 0,
+// one finished point) and fires after the N-th.
+inline void count_sample() {
   Plan& p = plan();
   if (p.kind.empty() || p.done || p.after == 0) return;
-  if (line.find("\"record\":\"sample") == std::string::npos) return;
   if (++p.samples == p.after) fire();
+}
+
+// Called by JsonLine::emit after each line: counts sample records and fires after the N-th.
+inline void after_line(const std::string& line) {
+  if (line.find("\"record\":\"sample") == std::string::npos) return;
+  count_sample();
 }
 
 }  // namespace fault

@@ -51,13 +51,23 @@ const char* kUsage =
     "  collab [--device N] [--pattern histogram|taskqueue] [--version D|U] [--size N] [--host-threads T]\n"
     "         [--device-share F] [--repeats R] [--block N] [--iterations N] [--seed S] [--corrupt]\n"
     "                       CHAI-style CPU+device collaboration (OpenCL): D copies, U shared SVM + atomics\n"
+    "  network [--tests latency,bw,bibw,mbw_mr,multi_lat,allreduce,alltoall,bcast,allgather,reduce,barrier]\n"
+    "         [--sizes B,B,..] [--collective-sizes B,B,..] [--iterations N] [--iterations-large N] [--warmup N]\n"
+    "         [--warmup-large N] [--bw-iterations N] [--bw-iterations-large N] [--bw-warmup N]\n"
+    "         [--bw-warmup-large N] [--collective-iterations N] [--collective-iterations-large N]\n"
+    "         [--collective-warmup N] [--collective-warmup-large N] [--large-from B] [--window N]\n"
+    "         [--buffers host,device] [--backend B] [--device N] [--path auto|staged|direct] [--node N]\n"
+    "         [--bind none|core] [--budget S] [--inventory FILE]\n"
+    "                       MPI benchmarks with OSU's definitions; run it under mpiexec (every rank runs\n"
+    "                       it, rank 0 prints); MPI is $XFERLAB_MPI_LIB (an MPI standard-ABI library)\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n"
     "\n"
     "Fault injection (for tests): XFERLAB_PROBE_FAULT=KIND[@N] makes stream, latency, loaded, transfer,\n"
-    "launch, chunks and collab fail on purpose. KIND: crash=SIGSEGV, crash=SIGBUS, crash=abort (die by that\n"
-    "signal), hang (never return), garbage (print a non-JSON line on stdout), exit=CODE (exit with CODE).\n"
+    "launch, chunks, collab and network (in rank $XFERLAB_PROBE_FAULT_RANK, default 0) fail on purpose.\n"
+    "KIND: crash=SIGSEGV, crash=SIGBUS, crash=abort (die by that signal), hang (never return),\n"
+    "garbage (print a non-JSON line on stdout), exit=CODE (exit with CODE).\n"
     "@N: after the N-th sample record is printed (partial output exists); without it, before starting.\n";
 
 std::string compiler() {
@@ -110,9 +120,9 @@ int main(int argc, char** argv) {
   try {
     if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
         command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
-        command == "cuda-ptx" || command == "collab") {
+        command == "cuda-ptx" || command == "collab" || command == "network") {
       xferlab::Args args(argc, argv, 2);
-      if (command != "nodes" && command != "devices" && command != "cuda-ptx") {
+      if (command != "nodes" && command != "devices" && command != "cuda-ptx" && command != "network") {
         try {
           xferlab::fault::arm();
         } catch (const std::invalid_argument& error) {
@@ -128,6 +138,7 @@ int main(int argc, char** argv) {
       if (command == "chunks") return xferlab::run_chunks(args);
       if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
       if (command == "collab") return xferlab::run_collab(args);
+      if (command == "network") return xferlab::run_network(args);  // arms the fault in one rank itself
       args.finish();
       return run_nodes();
     }
@@ -159,5 +170,5 @@ int main(int argc, char** argv) {
   }
   return bad_argument("unknown command '" + command +
                       "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks, "
-                      "cuda-ptx, collab)");
+                      "cuda-ptx, collab, network)");
 }

@@ -16,5 +16,6 @@ int run_launch(Args& args);    // device.cpp
 int run_chunks(Args& args);    // device.cpp
 int run_cuda_ptx(Args& args);  // cuda_ptx.cpp: checks the embedded CUDA PTX (no GPU needed)
 int run_collab(Args& args);    // collab.cpp: CHAI-style CPU-device collaboration, D and U versions
+int run_network(Args& args);   // network.cpp: MPI point-to-point and collectives (OSU definitions), run by every rank
 
 }  // namespace xferlab

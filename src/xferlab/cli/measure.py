@@ -161,11 +161,12 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
 
 
 def _register_device_commands() -> None:
-    from . import measure_collab, measure_device
+    from . import measure_collab, measure_device, measure_network
 
     app.command("device")(measure_device.device)
     app.command("launch")(measure_device.launch_cmd)
     app.command("collab")(measure_collab.collab)
+    app.command("network")(measure_network.network)
 
 
 _register_device_commands()

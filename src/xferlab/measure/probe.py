@@ -15,7 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import Unavailable
 
@@ -53,10 +53,16 @@ class ProbeRun:
         return self.failure is None
 
 
-def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
-    """Run the probe with ``args``; parse the JSON lines it printed, even if it failed midway."""
+def run_probe(args: list[str], timeout: float = 60.0, launcher: Optional[list[str]] = None,
+              env: Optional[dict[str, str]] = None, pass_fds: tuple[int, ...] = ()) -> ProbeRun:
+    """Run the probe with ``args``; parse the JSON lines it printed, even if it failed midway.
+
+    ``launcher`` (``mpiexec -n 2``) starts the probe as several processes: they run in a session
+    of their own, and a timeout or an interrupt ends the whole session, never only the launcher."""
     run = ProbeRun(args)
-    command = [str(probe_path()), *args]
+    command = [*(launcher or []), str(probe_path()), *args]
+    if launcher is not None or env is not None or pass_fds:
+        return _run_group(run, command, timeout, env, pass_fds)
     try:
         # Device names and driver messages are not always UTF-8: a bad byte becomes U+FFFD, never an
         # exception that would end the program instead of the step.
@@ -74,6 +80,47 @@ def run_probe(args: list[str], timeout: float = 60.0) -> ProbeRun:
             except json.JSONDecodeError:
                 run.failure = run.failure or f"unparseable output line: {line[:80]}"
     return run
+
+
+def _run_group(run: ProbeRun, command: list[str], timeout: float, env: Optional[dict[str, str]],
+               pass_fds: tuple[int, ...]) -> ProbeRun:
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8",
+                               errors="replace", start_new_session=True, env={**os.environ, **(env or {})},
+                               pass_fds=pass_fds)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+        run.returncode = process.returncode
+        if process.returncode != 0:
+            run.failure = exit_reason(process.returncode, stderr)
+    except subprocess.TimeoutExpired:
+        stdout, _ = _end_group(process)
+        run.failure = f"killed after its timeout of {timeout:g} s"
+    except BaseException:
+        _end_group(process)
+        raise
+    for line in stdout.splitlines():
+        if line.strip():
+            try:
+                run.records.append(json.loads(line))
+            except json.JSONDecodeError:
+                run.failure = run.failure or f"unparseable output line: {line[:80]}"
+    return run
+
+
+def _end_group(process: subprocess.Popen) -> tuple[str, str]:
+    """SIGTERM to the process group (the launcher and every rank it started), SIGKILL 3 s later;
+    what they had printed."""
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            out, err = process.communicate(timeout=grace)
+            return out or "", err or ""
+        except subprocess.TimeoutExpired:
+            continue
+    return "", ""
 
 
 def exit_reason(returncode: int, stderr: str) -> str:

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -85,8 +85,10 @@ class StoreFailed(XferlabError):
 
 def measure(command: str, steps: list[Step], convert: Converter, suite: str, params: dict[str, Any],
             store_path: Optional[Path], timeout: float, budget: Optional[float] = None,
-            extra_inventory: Optional[dict[str, Any]] = None) -> RunOutcome:
-    """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr."""
+            extra_inventory: Optional[dict[str, Any]] = None,
+            extra_summary: Optional[Callable[[list[StepResult]], dict[str, Any]]] = None) -> RunOutcome:
+    """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr.
+    ``extra_summary`` adds to the run's summary what only the steps' output tells (the MPI ranks' hosts)."""
     machine = {**inventory(), **(extra_inventory or {})}
     store = open_store(store_path)
     run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
@@ -128,7 +130,8 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
         status = {0: "ok", 1: "failed", 3: "ok"}[outcome.exit_code]
         try:
             store.finish_run(run_id, status, {"steps": len(results), "failed_steps": failed,
-                                              "skipped_steps": sum(1 for r in results if _skipped(r))})
+                                              "skipped_steps": sum(1 for r in results if _skipped(r)),
+                                              **(extra_summary(results) if extra_summary else {})})
         except XferlabError as error:
             raise StoreFailed(f"{error} (run {run_id} could not be closed; its {kept} samples are kept)") from None
         return outcome

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .probe import ProbeRun, run_probe
@@ -23,6 +23,10 @@ class Step:
     args: list[str]
     placement: dict[str, Any]
     estimate_seconds: float
+    launcher: Optional[list[str]] = None  # e.g. mpiexec -n 2: the probe runs as several processes
+    env: Optional[dict[str, str]] = None
+    pass_fds: tuple[int, ...] = ()
+    learned: dict[str, Any] = field(default_factory=dict)  # what the run said of itself (the MPI setup)
 
 
 
@@ -67,7 +71,7 @@ def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_res
             result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
         else:
             limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
-            run = run_probe(step.args, timeout=limit)
+            run = run_probe(step.args, timeout=limit, launcher=step.launcher, env=step.env, pass_fds=step.pass_fds)
             rows, failure = convert(step, run)
             result = StepResult(step, rows, failure, time.monotonic() - t0)
         on_result(result)

@@ -176,6 +176,26 @@ def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:
     return written
 
 
+def plot_network(table: Sequence[dict], folder: Path) -> list[Path]:
+    """MPI latency and bandwidth against message size (measure network's summary), one line per
+    (test, pair kind, path): seed 001's host-to-host against GPU-to-GPU comparison."""
+    written = []
+    for tests, metric, ylabel, name, scale in (
+            (("latency", "multi_lat"), "mean_seconds", "latency (µs, OSU mean)", "network-latency.png", 1e6),
+            (("bw", "bibw", "mbw_mr"), "mean_bytes_per_second", "bandwidth (GB/s, OSU)", "network-bandwidth.png", 1e-9)):
+        curves = []
+        for key in dict.fromkeys((t["test"], t["pair"], t["path"]) for t in table if t["test"] in tests):
+            points = sorted((t for t in table if (t["test"], t["pair"], t["path"]) == key and t["size_bytes"] > 0),
+                            key=lambda t: t["size_bytes"])
+            if points:
+                curves.append((" ".join(key), np.asarray([p["size_bytes"] for p in points], dtype=float),
+                               np.asarray([p[metric] * scale for p in points])))
+        if curves:
+            written.append(plot_lines(curves, ylabel, f"MPI point-to-point: {ylabel.split(' (')[0]}", Path(folder) / name,
+                                      xlabel="message size"))
+    return written
+
+
 def plot_launch(rows: Sequence[dict], path: Path) -> Path:
     """The distribution of launch latency (empirical CDF, log time), one line per argument count."""
     plt, fig, ax = _axes()

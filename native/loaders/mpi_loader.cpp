@@ -1,0 +1,98 @@
+// See mpi_loader.hpp: MPI's standard ABI resolved with dlopen/dlsym.
+#include "mpi_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+namespace xferlab {
+namespace mpi {
+
+namespace {
+
+Api g_api{};
+std::string g_reason;
+
+template <class F>
+bool resolve(void* lib, F& slot, const char* name) {
+  void* symbol = dlsym(lib, name);
+  slot = reinterpret_cast<F>(symbol);
+  return symbol != nullptr;
+}
+
+std::string load_once() {
+  const std::string path = library();
+  dlerror();
+  // RTLD_GLOBAL: the MPI's own plugins (network providers) resolve MPI symbols from it.
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!lib) {
+    const char* why = dlerror();
+    return why ? std::string(why) : path + ": dlopen failed";
+  }
+  struct Entry {
+    const char* name;
+    bool ok;
+  };
+  Api& a = g_api;
+  const Entry entries[] = {
+      {"MPI_Init", resolve(lib, a.Init, "MPI_Init")},
+      {"MPI_Initialized", resolve(lib, a.Initialized, "MPI_Initialized")},
+      {"MPI_Finalize", resolve(lib, a.Finalize, "MPI_Finalize")},
+      {"MPI_Abort", resolve(lib, a.Abort, "MPI_Abort")},
+      {"MPI_Abi_get_version", resolve(lib, a.Abi_get_version, "MPI_Abi_get_version")},
+      {"MPI_Get_version", resolve(lib, a.Get_version, "MPI_Get_version")},
+      {"MPI_Get_library_version", resolve(lib, a.Get_library_version, "MPI_Get_library_version")},
+      {"MPI_Get_processor_name", resolve(lib, a.Get_processor_name, "MPI_Get_processor_name")},
+      {"MPI_Error_string", resolve(lib, a.Error_string, "MPI_Error_string")},
+      {"MPI_Comm_set_errhandler", resolve(lib, a.Comm_set_errhandler, "MPI_Comm_set_errhandler")},
+      {"MPI_Comm_rank", resolve(lib, a.Comm_rank, "MPI_Comm_rank")},
+      {"MPI_Comm_size", resolve(lib, a.Comm_size, "MPI_Comm_size")},
+      {"MPI_Comm_split_type", resolve(lib, a.Comm_split_type, "MPI_Comm_split_type")},
+      {"MPI_Comm_free", resolve(lib, a.Comm_free, "MPI_Comm_free")},
+      {"MPI_Send", resolve(lib, a.Send, "MPI_Send")},
+      {"MPI_Recv", resolve(lib, a.Recv, "MPI_Recv")},
+      {"MPI_Isend", resolve(lib, a.Isend, "MPI_Isend")},
+      {"MPI_Irecv", resolve(lib, a.Irecv, "MPI_Irecv")},
+      {"MPI_Waitall", resolve(lib, a.Waitall, "MPI_Waitall")},
+      {"MPI_Barrier", resolve(lib, a.Barrier, "MPI_Barrier")},
+      {"MPI_Bcast", resolve(lib, a.Bcast, "MPI_Bcast")},
+      {"MPI_Reduce", resolve(lib, a.Reduce, "MPI_Reduce")},
+      {"MPI_Allreduce", resolve(lib, a.Allreduce, "MPI_Allreduce")},
+      {"MPI_Alltoall", resolve(lib, a.Alltoall, "MPI_Alltoall")},
+      {"MPI_Allgather", resolve(lib, a.Allgather, "MPI_Allgather")},
+      {"MPI_Gather", resolve(lib, a.Gather, "MPI_Gather")},
+      {"MPI_Gatherv", resolve(lib, a.Gatherv, "MPI_Gatherv")},
+  };
+  for (const Entry& e : entries)
+    if (!e.ok) return path + " does not export " + e.name + " (not an MPI standard-ABI library?)";
+  resolve(lib, a.Query_cuda_support, "MPIX_Query_cuda_support");  // optional
+  return "";
+}
+
+}  // namespace
+
+std::string library() {
+  const char* env = std::getenv("XFERLAB_MPI_LIB");
+  return env && *env ? env : "libmpi_abi.so.1";
+}
+
+const Api* load(std::string& why) {
+  static std::once_flag once;
+  std::call_once(once, [] { g_reason = load_once(); });
+  why = g_reason;
+  return g_reason.empty() ? &g_api : nullptr;
+}
+
+void check(int code, const char* what) {
+  if (code == SUCCESS) return;
+  char text[MAX_ERROR_STRING] = {0};
+  int length = 0;
+  if (g_api.Error_string && g_api.Error_string(code, text, &length) == SUCCESS && length > 0)
+    throw std::runtime_error(std::string(what) + ": " + std::string(text, static_cast<size_t>(length)));
+  throw std::runtime_error(std::string(what) + ": MPI error " + std::to_string(code));
+}
+
+}  // namespace mpi
+}  // namespace xferlab

@@ -1,0 +1,442 @@
+"""The network between processes: MPI point-to-point and collectives with the OSU Micro-Benchmarks'
+definitions (seed 001 judges the AC922 by OSU's latency and bandwidth, host to host and GPU to GPU).
+
+The timing loops are in the probe (``native/probe/network.cpp``), started as MPI ranks:
+
+* on one machine, ``xferlab measure network`` starts them with the launcher of the MPI it found
+  (the ``mpich`` wheel's ``mpiexec``, a dependency of xferlab, or ``$XFERLAB_MPIEXEC``);
+* on a cluster, the command itself is started under the site's launcher (``srun -N2 xferlab
+  measure network``): every rank runs the probe with the launcher's environment, rank 0 gathers
+  every sample and every rank's inventory and alone writes the store.
+
+MPI is reached through the MPI 5 standard ABI (``libmpi_abi.so``), loaded at run time: one probe
+runs on any MPI that ships it. ``$XFERLAB_MPI_LIB`` names the library; else the one installed with
+the ``mpich`` wheel beside this Python; else ``libmpi_abi.so.1`` on the loader's path.
+
+Rows: ``suite`` network, ``test`` the OSU benchmark's name (latency, bw, bibw, mbw_mr, multi_lat)
+or the collective's, one per timed iteration: ``seconds`` is a one-way latency (ping-pong round
+trip / 2), a window's time (bandwidth tests) or one call (collectives, a row per rank). ``params``
+hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / device) and the path
+(host, staged through pinned host memory, or direct: device memory given to a GPU-aware MPI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import BadValue, Unavailable
+from ..stats import summarize
+from ..units import format_size, parse_list, parse_size
+from .precision import ci_fields
+from .probe import ProbeRun, run_probe
+from .samples import kept
+from .steps import Step, dropped_reason, good_time
+
+POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr", "multi_lat")
+COLLECTIVES = ("allreduce", "alltoall", "bcast", "allgather", "reduce", "barrier")
+TESTS = POINT_TO_POINT + COLLECTIVES
+BANDWIDTH = ("bw", "bibw", "mbw_mr")
+BUFFERS = ("host", "device")
+PATHS = ("auto", "staged", "direct")
+
+# OSU's defaults (osu_util.h of the OSU Micro-Benchmarks 7): message sizes, and (timed, warm-up)
+# iterations at or below LARGE_MESSAGE_SIZE (8 KiB) and above it.
+LARGE_FROM = 8192
+LATENCY_COUNTS = ((10_000, 100), (1_000, 10))
+BANDWIDTH_COUNTS = ((100, 10), (20, 2))
+COLLECTIVE_COUNTS = ((1_000, 100), (100, 10))
+WINDOW = 64
+SIZES = "0,1..4Mi"
+COLLECTIVE_SIZES = "1..1Mi"
+LARGEST_MESSAGE = 2**30          # MPI counts are ints; a GiB message is far past any knee
+MEMORY_SHARE = 0.5               # of MemAvailable, for every rank's buffers together
+MAX_LOCAL_RANKS_PER_CPU = 1      # each rank polls: more ranks than CPUs measures the scheduler
+
+#: Environment variables a launcher sets in each rank (rank, size), first match wins.
+RANK_ENV = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+            ("PMIX_RANK", "SLURM_NTASKS"), ("SLURM_PROCID", "SLURM_NTASKS"))
+
+
+def launched_rank() -> Optional[tuple[int, int]]:
+    """(rank, ranks) when this process was started by an MPI launcher (srun, mpiexec), else None."""
+    for rank_key, size_key in RANK_ENV:
+        if rank_key in os.environ and size_key in os.environ:
+            try:
+                return int(os.environ[rank_key]), int(os.environ[size_key])
+            except ValueError:
+                continue
+    return None
+
+
+def mpi_library() -> Path:
+    """The MPI standard-ABI library the probe will load; :class:`Unavailable` saying where it looked."""
+    tried = []
+    if os.environ.get("XFERLAB_MPI_LIB"):
+        path = Path(os.environ["XFERLAB_MPI_LIB"])
+        if path.is_file():
+            return path
+        raise Unavailable(f"XFERLAB_MPI_LIB '{path}' is not a file (it names an MPI standard-ABI library, libmpi_abi.so)")
+    for prefix in dict.fromkeys((Path(sys.prefix), Path(sys.executable).resolve().parent.parent)):
+        candidate = prefix / "lib" / "libmpi_abi.so.1"
+        tried.append(str(candidate))
+        if candidate.is_file():
+            return candidate
+    for folder in ("/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib", "/usr/lib"):
+        candidate = Path(folder) / "libmpi_abi.so.1"
+        tried.append(str(candidate))
+        if candidate.is_file():
+            return candidate
+    raise Unavailable("no MPI with the standard ABI (libmpi_abi.so.1) was found (looked in: " + ", ".join(tried) +
+                      "); install the 'mpich' package (pip install mpich) or set XFERLAB_MPI_LIB")
+
+
+def launcher() -> Path:
+    """The ``mpiexec`` that starts ranks on this machine: $XFERLAB_MPIEXEC, the one beside this
+    Python (the ``mpich`` wheel's), or the first on PATH."""
+    if os.environ.get("XFERLAB_MPIEXEC"):
+        return Path(os.environ["XFERLAB_MPIEXEC"])
+    beside = Path(sys.executable).parent / "mpiexec"
+    if beside.is_file():
+        return beside
+    found = shutil.which("mpiexec")
+    if found:
+        return Path(found)
+    raise Unavailable("no MPI launcher (mpiexec) was found beside this Python or on PATH; install the 'mpich' "
+                      "package (pip install mpich) or set XFERLAB_MPIEXEC")
+
+
+def _size_item(text: str, where: str) -> int:
+    return parse_size(text, where, allow_zero=True)
+
+
+def _memory_available() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class NetworkPlan:
+    tests: list[str] = field(default_factory=lambda: list(TESTS))
+    sizes: list[int] = field(default_factory=lambda: parse_list(SIZES, _size_item))
+    collective_sizes: list[int] = field(default_factory=lambda: parse_list(COLLECTIVE_SIZES, _size_item))
+    ranks: int = 2
+    latency_counts: tuple[tuple[int, int], tuple[int, int]] = LATENCY_COUNTS
+    bandwidth_counts: tuple[tuple[int, int], tuple[int, int]] = BANDWIDTH_COUNTS
+    collective_counts: tuple[tuple[int, int], tuple[int, int]] = COLLECTIVE_COUNTS
+    large_from: int = LARGE_FROM
+    window: int = WINDOW
+    buffers: list[str] = field(default_factory=lambda: ["host"])
+    backend: str = "opencl"
+    device: int = 0
+    path: str = "auto"
+    node: Optional[int] = None
+    bind: Optional[str] = None       # core | none; default: core when xferlab starts the ranks
+    budget: Optional[float] = None
+    inside: Optional[tuple[int, int]] = None  # (rank, ranks) when started by a launcher
+    device_info: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def parse_tests(text: str) -> list[str]:
+        tests = [t.strip() for t in text.split(",") if t.strip()]
+        if not tests:
+            raise BadValue(f"--tests '{text}' is empty; allowed: {', '.join(TESTS)}")
+        for t in tests:
+            if t not in TESTS:
+                raise BadValue(f"--tests '{t}' is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
+                               f"collectives {', '.join(COLLECTIVES)}")
+        return list(dict.fromkeys(tests))
+
+    @staticmethod
+    def parse_sizes(text: str, where: str) -> list[int]:
+        sizes = sorted(set(int(s) for s in parse_list(text, _size_item, where, max_items=64)))
+        for s in sizes:
+            if s > LARGEST_MESSAGE:
+                raise BadValue(f"{where} {format_size(s)} is above the largest message, {format_size(LARGEST_MESSAGE)}; "
+                               f"allowed: 0..{format_size(LARGEST_MESSAGE)}")
+        return sizes
+
+    @property
+    def world(self) -> int:
+        return self.inside[1] if self.inside else self.ranks
+
+    def memory_per_rank(self) -> int:
+        """Bytes of buffers one rank holds at once at the largest point (the probe allocates per point)."""
+        need = 0
+        p2p = [t for t in self.tests if t in POINT_TO_POINT]
+        if p2p and self.sizes:
+            biggest = max(self.sizes)
+            staged = "device" in self.buffers
+            slots = self.window if staged and any(t in BANDWIDTH for t in p2p) else 1
+            need = max(need, 2 * biggest * (1 + slots))  # send + receive, plus staging slots
+        coll = [t for t in self.tests if t in COLLECTIVES and t != "barrier"]
+        if coll and self.collective_sizes:
+            many = any(t in ("alltoall", "allgather") for t in coll)
+            need = max(need, 2 * max(self.collective_sizes) * (self.world if many else 1) * 2)
+        return need
+
+    def check(self, cpus: int, probe_devices: bool = True) -> None:
+        if self.inside is None:
+            if self.ranks < 2:
+                raise BadValue(f"--ranks {self.ranks}: at least 2 (the point-to-point tests need a pair)")
+            if self.ranks > cpus * MAX_LOCAL_RANKS_PER_CPU:
+                raise BadValue(f"--ranks {self.ranks}: this machine lets xferlab use {cpus} CPU(s); allowed: 2..{cpus} "
+                               "(every rank polls a CPU; start more ranks across nodes with the site's launcher)")
+        elif self.inside[1] < 2 and any(t in POINT_TO_POINT for t in self.tests):
+            raise BadValue(f"the launcher started {self.inside[1]} rank; the point-to-point tests need at least 2")
+        if self.window < 1 or self.window > 4096:
+            raise BadValue(f"--window {self.window}: messages in flight per iteration must be in 1..4096")
+        for name, counts in (("--iterations", self.latency_counts), ("--bw-iterations", self.bandwidth_counts),
+                             ("--collective-iterations", self.collective_counts)):
+            for timed, warm in counts:
+                if not 1 <= timed <= 10**8 or not 0 <= warm <= 10**8:
+                    raise BadValue(f"{name} {timed} (warm-up {warm}): timed iterations in 1..10^8, warm-up in 0..10^8")
+        for b in self.buffers:
+            if b not in BUFFERS:
+                raise BadValue(f"--buffers '{b}' is not a buffer kind; allowed: {', '.join(BUFFERS)}")
+        if self.path not in PATHS:
+            raise BadValue(f"--path '{self.path}' is not allowed; allowed: {', '.join(PATHS)}")
+        if self.backend not in ("opencl", "cuda"):
+            raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: opencl, cuda")
+        if self.bind not in (None, "core", "none"):
+            raise BadValue(f"--bind '{self.bind}' is not allowed; allowed: core, none")
+        if self.node is not None:
+            from .checks import memory_node
+
+            memory_node(self.node)
+        available = _memory_available()
+        need = self.memory_per_rank() * (self.world if self.inside is None else 1)
+        if available and need > MEMORY_SHARE * available:
+            raise BadValue(f"--sizes {format_size(max(self.sizes or [0]))} / --collective-sizes "
+                           f"{format_size(max(self.collective_sizes or [0]))} need {format_size(need)} of buffers "
+                           f"({self.world if self.inside is None else 1} rank(s) here), above half of the "
+                           f"{format_size(available)} available; allowed: smaller sizes")
+        if "device" in self.buffers and probe_devices:
+            from .device import find_device
+
+            self.device_info = find_device(self.backend, self.device)
+
+    def probe_args(self, inventory_file: Optional[str] = None) -> list[str]:
+        (lat, lat_w), (lat_l, lat_lw) = self.latency_counts
+        (bw, bw_w), (bw_l, bw_lw) = self.bandwidth_counts
+        (co, co_w), (co_l, co_lw) = self.collective_counts
+        args = ["network", "--tests", ",".join(self.tests),
+                "--sizes", ",".join(map(str, self.sizes or [0])),
+                "--collective-sizes", ",".join(map(str, self.collective_sizes or [0])),
+                "--iterations", str(lat), "--warmup", str(lat_w), "--iterations-large", str(lat_l),
+                "--warmup-large", str(lat_lw), "--bw-iterations", str(bw), "--bw-warmup", str(bw_w),
+                "--bw-iterations-large", str(bw_l), "--bw-warmup-large", str(bw_lw),
+                "--collective-iterations", str(co), "--collective-warmup", str(co_w),
+                "--collective-iterations-large", str(co_l), "--collective-warmup-large", str(co_lw),
+                "--large-from", str(self.large_from), "--window", str(self.window),
+                "--buffers", ",".join(self.buffers), "--backend", self.backend, "--device", str(self.device),
+                "--path", self.path, "--bind", self.bind or ("none" if self.inside else "core")]
+        if self.node is not None:
+            args += ["--node", str(self.node)]
+        if self.budget:
+            args += ["--budget", repr(float(self.budget))]
+        if inventory_file:
+            args += ["--inventory", inventory_file]
+        return args
+
+    def estimate_seconds(self) -> float:
+        """A rough time for the progress bar: ~2 µs per small message, ~0.1 ns per byte, on this kind of machine."""
+        total = 0.0
+        for t in self.tests:
+            counts = self.bandwidth_counts if t in BANDWIDTH else self.collective_counts if t in COLLECTIVES else self.latency_counts
+            for s in ([0] if t == "barrier" else self.collective_sizes if t in COLLECTIVES else self.sizes):
+                timed, warm = counts[1] if s > self.large_from else counts[0]
+                per = (self.window if t in BANDWIDTH else 2) * (2e-6 + s * 1e-10)
+                total += (timed + warm) * per
+        return 2.0 + total * len(self.buffers)
+
+    def params(self) -> dict[str, Any]:
+        return {"tests": self.tests, "sizes": self.sizes, "collective_sizes": self.collective_sizes, "ranks": self.world,
+                "latency_counts": self.latency_counts, "bandwidth_counts": self.bandwidth_counts,
+                "collective_counts": self.collective_counts, "large_from": self.large_from, "window": self.window,
+                "buffers": self.buffers, "backend": self.backend if "device" in self.buffers else None,
+                "device": self.device if "device" in self.buffers else None, "path": self.path, "node": self.node,
+                "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)"}
+
+
+def step(plan: NetworkPlan, inventory_file: Optional[str] = None) -> Step:
+    """The one probe run: every rank runs the probe once (MPI is initialized once per process)."""
+    env = {"XFERLAB_MPI_LIB": str(mpi_library())}
+    label = f"MPI network, {plan.world} ranks"
+    args = plan.probe_args(inventory_file)
+    if plan.inside:
+        # Already a rank: the probe joins the launcher's job through the environment (and, for a
+        # PMI-1 launcher such as Hydra, the PMI socket, which must stay open in the child).
+        fds = tuple(int(os.environ[k]) for k in ("PMI_FD",) if os.environ.get(k, "").isdigit())
+        return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(), launcher=[], env=env,
+                    pass_fds=fds)
+    return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(),
+                launcher=[str(launcher()), "-n", str(plan.ranks)], env=env)
+
+
+def write_inventory() -> str:
+    """This rank's inventory in a temporary file for the probe to gather (removed by the caller)."""
+    from ..system.inventory import inventory
+
+    handle, name = tempfile.mkstemp(prefix="xferlab-rank-", suffix=".json")
+    with os.fdopen(handle, "w") as out:
+        json.dump(inventory(), out, default=str)
+    return name
+
+
+# -- rows ---------------------------------------------------------------------------------------
+
+def _metric(test: str) -> str:
+    return "bandwidth_bytes_per_second" if test in BANDWIDTH else "latency_seconds"
+
+
+def _moved(record: dict[str, Any]) -> int:
+    """Bytes one sample moved: a message (latency tests, collectives), a window (bw, mbw_mr: per pair,
+    times the pairs), both directions' windows (bibw)."""
+    size, test = record["size_bytes"], record["test"]
+    if test == "bibw":
+        return 2 * size * record.get("window", WINDOW)
+    if test in ("bw", "mbw_mr"):
+        return size * record.get("window", WINDOW) * record.get("pairs", 1)
+    return size
+
+
+def _key(r: dict[str, Any]) -> tuple:
+    return (r.get("test"), r.get("size_bytes"), r.get("pair"), r.get("path"))
+
+
+def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """Tidy rows of the probe's records, and why the run failed (None if it did not).
+
+    A point's rows are ``validated`` once rank 0 printed its validation record, right: every
+    receiver held the bytes sent. A point whose check failed keeps its rows, unvalidated, and fails
+    the step with the rank and offset; rows printed before a rank died are kept, unvalidated."""
+    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    step_.learned["setup"] = setup
+    checks = [r for r in run.records if r.get("record") == "validation"]
+    good = {_key(r) for r in checks if r.get("ok")}
+    bad = [r for r in checks if not r.get("ok")]
+    rows: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    for r in run.records:
+        if r.get("record") != "samples":
+            continue
+        moved = _moved(r)
+        for i, s in enumerate(r.get("seconds") or []):
+            if not good_time(s):
+                dropped.append(f"{r['test']} {r['size_bytes']} B #{i}: {s} s")
+                continue
+            value = moved / s if r["test"] in BANDWIDTH else s
+            rows.append({"suite": "network", "test": r["test"], "metric": _metric(r["test"]), "value": value,
+                         "size_bytes": r["size_bytes"], "iteration": i, "warmup": False, "seconds": s, "bytes": moved,
+                         "node": step_.placement.get("node") if r.get("path") == "host" else None,
+                         "validated": _key(r) in good,
+                         "params": {"pair": r.get("pair"), "ranks": ",".join(map(str, r.get("ranks", []))),
+                                    "rank": r.get("rank"), "buffer": r.get("buffer"), "path": r.get("path"),
+                                    "window": r.get("window"), "pairs": r.get("pairs"),
+                                    "world": setup.get("ranks"), "library": setup.get("library")}})
+    failure = run.failure
+    if bad:
+        first = bad[0]
+        failure = failure or (f"validation failed at {len(bad)} point(s), first {first['test']} {first['size_bytes']} B "
+                              f"({first.get('path')}): {first.get('what')}")
+    failure = failure or dropped_reason(dropped)
+    unchecked = sum(1 for row in rows if not row["validated"])
+    if unchecked and failure is None:
+        failure = f"the probe ended before validating {unchecked} samples"
+    if not rows and failure is None:
+        failure = "the probe reported no samples"
+    return rows, failure
+
+
+def run_summary(results) -> dict[str, Any]:
+    """What the run's summary keeps from the probe's setup record: the MPI, the ranks' hosts and
+    CPUs (and each rank's inventory when the ranks sent one), the paths device buffers took."""
+    for result in results:
+        setup = result.step.learned.get("setup")
+        if setup:
+            return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_version", "abi_version", "gpu_aware",
+                                                      "paths", "bind", "clock")},
+                    "hosts": setup.get("hosts"), "device": setup.get("device")}
+    return {}
+
+
+# -- summaries ----------------------------------------------------------------------------------
+
+def _p(row: dict[str, Any], key: str) -> Any:
+    params = row.get("params") or {}
+    return params.get(key, row.get(key))
+
+
+def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (test, size, pair kind, path) of the validated samples, OSU's figure beside the
+    robust ones: ``mean_seconds`` is OSU's "Avg Latency" (its timer / iterations), ``median_seconds``
+    and its 95 % interval the robust centre; for the bandwidth tests ``mean_bytes_per_second`` is
+    OSU's "Bandwidth" (bytes / total time), ``median_bytes_per_second`` and ``best_bytes_per_second``
+    (the fastest iteration) beside it, and mbw_mr's ``messages_per_second`` (OSU's "Messages/s").
+    Collectives: ``mean_seconds`` is the mean over ranks of each rank's mean (OSU's "Avg
+    Latency"), ``rank_min_mean_seconds`` / ``rank_max_mean_seconds`` OSU's "Min" and "Max"."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in kept(rows):
+        if r.get("suite") == "network" and not r.get("warmup"):
+            groups.setdefault((r["test"], r["size_bytes"], _p(r, "pair"), _p(r, "path")), []).append(r)
+    order = {t: i for i, t in enumerate(TESTS)}
+    out = []
+    for (test, size, pair, path), members in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "",
+                                                                                    kv[0][2] or "", kv[0][1])):
+        secs = [m["seconds"] for m in members]
+        s = summarize(secs)
+        entry: dict[str, Any] = {"test": test, "size_bytes": size, "pair": pair, "buffer": _p(members[0], "buffer"),
+                                 "path": path, "count": s["count"], "headline": "mean",
+                                 "mean_seconds": s["mean"], "median_seconds": s["median"], "min_seconds": s["min"],
+                                 "max_seconds": s["max"], "cov": s["cov"], **ci_fields(secs)}
+        if test in BANDWIDTH:
+            moved = members[0]["bytes"]
+            entry.update({"bytes_per_iteration": moved, "mean_bytes_per_second": moved * len(secs) / sum(secs),
+                          "median_bytes_per_second": moved / s["median"], "best_bytes_per_second": moved / s["min"],
+                          **ci_fields(secs, "bytes_per_second", moved)})
+            if test == "mbw_mr":
+                messages = (_p(members[0], "window") or WINDOW) * (_p(members[0], "pairs") or 1)
+                entry["messages_per_second"] = messages * len(secs) / sum(secs)
+        if test in COLLECTIVES or test == "multi_lat":
+            by_rank: dict[Any, list[float]] = {}
+            for m in members:
+                by_rank.setdefault(_p(m, "rank"), []).append(m["seconds"])
+            means = [sum(v) / len(v) for v in by_rank.values()]
+            entry.update({"ranks": len(by_rank), "mean_seconds": sum(means) / len(means),
+                          "rank_min_mean_seconds": min(means), "rank_max_mean_seconds": max(means)})
+        out.append(entry)
+    return out
+
+
+def overview(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (pair kind, path): the smallest message's latency and the largest message's bandwidth,
+    the two figures seed 001 quotes (2 µs host to host, 12.3 GB/s by OSU)."""
+    out = []
+    for pair, path in dict.fromkeys((t["pair"], t["path"]) for t in table):
+        lat = sorted((t for t in table if t["test"] == "latency" and (t["pair"], t["path"]) == (pair, path)),
+                     key=lambda t: t["size_bytes"])
+        bw = sorted((t for t in table if t["test"] == "bw" and (t["pair"], t["path"]) == (pair, path)),
+                    key=lambda t: t["size_bytes"])
+        if not lat and not bw:
+            continue
+        small = next((t for t in lat if t["size_bytes"] > 0), lat[0] if lat else None)
+        out.append({"pair": pair, "path": path,
+                    "latency_size_bytes": small["size_bytes"] if small else None,
+                    "latency_mean_seconds": small["mean_seconds"] if small else None,
+                    "latency_median_seconds": small["median_seconds"] if small else None,
+                    "bandwidth_size_bytes": bw[-1]["size_bytes"] if bw else None,
+                    "bandwidth_mean_bytes_per_second": bw[-1]["mean_bytes_per_second"] if bw else None,
+                    "best_bytes_per_second": max(t["best_bytes_per_second"] for t in bw) if bw else None})
+    return out
