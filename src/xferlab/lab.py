@@ -10,14 +10,15 @@ lab fits (``profiles/``, named ``lab-…``; profiles an earlier lab left there a
 report.
 
 The budget bounds every stage. The memory stage may use half of it, each accelerator 60 % of what
-is left, its collaboration patterns and the runtime what is left after; a stage that would start
+is left, its collaboration patterns and the runtime what is left after, the 2-rank MPI network
+step at most 5 % of the whole; a stage that would start
 with too little time is skipped and said so. Each stage's share is passed down as the time budget
 of its steps, and the memory and device points repeat until their median's 95 % interval is within
 :data:`PRECISION` (2 %) of it, for at most the timed seconds per point that the share allows
 (:data:`MAX_TIME_MEMORY` / :data:`MAX_TIME_DEVICE` at most), so the steps end within their share.
 
 A stage that fails (the probe's clock, memory, an accelerator, its collaboration patterns, the
-runtime, a scenario, the report) is noted and the others go on; the exit code is that of the
+runtime, the network, a scenario, the report) is noted and the others go on; the exit code is that of the
 measure commands: 0 every stage ran, 3 some failed (what was measured is in the store and the
 report), 1 nothing could be measured. Every file is written whole or not at all."""
 
@@ -57,6 +58,7 @@ PRECISION = 0.02
 MAX_TIME_MEMORY = 0.5  # seconds of timed work per memory point (kernel x threads, working set), at most
 MAX_TIME_DEVICE = 0.25  # seconds of timed work per device point (size x direction, chunk size), at most
 MIN_TIME_PER_POINT = 0.005  # seconds: below this a point has too few repetitions to say anything
+NETWORK_SHARE = 0.05  # of the budget, at most, for the 2-rank network step
 #: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
 PROFILE_PREFIX = "lab"
 MEMORY_SHARE = 0.5  # of the budget, at most
@@ -131,13 +133,13 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
                      "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
 
-    say("[1/6] native probe: clock")
+    say("[1/7] native probe: clock")
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
     summary["probe"] = {"ok": clock.ok, "failure": clock.failure, "records": clock.records}
     if not clock.ok:
         failed.append(("probe", str(clock.failure)))
 
-    say("[2/6] memory: bandwidth, latency and loaded latency of every memory node")
+    say("[2/7] memory: bandwidth, latency and loaded latency of every memory node")
     share = MEMORY_SHARE * left()
     plan = quick_memory_plan(share)
     outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
@@ -151,7 +153,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
     failed += _stage_failures("memory", memory["failures"], bool(outcome.rows))
     _json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"})
 
-    say("[3/6] accelerators: copies, granularity and launch latency of every device found")
+    say("[3/7] accelerators: copies, granularity and launch latency of every device found")
     device_runs = []
     plans, missing = quick_device_plans()
     for plan in plans:
@@ -190,7 +192,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
     summary["accelerators_not_available"] = missing
     _json(folder / "devices.json", device_runs)
 
-    say("[4/6] offload runtime: every workload in sync and forward, emulated 1 us round trip and the first OpenCL device")
+    say("[4/7] offload runtime: every workload in sync and forward, emulated 1 us round trip and the first OpenCL device")
     summary["runtime_runs"], summary["runtime_failures"] = [], []
     for backend in ["emulated"] + (["opencl"] if plans and any(p.backend == "opencl" for p in plans) else []):
         if left() < 0.1 * seconds:
@@ -207,7 +209,18 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
             summary["runtime_failures"].append(f"{backend}: {failure}")
             failed.append((f"runtime on {backend}", failure))
 
-    say("[5/6] link presets")
+    say("[5/7] network: MPI latency, bandwidth and allreduce between 2 ranks on this machine")
+    if left() < 0.05 * seconds:
+        summary["network"] = {"skipped": "time budget used up"}
+    else:
+        run_id, failure = network_stage(min(NETWORK_SHARE * seconds, left()), store)
+        summary["network"] = {"run_id": run_id, "failure": failure}
+        if run_id:
+            recorded.append(run_id)
+        if failure and not failure.startswith("skipped:"):
+            failed.append(("network", failure))
+
+    say("[6/7] link presets")
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
     _json(folder / "presets.json", presets)
@@ -215,7 +228,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
     rows = []
     names = scenarios.names()
     for i, name in enumerate(names, 1):
-        say(f"[5/6] scenario {name} ({i}/{len(names)})")
+        say(f"[6/7] scenario {name} ({i}/{len(names)})")
         try:
             scenario = scenarios.load(name)
             result = scenario.run()
@@ -228,7 +241,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
             seed, ours = scenarios.describe_check(check)
             rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
                          "status": check["status"], "status_reason": check["status_reason"]})
-    say("[6/6] fits, advice and the report")
+    say("[7/7] fits, advice and the report")
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["failed_stages"] = _as_json(failed)
     _json(folder / "lab.json", summary)  # kept if the report fails
@@ -271,6 +284,26 @@ def device_points(plan: DevicePlan) -> int:
     """The adaptive points of a device plan: size x direction x host kind, chunk sizes, launch argument counts."""
     return (len(plan.size_list()) * len(plan.directions) * len(plan.kind_list()) + len(plan.chunks or [])
             + len(plan.launch_args or []))
+
+
+def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], Optional[str]]:
+    """Two ranks of the MPI installed with xferlab, on this machine: latency, bandwidth, bi-directional
+    bandwidth, message rate and allreduce, OSU's sizes with a tenth of OSU's iterations, within
+    ``share`` seconds (the probe stops starting points when it is spent). Returns (run id, failure)."""
+    from .measure.network import NetworkPlan, rows_of as network_rows, run_summary, step as network_step
+
+    plan = NetworkPlan(tests=["latency", "bw", "bibw", "mbw_mr", "allreduce"], latency_counts=((1000, 10), (100, 2)),
+                       bandwidth_counts=((20, 2), (5, 1)), collective_counts=((100, 10), (20, 2)), budget=share)
+    try:
+        plan.check(len(os.sched_getaffinity(0)))
+        if len(os.sched_getaffinity(0)) < 2:
+            return None, "skipped: one CPU (two ranks would share it)"
+        run = measure("lab", [network_step(plan)], network_rows, "network", {"network": plan.params()}, store,
+                      timeout=max(60.0, 4 * share), extra_summary=run_summary)
+    except XferlabError as error:  # no MPI here: say so and go on
+        return None, str(error)
+    failure = next((r.failure for r in run.results if r.failure), None)
+    return (run.run_id if run.rows else None), failure
 
 
 def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[str]]:

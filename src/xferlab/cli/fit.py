@@ -24,10 +24,10 @@ def _percent(value: float) -> str:
     return f"{value:.1%}"
 
 
-def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `measure memory` run: its id, a prefix, or 'latest'.",
+def fit(run: str = typer.Argument(..., help="A recorded `measure device`, `measure network` or `measure memory` run: its id, a prefix, or 'latest'.",
                                   metavar="RUN"),
         name: Optional[str] = typer.Option(None, "--name", help="Save each fit as profile NAME-<direction>-<kind> (device runs; kind "
-                                           "simple for the plain model, piecewise otherwise) or NAME-node<N> (memory tiers), "
+                                           "simple for the plain model, piecewise otherwise), NAME-<pair>-<path> (network runs) or NAME-node<N> (memory tiers), "
                                            "usable as a LINK.", metavar="PROFILE"),
         model: str = typer.Option("auto", "--model", metavar="auto|plain|packet|piecewise",
                                   help="auto: the simplest candidate whose held-out error is within 1.5 points of the best; "
@@ -38,10 +38,12 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
                                                  "beside the fitted and the --against model (seed 000, Figure 4)."),
         against: str = typer.Option(AGAINST, "--against", metavar="LINK",
                                     help=f"The link model drawn beside the fits and whose peak rate is the model limit "
-                                         f"(default: {AGAINST}, seed 000's testbed link)."),
+                                         f"(default: {AGAINST}, seed 000's testbed link; ib-edr, seed 001's network, for "
+                                         "network runs)."),
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Device runs: fit transfer-time models to each direction and host memory kind, keep the one the
     held-out sizes support, state its quality and how far the copies are from a link model's limit.
+    Network runs: the same, per pair kind and path, on the one-way ping-pong times.
     Memory runs: a Tier profile per node (idle latency, bandwidth per kernel, loaded-latency curve)."""
     fmt = output_format(json_, csv_)
     if model not in MODELS:
@@ -63,7 +65,14 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
         if unused:
             raise BadValue(f"{', '.join(unused)} apply to device runs; run {run_id} is a memory run (its tiers take none)")
         return _fit_tiers(samples, run_id, inventory, name, fmt)
-    rows, _, _, notes, skipped = fit_device(samples, against_link, plot, name, run_id, model)
+    network = any(s["suite"] == "network" for s in samples)
+    if network:
+        from ..fit.network import AGAINST as NETWORK_AGAINST, fit_network
+
+        against_link = resolve(NETWORK_AGAINST if against == AGAINST else against)
+        rows, _, _, notes, skipped = fit_network(samples, against_link, plot, name, run_id, model)
+    else:
+        rows, _, _, notes, skipped = fit_device(samples, against_link, plot, name, run_id, model)
     unchecked = unvalidated_count(samples)
     if unchecked:
         notes.append(f"{unchecked} unvalidated sample{'s' * (unchecked > 1)} of run {run_id} left out (the probe ended "
@@ -72,8 +81,10 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device` or `mea
                     f"richer model is kept only if it beats the simpler ones by over {TOLERANCE * 100:.1f} points; every "
                     f"candidate's is in --json); worst: largest error at a size; of limit: best measured bandwidth over "
                     f"{against_link.label}'s peak payload rate")
+    first = ([Column("pair", "pair", justify="left"), Column("path", "path", justify="left")] if network else
+             [Column("direction", "direction", justify="left"), Column("host_kind", "memory", justify="left")])
     emit("fit", rows, [
-        Column("direction", "direction", justify="left"), Column("host_kind", "memory", justify="left"),
+        *first,
         Column("model", "model", justify="left"), Column("latency_seconds", "t_s", format_time, no_wrap=True),
         Column("description", "rates", justify="left"),
         Column("cv_relative_error", "held-out", _percent), Column("plain_cv_relative_error", "plain", _percent),

@@ -184,7 +184,9 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
     for h in hosts:
         where.setdefault(h.get("host", "?"), []).append(f"{h.get('rank')} (CPUs {h.get('cpus')})")
     placed = "; ".join(f"{host}: ranks {', '.join(r)}" for host, r in where.items())
-    notes = [f"MPI: {mpi.get('library')} (MPI {mpi.get('mpi_version')}, standard ABI {mpi.get('abi_version')}, "
+    skipped = setup.get("points_skipped")
+    notes = [f"budget: {skipped} point(s) not started"] if skipped else []
+    notes += [f"MPI: {mpi.get('library')} (MPI {mpi.get('mpi_version')}, standard ABI {mpi.get('abi_version')}, "
              f"{mpi.get('library_path')}); {len(hosts)} ranks on {len(where)} host(s): {placed}"]
     if setup.get("device"):
         notes.append(f"device buffers: {setup['device'].get('name')}; paths {', '.join(mpi.get('paths') or [])}; "

@@ -39,8 +39,6 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
     profile if saved, else by a LINK string that resolves to it), the plots written, the notes, and
     the groups that could not be fitted ({group, reason}: too few sizes, times that do not grow with
     size, a non-finite value); those are left out, the others fitted and saved."""
-    from ..report.plots import plot_fit  # matplotlib only when plotting
-
     if model not in MODELS:
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
     limit_link = resolve(against) if isinstance(against, str) else against
@@ -61,56 +59,87 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
         seconds = np.array([s["seconds"] if s["seconds"] is not None else np.nan for s in mine], dtype=float)
         if direction == "bidir":
             sizes = sizes * 2  # both directions' bytes in one copy_both
-        try:
-            f = select(sizes, seconds, model)
-            spec = f"{profile_prefix}-{direction}-{kind}" if profile_prefix else f.spec()
-            link = build({**f.link_fields(), "name": spec}, f"fitted link of {direction}, {kind}")
-        except BadValue as error:
-            skipped.append({"group": group, "reason": str(error)})
-            continue
-        distinct = np.unique(sizes)
-        peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
         limit, op, ways = _limit(limit_link, direction)
-        row = {"direction": direction, "host_kind": kind, "model": f.model, "description": link.summary(),
-               "latency_seconds": f.latency_seconds, "latency_ci_low_seconds": f.latency_ci[0],
-               "latency_ci_high_seconds": f.latency_ci[1],
-               "bandwidth_bytes_per_second": f.bandwidth_bytes_per_second,
-               "bandwidth_ci_low_bytes_per_second": f.bandwidth_ci[0], "bandwidth_ci_high_bytes_per_second": f.bandwidth_ci[1],
-               "breakpoints_bytes": list(f.breakpoints_bytes), "bandwidths_bytes_per_second": list(f.bandwidths_bytes_per_second),
-               "bandwidths_ci_low_bytes_per_second": [c[0] for c in f.bandwidths_ci],
-               "bandwidths_ci_high_bytes_per_second": [c[1] for c in f.bandwidths_ci],
-               "packet_bytes": f.packet_bytes, "packet_overhead_seconds": f.packet_overhead_seconds if f.packet_bytes else None,
-               "packet_overhead_ci_low_seconds": f.packet_overhead_ci[0] if f.packet_overhead_ci else None,
-               "packet_overhead_ci_high_seconds": f.packet_overhead_ci[1] if f.packet_overhead_ci else None,
-               "r2_log": f.r2_log, "median_relative_error": f.median_relative_error,
-               "worst_relative_error": f.worst_relative_error, "cv_relative_error": f.cv_relative_error,
-               **{f"{c.replace('-', '')}_cv_relative_error": f.candidates.get(c) for c in PARAMETERS},
-               "bootstrap_resamples": f.resamples, "points": f.points, "sizes": f.sizes, "poor": f.poor,
-               "poor_cause": f.poor_cause, "missed_sizes_bytes": list(f.missed_sizes_bytes),
-               "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative": z}
-                            for s, e, z in zip(f.size_bytes, f.held_out_errors, f.noise)],
-               "measured_peak_bytes_per_second": peak, "against": limit_link.label, "model_limit_op": op,
-               "model_limit_bytes_per_second": limit, "fraction_of_model_limit": peak / limit}
-        notes += [f"{group}: {n}" for n in f.notes if n.startswith("poor fit")]
-        if profile_prefix:
-            row["profile"] = spec
-            to_save.append((spec, f.link_fields(), f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host "
-                                                   f"memory; {f.model} model, held-out error {f.cv_relative_error:.1%}"))
-        if plot_dir is not None:
-            figures.append(plot_fit(sizes, seconds, f, limit_link, Path(plot_dir) / f"{direction}-{kind}.png",
-                                    f"{direction}, {kind} host memory (run {run_id})", op, ways))
-            row["plot"] = str(figures[-1])
-        rows.append(row)
+        done = fit_group(group, sizes, seconds, model, f"{profile_prefix}-{direction}-{kind}" if profile_prefix else None,
+                         limit_link, limit, op, ways, Path(plot_dir) / f"{direction}-{kind}.png" if plot_dir is not None
+                         else None, f"{direction}, {kind} host memory (run {run_id})",
+                         f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host memory")
+        if isinstance(done, dict):
+            skipped.append(done)
+            continue
+        row, link, figure, more, save = done
+        rows.append({"direction": direction, "host_kind": kind, **row})
         links.append(link)
-    for spec, fields, note in to_save:
-        notes.append(f"profile {spec}: {save_profile(spec, fields, note)}")
-    poor = [f"{r['direction']} {r['host_kind']} ({r['poor_cause']})" for r in rows if r["poor"]]
-    if poor:
-        notes.append(f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
-                     f"fits ({', '.join(poor)}); drift: the medians fall with size beyond their intervals (the "
-                     f"machine's speed changed between points); noise: the error is within {NOISE_FACTOR:g}x the "
-                     "medians' noise where it is largest (repeat with --precision); model: the model misses the sizes named")
+        figures += [figure] if figure else []
+        notes += more
+        to_save += [save] if save else []
+    notes += save_fits(to_save)
+    notes += poor_note(rows, lambda r: f"{r['direction']} {r['host_kind']}")
     return rows, links, figures, notes, skipped
+
+
+def fit_group(group: str, sizes: np.ndarray, seconds: np.ndarray, model: str, spec: Optional[str], limit_link: Link,
+              limit: float, op: str, ways: int, plot_path: Optional[Path], title: str, origin: str):
+    """Fit one group of (size, seconds) samples and set it beside ``limit`` (``limit_link``'s rate for
+    ``op``). Returns {group, reason} when it cannot be fitted, else (the row's fields, the Link (named
+    ``spec`` when it is to be saved as that profile), the plot written or None, notes, and the
+    (name, fields, note) to save or None)."""
+    from ..report.plots import plot_fit  # matplotlib only when plotting
+
+    try:
+        f = select(sizes, seconds, model)
+        name = spec or f.spec()
+        link = build({**f.link_fields(), "name": name}, f"fitted link of {group}")
+    except BadValue as error:
+        return {"group": group, "reason": str(error)}
+    distinct = np.unique(sizes)
+    peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
+    row = {"model": f.model, "description": link.summary(),
+           "latency_seconds": f.latency_seconds, "latency_ci_low_seconds": f.latency_ci[0],
+           "latency_ci_high_seconds": f.latency_ci[1],
+           "bandwidth_bytes_per_second": f.bandwidth_bytes_per_second,
+           "bandwidth_ci_low_bytes_per_second": f.bandwidth_ci[0], "bandwidth_ci_high_bytes_per_second": f.bandwidth_ci[1],
+           "breakpoints_bytes": list(f.breakpoints_bytes), "bandwidths_bytes_per_second": list(f.bandwidths_bytes_per_second),
+           "bandwidths_ci_low_bytes_per_second": [c[0] for c in f.bandwidths_ci],
+           "bandwidths_ci_high_bytes_per_second": [c[1] for c in f.bandwidths_ci],
+           "packet_bytes": f.packet_bytes, "packet_overhead_seconds": f.packet_overhead_seconds if f.packet_bytes else None,
+           "packet_overhead_ci_low_seconds": f.packet_overhead_ci[0] if f.packet_overhead_ci else None,
+           "packet_overhead_ci_high_seconds": f.packet_overhead_ci[1] if f.packet_overhead_ci else None,
+           "r2_log": f.r2_log, "median_relative_error": f.median_relative_error,
+           "worst_relative_error": f.worst_relative_error, "cv_relative_error": f.cv_relative_error,
+           **{f"{c.replace('-', '')}_cv_relative_error": f.candidates.get(c) for c in PARAMETERS},
+           "bootstrap_resamples": f.resamples, "points": f.points, "sizes": f.sizes, "poor": f.poor,
+           "poor_cause": f.poor_cause, "missed_sizes_bytes": list(f.missed_sizes_bytes),
+           "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative": z}
+                        for s, e, z in zip(f.size_bytes, f.held_out_errors, f.noise)],
+           "measured_peak_bytes_per_second": peak, "against": limit_link.label, "model_limit_op": op,
+           "model_limit_bytes_per_second": limit, "fraction_of_model_limit": peak / limit}
+    notes = [f"{group}: {n}" for n in f.notes if n.startswith("poor fit")]
+    save = None
+    if spec:
+        row["profile"] = spec
+        save = (spec, f.link_fields(), f"{origin}; {f.model} model, held-out error {f.cv_relative_error:.1%}")
+    figure = None
+    if plot_path is not None:
+        figure = plot_fit(sizes, seconds, f, limit_link, plot_path, title, op, ways)
+        row["plot"] = str(figure)
+    return row, link, figure, notes, save
+
+
+def save_fits(to_save: list) -> list[str]:
+    """Save each (name, fields, note) as a profile; a note per profile saved."""
+    return [f"profile {spec}: {save_profile(spec, fields, note)}" for spec, fields, note in to_save]
+
+
+def poor_note(rows: list[dict[str, Any]], label) -> list[str]:
+    """One line naming the fits judged poor and what each cause means."""
+    poor = [f"{label(r)} ({r['poor_cause']})" for r in rows if r["poor"]]
+    if not poor:
+        return []
+    return [f"poor (held-out error over {POOR_CV:.0%} or worst over {POOR_WORST:.0%}): {len(poor)} of {len(rows)} "
+            f"fits ({', '.join(poor)}); drift: the medians fall with size beyond their intervals (the "
+            f"machine's speed changed between points); noise: the error is within {NOISE_FACTOR:g}x the "
+            "medians' noise where it is largest (repeat with --precision); model: the model misses the sizes named"]
 
 
 def skip_note(skipped: dict[str, str]) -> str:

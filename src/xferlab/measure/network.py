@@ -324,6 +324,7 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
     the step with the rank and offset; rows printed before a rank died are kept, unvalidated."""
     setup = next((r for r in run.records if r.get("record") == "setup"), {})
     step_.learned["setup"] = setup
+    step_.learned["stopped"] = next((r for r in run.records if r.get("record") == "stopped"), None)
     checks = [r for r in run.records if r.get("record") == "validation"]
     good = {_key(r) for r in checks if r.get("ok")}
     bad = [r for r in checks if not r.get("ok")]
@@ -368,7 +369,8 @@ def run_summary(results) -> dict[str, Any]:
         if setup:
             return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_version", "abi_version", "gpu_aware",
                                                       "paths", "bind", "clock")},
-                    "hosts": setup.get("hosts"), "device": setup.get("device")}
+                    "hosts": setup.get("hosts"), "device": setup.get("device"),
+                    "points_skipped": (result.step.learned.get("stopped") or {}).get("points_skipped", 0)}
     return {}
 
 

@@ -122,6 +122,9 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
             if "collab" in kinds:
                 add(f"CPU–device collaboration (run {rid})", f"run-{rid}-collab",
                     lambda run=run, rows=rows: (collect.collab_section(run, rows, folder), None))
+            if "network" in kinds:
+                headlines += add(f"Network (run {rid})", f"run-{rid}-network", lambda run=run, rows=rows:
+                                 collect.network_section(run, rows, folder), [])
             if "runtime" in kinds:
                 add(f"Offload runtime (run {rid})", f"run-{rid}-runtime",
                     lambda run=run, rows=rows: (collect.runtime_section(run, rows, folder), None))
