@@ -57,7 +57,7 @@ const char* kUsage =
     "         [--bw-warmup-large N] [--collective-iterations N] [--collective-iterations-large N]\n"
     "         [--collective-warmup N] [--collective-warmup-large N] [--large-from B] [--window N]\n"
     "         [--buffers host,device] [--backend B] [--device N] [--path auto|staged|direct] [--node N]\n"
-    "         [--bind none|core] [--budget S] [--inventory FILE]\n"
+    "         [--bind none|core] [--budget S] [--inventory FILE] [--corrupt]\n"
     "                       MPI benchmarks with OSU's definitions; run it under mpiexec (every rank runs\n"
     "                       it, rank 0 prints); MPI is $XFERLAB_MPI_LIB (an MPI standard-ABI library)\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"

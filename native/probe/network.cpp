@@ -70,6 +70,7 @@ struct Options {
   int device = 0, node = -1;
   double budget = 0.0;
   std::string inventory_file;
+  bool corrupt = false;  // tests: rank 1 sees one wrong byte in what it received, so validation must fail
 };
 
 int iterations_for(const Options& o, const std::string& test, long long size, bool warm) {
@@ -326,7 +327,8 @@ class Runner {
     // What this rank must hold now.
     long long wrong = -1;
     if (test != "barrier" && !(test == "reduce" && me != 0)) {
-      const auto got = test == "bcast" ? in.read(in_bytes) : out.read(out_bytes);
+      auto got = test == "bcast" ? in.read(in_bytes) : out.read(out_bytes);
+      if (o_.corrupt && me == 1 && !got.empty()) got[got.size() / 2] ^= 0x40;
       for (size_t k = 0; k < got.size() && wrong < 0; ++k) {
         unsigned char expect;
         if (floats) {
@@ -443,7 +445,8 @@ class Runner {
     b.write(bytes);
   }
   long long check(Buffer& b, int from, long long size, size_t n) {
-    const auto got = b.read(n);
+    auto got = b.read(n);
+    if (o_.corrupt && w_.rank == 1 && n > 0) got[n / 2] ^= 0x40;
     for (size_t k = 0; k < n; ++k)
       if (got[k] != pattern(from, size, k)) return static_cast<long long>(k);
     return -1;
@@ -544,6 +547,7 @@ Options parse(Args& args) {
   o.bind = args.words("bind", "none", {"none", "core"}).front();
   o.budget = args.real("budget", 0.0, 0.0, 1e7);
   o.inventory_file = args.text("inventory", "");
+  o.corrupt = args.flag("corrupt");
   args.finish();
   if (o.node >= 0) check_node(o.node);
   return o;

@@ -172,18 +172,20 @@ class NetworkPlan:
         return self.inside[1] if self.inside else self.ranks
 
     def memory_per_rank(self) -> int:
-        """Bytes of buffers one rank holds at once at the largest point (the probe allocates per point)."""
+        """Bytes of buffers one rank holds at once at the largest point (the probe allocates per point):
+        a send and a receive buffer (a collective's receive side holds every rank's block for
+        alltoall and allgather), and for device buffers as much again in device memory plus the
+        pinned staging slots (a window's worth for the bandwidth tests)."""
+        staged = "device" in self.buffers
         need = 0
         p2p = [t for t in self.tests if t in POINT_TO_POINT]
         if p2p and self.sizes:
-            biggest = max(self.sizes)
-            staged = "device" in self.buffers
-            slots = self.window if staged and any(t in BANDWIDTH for t in p2p) else 1
-            need = max(need, 2 * biggest * (1 + slots))  # send + receive, plus staging slots
+            slots = self.window if any(t in BANDWIDTH for t in p2p) else 1
+            need = max(need, 2 * max(self.sizes) * (1 + (slots if staged else 0)))
         coll = [t for t in self.tests if t in COLLECTIVES and t != "barrier"]
         if coll and self.collective_sizes:
             many = any(t in ("alltoall", "allgather") for t in coll)
-            need = max(need, 2 * max(self.collective_sizes) * (self.world if many else 1) * 2)
+            need = max(need, 2 * max(self.collective_sizes) * (self.world if many else 1) * (2 if staged else 1))
         return need
 
     def check(self, cpus: int, probe_devices: bool = True) -> None:

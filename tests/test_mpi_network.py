@@ -1,0 +1,220 @@
+"""The network (`xferlab measure network`, xferlab.measure.network, the probe's network.cpp): 2 MPI
+ranks on this machine, started by xferlab with the mpich wheel's mpiexec or started by a launcher
+that runs xferlab itself as the ranks; OSU's tests measured, every received byte checked, stored,
+fitted into a link profile, reported. Bad input tried: too many ranks, a message above the cap, an
+unknown test, a device buffer with no such backend, no MPI library, a zero window; a rank that dies
+and a rank that hangs; data that arrive wrong. Iteration counts are small: 2 cores, other tests beside."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xferlab.measure.device import devices
+from xferlab.measure.network import (NetworkPlan, launched_rank, launcher, mpi_library, overview, rows_of, step,
+                                     summary)
+from xferlab.measure.probe import run_probe
+from xferlab.store import open_store
+
+try:
+    mpi_library()
+except Exception as error:  # noqa: BLE001
+    if os.environ.get("CI") == "true":  # mpich is a dependency: CI must have it
+        raise
+    pytest.skip(f"no MPI here: {error}", allow_module_level=True)
+
+SMALL = ["--iterations", "200", "--warmup", "10", "--bw-iterations", "10", "--bw-warmup", "2",
+         "--collective-iterations", "50", "--collective-warmup", "5"]
+OPENCL, _ = devices("opencl")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """One run of the acceptance set: latency, bw, bibw, mbw_mr and allreduce between 2 ranks."""
+    folder = tmp_path_factory.mktemp("network")
+    store = folder / "net.duckdb"
+    done = subprocess.run([sys.executable, "-m", "xferlab", "measure", "network", "--tests",
+                           "latency,bw,bibw,mbw_mr,allreduce", "--sizes", "0,1,64,4Ki,64Ki,256Ki",
+                           "--collective-sizes", "4,4Ki", *SMALL, "--store", str(store), "--plots", str(folder / "plots"),
+                           "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return folder, store, json.loads(done.stdout)
+
+
+def test_two_ranks_measure_validate_and_store(recorded):
+    folder, store, doc = recorded
+    results = doc["results"]
+    assert {r["test"] for r in results} == {"latency", "bw", "bibw", "mbw_mr", "allreduce"}
+    assert doc["mpi"]["abi_version"].startswith("1.") and "MPICH" in doc["mpi"]["library"]
+    assert [h["rank"] for h in doc["hosts"]] == [0, 1] and doc["hosts"][0]["host"] == doc["hosts"][1]["host"]
+    lat = {r["size_bytes"]: r for r in results if r["test"] == "latency"}
+    assert sorted(lat) == [0, 1, 64, 4096, 65536, 262144]
+    assert all(r["pair"] == "intra-node" and r["path"] == "host" and r["count"] == (200 if r["size_bytes"] <= 8192 else 20)
+               for r in lat.values())
+    # One-way times grow with the message past the eager sizes; bandwidths are bytes over time.
+    assert lat[262144]["median_seconds"] > lat[1]["median_seconds"] > 0
+    bw = {r["size_bytes"]: r for r in results if r["test"] == "bw"}
+    assert 0 not in bw  # OSU's bandwidth tests start at 1 byte
+    big = bw[262144]
+    assert big["best_bytes_per_second"] >= big["median_bytes_per_second"] > 0
+    assert big["mean_bytes_per_second"] == pytest.approx(big["bytes_per_iteration"] * big["count"] /
+                                                         (big["mean_seconds"] * big["count"]))
+    assert next(r for r in results if r["test"] == "mbw_mr")["messages_per_second"] > 0
+    bibw = next(r for r in results if r["test"] == "bibw" and r["size_bytes"] == 262144)
+    assert bibw["bytes_per_iteration"] == 2 * 64 * 262144
+    allreduce = [r for r in results if r["test"] == "allreduce"]
+    assert {r["size_bytes"] for r in allreduce} == {4, 4096}
+    assert all(r["ranks"] == 2 and r["rank_min_mean_seconds"] <= r["mean_seconds"] <= r["rank_max_mean_seconds"]
+               for r in allreduce)
+    assert doc["unvalidated_samples"] == 0 and not doc["failures"]
+    assert {Path(p).name for p in doc["plots"]} == {"network-latency.png", "network-bandwidth.png"}
+    with open_store(store, read_only=True) as db:
+        samples = db.samples(doc["run_id"])
+        groups = db.stats(doc["run_id"])
+    assert len(samples) == sum(r["count"] for r in results)  # every timed iteration is a row
+    assert all(s["suite"] == "network" and s["validated"] for s in samples)
+    group = next(g for g in groups if g["test"] == "latency" and g["size_bytes"] == 1)
+    assert (group["pair"], group["path"], group["count"]) == ("intra-node", "host", 200)
+    assert group["mean"] == pytest.approx(lat[1]["mean_seconds"])
+
+
+def test_fit_gives_a_profile_usable_as_a_link(recorded, tmp_path, cli):
+    _, store, doc = recorded
+    code, out, err = cli("fit", doc["run_id"], "--store", store, "--name", "mpi", "--json", check=0)
+    rows = json.loads(out)["results"]
+    assert [(r["pair"], r["path"], r["profile"]) for r in rows] == [("intra-node", "host", "mpi-intra-node-host")]
+    assert json.loads(out)["against"].startswith("ib-edr") and rows[0]["latency_seconds"] > 0
+    system = tmp_path / "pair.yaml"
+    system.write_text("kind: system\nname: two-nodes\nhost: a\ndevices:\n  - {name: a, kind: cpu}\n  - {name: b, kind: cpu}\n"
+                      "links:\n  - {between: [a, b], link: ib-edr}\n")
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("kind: workflow\nname: send\ntasks:\n  - {name: produce, device: a, seconds: 0.001}\n"
+                    "  - {name: consume, device: b, seconds: 0.001}\nedges:\n  - {from: produce, to: consume, bytes: 64MB}\n")
+    code, out, err = cli("advise", "whatif", system, flow, "--replace", "ib-edr=mpi-intra-node-host", "--json", check=0)
+    assert "mpi-intra-node-host" in out
+
+
+def test_report_has_a_network_section(recorded, cli):
+    folder, store, doc = recorded
+    report = folder / "report.html"
+    cli("report", doc["run_id"], "--store", store, "--output", report, check=0)
+    text = report.read_text()
+    assert f"Network: MPI between ranks (run {doc['run_id']})" in text
+    assert f'data-headline="mpi-latency-intra-node-host-{doc["run_id"]}"' in text
+    assert "ping-pong as a link model" in text
+
+
+def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
+    """`mpiexec -n 2 xferlab measure network`: each rank is xferlab; rank 0 stores every rank's inventory."""
+    store = tmp_path / "cluster.duckdb"
+    done = subprocess.run([str(launcher()), "-n", "2", sys.executable, "-m", "xferlab", "measure", "network",
+                           "--tests", "latency,allreduce", "--sizes", "8", "--collective-sizes", "4", *SMALL,
+                           "--store", str(store), "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)  # rank 0 alone prints
+    assert [h["rank"] for h in doc["hosts"]] == [0, 1]
+    assert all(h["inventory"]["cpus_allowed"] for h in doc["hosts"])  # each rank's own inventory, gathered
+    with open_store(store, read_only=True) as db:
+        runs = db.runs()
+        assert len(runs) == 1 and runs[0]["status"] == "ok"
+        assert db.run(runs[0]["run_id"])["params"]["launched_by"] == "site launcher"
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
+def test_device_buffers_are_staged_through_pinned_memory(cli):
+    code, out, err = cli("measure", "network", "--buffers", "host,device", "--tests", "latency,allreduce,barrier",
+                         "--sizes", "8,64Ki", "--collective-sizes", "4Ki", *SMALL, "--json", check=0)
+    doc = json.loads(out)
+    paths = {(r["test"], r["path"]) for r in doc["results"]}
+    assert {("latency", "host"), ("latency", "staged"), ("allreduce", "staged")} <= paths
+    assert ("barrier", "staged") not in paths  # a barrier moves no buffer
+    assert doc["mpi"]["paths"] == ["host", "staged"] and doc["mpi"]["gpu_aware"].startswith("no")
+    staged = next(r for r in doc["results"] if (r["test"], r["path"], r["size_bytes"]) == ("latency", "staged", 8))
+    host = next(r for r in doc["results"] if (r["test"], r["path"], r["size_bytes"]) == ("latency", "host", 8))
+    assert staged["median_seconds"] > host["median_seconds"]  # two copies per message on top
+
+
+def test_wrong_data_fail_validation(tmp_path):
+    plan = NetworkPlan(tests=["latency", "allreduce"], sizes=[8], collective_sizes=[64],
+                       latency_counts=((20, 2), (2, 1)), collective_counts=((20, 2), (2, 1)))
+    s = step(plan)
+    run = run_probe([*s.args, "--corrupt"], 120, launcher=s.launcher, env=s.env)
+    rows, failure = rows_of(s, run)
+    assert failure.startswith("validation failed at 2 point(s)") and "rank 1 received a wrong byte" in failure
+    assert rows and not any(r["validated"] for r in rows) and summary(rows) == []
+
+
+@pytest.mark.parametrize("fault, extra, reason", [
+    ("crash=SIGSEGV@2", [], "SIGSEGV"),
+    ("hang@2", ["--timeout", "4s"], "killed after its timeout of 4 s"),
+])
+def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, extra, reason, tmp_path, cli):
+    store = tmp_path / "f.duckdb"
+    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "1..64", *SMALL, "--store", store,
+                         *extra, env={"XFERLAB_PROBE_FAULT": fault, "XFERLAB_PROBE_FAULT_RANK": "1"})
+    assert code == 1 and reason in err
+    with open_store(store, read_only=True) as db:
+        run = db.runs()[0]
+        kept = db.samples(run["run_id"])
+        assert run["status"] == "failed" and reason in db.failures(run["run_id"])[0]["reason"]
+    assert sum(1 for s in kept if s["validated"]) >= 200  # the points before the fault, validated
+    left = subprocess.run(["pgrep", "-f", "xferlab-probe network"], capture_output=True, text=True).stdout.split()
+    assert not left, f"ranks left running: {left}"
+
+
+@pytest.mark.parametrize("args, env, fragment, code", [
+    (["--ranks", "64"], {}, "--ranks 64: this machine lets xferlab use", 2),
+    (["--ranks", "1"], {}, "--ranks 1: at least 2", 2),
+    (["--sizes", "2Gi"], {}, "--sizes 2 GiB is above the largest message, 1 GiB", 2),
+    (["--tests", "latency,allreduc"], {}, "--tests 'allreduc' is not a test; allowed: point-to-point", 2),
+    (["--buffers", "gpu"], {}, "--buffers 'gpu' is not a buffer kind; allowed: host, device", 2),
+    (["--window", "0"], {}, "--window 0", 2),
+    (["--buffers", "device", "--backend", "cuda"], {"XFERLAB_CUDA_LIBRARY": "/nonexistent/libcuda.so.1"},
+     "not available", 3),
+    ([], {"XFERLAB_MPI_LIB": "/nonexistent/libmpi_abi.so.1"}, "XFERLAB_MPI_LIB '/nonexistent/libmpi_abi.so.1' is not a file", 2),
+])
+def test_bad_input_is_one_line_and_nothing_is_stored(args, env, fragment, code, tmp_path, cli):
+    store = tmp_path / "s.duckdb"
+    got, out, err = cli("measure", "network", *args, "--store", store, env=env)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert got in (code, 2, 3) and len(lines) == 1 and fragment in lines[0], (got, err)
+    assert not store.exists()
+
+
+def test_buffers_beyond_half_the_available_memory_are_refused(monkeypatch):
+    from xferlab.errors import BadValue
+    from xferlab.measure import network
+
+    monkeypatch.setattr(network, "_memory_available", lambda: 64 * 2**20)
+    plan = NetworkPlan(tests=["bw"], sizes=[1 << 20], buffers=["device"])
+    assert plan.memory_per_rank() == 2 * (1 << 20) * 65  # send + receive, and a window of pinned slots each
+    with pytest.raises(BadValue, match=r"--sizes 1 MiB / --collective-sizes .* need 260 MiB of buffers \(2 rank"):
+        plan.check(cpus=2, probe_devices=False)
+    NetworkPlan(tests=["latency"], sizes=[1 << 20]).check(cpus=2, probe_devices=False)  # 4 MiB for 2 ranks fits
+
+
+def test_launched_rank_reads_the_launchers_environment(monkeypatch):
+    for key in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "SLURM_PROCID",
+                "SLURM_NTASKS"):
+        monkeypatch.delenv(key, raising=False)
+    assert launched_rank() is None
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    monkeypatch.setenv("SLURM_NTASKS", "8")
+    assert launched_rank() == (3, 8)
+    monkeypatch.setenv("PMI_RANK", "1")
+    monkeypatch.setenv("PMI_SIZE", "2")
+    assert launched_rank() == (1, 2)  # Hydra's (and Slurm's PMI-2) first
+
+
+def test_overview_takes_the_smallest_latency_and_largest_bandwidth():
+    table = [{"test": "latency", "pair": "intra-node", "path": "host", "size_bytes": s, "mean_seconds": t,
+              "median_seconds": t} for s, t in ((0, 1e-6), (8, 2e-6), (1 << 20, 9e-5))]
+    table += [{"test": "bw", "pair": "intra-node", "path": "host", "size_bytes": s, "mean_bytes_per_second": b,
+               "best_bytes_per_second": b * 1.1} for s, b in ((1, 1e6), (1 << 20, 1e10))]
+    (row,) = overview(table)
+    assert (row["latency_size_bytes"], row["latency_mean_seconds"]) == (8, 2e-6)  # 0 B is not a message of data
+    assert (row["bandwidth_size_bytes"], row["bandwidth_mean_bytes_per_second"]) == (1 << 20, 1e10)
