@@ -5,6 +5,7 @@ report call :func:`fit_device`; the CLI only prints its rows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -52,29 +53,59 @@ def fit_device(samples: list[dict[str, Any]], against: str | Link, plot_dir: Opt
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in copies:
         groups.setdefault((s["test"], s["host_kind"]), []).append(s)
-    rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
+    planned = []
     for (direction, kind), mine in groups.items():
-        group = f"{direction}, {kind} host memory"
         sizes = np.array([s["size_bytes"] for s in mine], dtype=float)
         seconds = np.array([s["seconds"] if s["seconds"] is not None else np.nan for s in mine], dtype=float)
         if direction == "bidir":
             sizes = sizes * 2  # both directions' bytes in one copy_both
         limit, op, ways = _limit(limit_link, direction)
-        done = fit_group(group, sizes, seconds, model, f"{profile_prefix}-{direction}-{kind}" if profile_prefix else None,
-                         limit_link, limit, op, ways, Path(plot_dir) / f"{direction}-{kind}.png" if plot_dir is not None
-                         else None, f"{direction}, {kind} host memory (run {run_id})",
-                         f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host memory")
+        planned.append(Group({"direction": direction, "host_kind": kind}, f"{direction}, {kind} host memory", sizes,
+                             seconds, f"{profile_prefix}-{direction}-{kind}" if profile_prefix else None, limit, op, ways,
+                             Path(plot_dir) / f"{direction}-{kind}.png" if plot_dir is not None else None,
+                             f"{direction}, {kind} host memory (run {run_id})",
+                             f"fitted by xferlab fit on run {run_id}: {direction}, {kind} host memory"))
+    return fit_groups(planned, model, limit_link, lambda r: f"{r['direction']} {r['host_kind']}")
+
+
+@dataclass
+class Group:
+    """One group of samples to fit: the fields its row starts with, what to call it, its sizes and
+    times, the profile to save it as (or None), the limit it is set beside, where to plot it."""
+
+    fields: dict[str, Any]
+    label: str
+    sizes: np.ndarray
+    seconds: np.ndarray
+    spec: Optional[str]
+    limit: float
+    op: str
+    ways: int
+    plot_path: Optional[Path]
+    title: str
+    origin: str
+
+
+def fit_groups(groups: list[Group], model: str, limit_link: Link, name_of
+               ) -> tuple[list[dict[str, Any]], list[Link], list[Path], list[str], list[dict[str, str]]]:
+    """Fit each group (:func:`fit_group`), save the profiles asked for, and note the poor fits
+    (``name_of(row)`` names a row in that note). Returns rows, links, plots, notes and the groups
+    that could not be fitted."""
+    rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
+    for g in groups:
+        done = fit_group(g.label, g.sizes, g.seconds, model, g.spec, limit_link, g.limit, g.op, g.ways, g.plot_path,
+                         g.title, g.origin)
         if isinstance(done, dict):
             skipped.append(done)
             continue
         row, link, figure, more, save = done
-        rows.append({"direction": direction, "host_kind": kind, **row})
+        rows.append({**g.fields, **row})
         links.append(link)
         figures += [figure] if figure else []
         notes += more
         to_save += [save] if save else []
     notes += save_fits(to_save)
-    notes += poor_note(rows, lambda r: f"{r['direction']} {r['host_kind']}")
+    notes += poor_note(rows, name_of)
     return rows, links, figures, notes, skipped
 
 

@@ -15,7 +15,7 @@ from ..errors import BadValue, NothingMeasured
 from ..links import resolve
 from ..links.base import Link
 from ..measure.samples import kept
-from .device import fit_group, poor_note, save_fits
+from .device import Group, fit_groups
 from .linkfit import MODELS
 
 #: The network model the fits are set beside by default: seed 001's testbed network (EDR InfiniBand).
@@ -46,26 +46,14 @@ def fit_network(samples: list[dict[str, Any]], against: str | Link, plot_dir: Op
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in pings:
         groups.setdefault((_p(s, "pair"), _p(s, "path")), []).append(s)
-    rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
     limit = limit_link.peak_rate("write")
+    planned = []
     for (pair, path), mine in groups.items():
-        group = f"{pair}, {path} path"
-        sizes = np.array([s["size_bytes"] for s in mine], dtype=float)
-        seconds = np.array([s["seconds"] for s in mine], dtype=float)
-        done = fit_group(group, sizes, seconds, model, f"{profile_prefix}-{pair}-{path}" if profile_prefix else None,
-                         limit_link, limit, "write", 1,
-                         Path(plot_dir) / f"network-{pair}-{path}.png" if plot_dir is not None else None,
-                         f"MPI one-way time, {pair}, {path} (run {run_id})",
-                         f"fitted by xferlab fit on run {run_id}: MPI ping-pong, {pair}, {path} path")
-        if isinstance(done, dict):
-            skipped.append(done)
-            continue
-        row, link, figure, more, save = done
-        rows.append({"pair": pair, "path": path, "buffer": _p(mine[0], "buffer"), **row})
-        links.append(link)
-        figures += [figure] if figure else []
-        notes += more
-        to_save += [save] if save else []
-    notes += save_fits(to_save)
-    notes += poor_note(rows, lambda r: f"{r['pair']} {r['path']}")
-    return rows, links, figures, notes, skipped
+        planned.append(Group({"pair": pair, "path": path, "buffer": _p(mine[0], "buffer")}, f"{pair}, {path} path",
+                             np.array([s["size_bytes"] for s in mine], dtype=float),
+                             np.array([s["seconds"] for s in mine], dtype=float),
+                             f"{profile_prefix}-{pair}-{path}" if profile_prefix else None, limit, "write", 1,
+                             Path(plot_dir) / f"network-{pair}-{path}.png" if plot_dir is not None else None,
+                             f"MPI one-way time, {pair}, {path} (run {run_id})",
+                             f"fitted by xferlab fit on run {run_id}: MPI ping-pong, {pair}, {path} path"))
+    return fit_groups(planned, model, limit_link, lambda r: f"{r['pair']} {r['path']}")

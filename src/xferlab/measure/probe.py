@@ -73,13 +73,7 @@ def run_probe(args: list[str], timeout: float = 60.0, launcher: Optional[list[st
     except subprocess.TimeoutExpired as expired:
         stdout = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
         run.failure = f"killed after its timeout of {timeout:g} s"
-    for line in stdout.splitlines():
-        if line.strip():
-            try:
-                run.records.append(json.loads(line))
-            except json.JSONDecodeError:
-                run.failure = run.failure or f"unparseable output line: {line[:80]}"
-    return run
+    return _parse(run, stdout)
 
 
 def _run_group(run: ProbeRun, command: list[str], timeout: float, env: Optional[dict[str, str]],
@@ -98,13 +92,7 @@ def _run_group(run: ProbeRun, command: list[str], timeout: float, env: Optional[
     except BaseException:
         _end_group(process)
         raise
-    for line in stdout.splitlines():
-        if line.strip():
-            try:
-                run.records.append(json.loads(line))
-            except json.JSONDecodeError:
-                run.failure = run.failure or f"unparseable output line: {line[:80]}"
-    return run
+    return _parse(run, stdout)
 
 
 def _end_group(process: subprocess.Popen) -> tuple[str, str]:
@@ -121,6 +109,17 @@ def _end_group(process: subprocess.Popen) -> tuple[str, str]:
         except subprocess.TimeoutExpired:
             continue
     return "", ""
+
+
+def _parse(run: ProbeRun, stdout: str) -> ProbeRun:
+    """The probe's JSON lines into ``run.records``; a line that is not JSON fails the run."""
+    for line in stdout.splitlines():
+        if line.strip():
+            try:
+                run.records.append(json.loads(line))
+            except json.JSONDecodeError:
+                run.failure = run.failure or f"unparseable output line: {line[:80]}"
+    return run
 
 
 def exit_reason(returncode: int, stderr: str) -> str:
