@@ -64,6 +64,9 @@ std::string load_once() {
       {"MPI_Allgather", resolve(lib, a.Allgather, "MPI_Allgather")},
       {"MPI_Gather", resolve(lib, a.Gather, "MPI_Gather")},
       {"MPI_Gatherv", resolve(lib, a.Gatherv, "MPI_Gatherv")},
+      {"MPI_Comm_get_info", resolve(lib, a.Comm_get_info, "MPI_Comm_get_info")},
+      {"MPI_Info_get_string", resolve(lib, a.Info_get_string, "MPI_Info_get_string")},
+      {"MPI_Info_free", resolve(lib, a.Info_free, "MPI_Info_free")},
   };
   for (const Entry& e : entries)
     if (!e.ok) return path + " does not export " + e.name + " (not an MPI standard-ABI library?)";

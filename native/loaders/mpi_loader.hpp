@@ -54,6 +54,7 @@ constexpr int COMM_TYPE_SHARED = 221;
 constexpr int MAX_PROCESSOR_NAME = 256;
 constexpr int MAX_LIBRARY_VERSION_STRING = 8192;
 constexpr int MAX_ERROR_STRING = 512;
+constexpr int MAX_INFO_VAL = 1024;
 
 // The entry points, resolved once; a missing one makes load() fail with its name.
 struct Api {
@@ -84,6 +85,9 @@ struct Api {
   int (*Allgather)(const void*, int, Datatype, void*, int, Datatype, Comm);
   int (*Gather)(const void*, int, Datatype, void*, int, Datatype, int, Comm);
   int (*Gatherv)(const void*, int, Datatype, void*, const int*, const int*, Datatype, int, Comm);
+  int (*Comm_get_info)(Comm, Info*);
+  int (*Info_get_string)(Info, const char*, int*, char*, int*);
+  int (*Info_free)(Info*);
   // Optional: whether the MPI moves CUDA device memory itself (an MPICH and Open MPI extension).
   int (*Query_cuda_support)();
 };

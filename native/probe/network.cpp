@@ -597,6 +597,19 @@ int run_network(Args& args) {
     const auto cpus = all_strings(w, cpu_list() + (bound.empty() ? "" : " (binding refused)"));
     const auto inventories = all_strings(w, inventory);
 
+    // The memory kinds this MPI says it can move (MPI 4.1's "mpi_memory_alloc_kinds" info key of
+    // MPI_COMM_WORLD, e.g. "mpi,system,cuda:device"): the standard way to ask for GPU support.
+    std::string alloc_kinds = "";
+    {
+      M::Info info = M::INFO_NULL;
+      if (g->Comm_get_info(M::COMM_WORLD, &info) == M::SUCCESS) {
+        char value[M::MAX_INFO_VAL + 1] = {0};
+        int length = M::MAX_INFO_VAL, flag = 0;
+        if (g->Info_get_string(info, "mpi_memory_alloc_kinds", &length, value, &flag) == M::SUCCESS && flag)
+          alloc_kinds = value;
+        g->Info_free(&info);
+      }
+    }
     // Device memory: every rank opens its backend; the paths it can take.
     std::unique_ptr<Backend> backend;
     std::vector<std::string> paths;
@@ -609,11 +622,13 @@ int run_network(Args& args) {
                           std::to_string(backend->device_count()) + " device(s)");
       backend->open(o.device);
       device_json = backend->describe(o.device);
-      const bool aware = o.backend == "cuda" && g->Query_cuda_support && g->Query_cuda_support() == 1;
+      const bool kinds_say = alloc_kinds.find("cuda") != std::string::npos;
+      const bool query_says = g->Query_cuda_support && g->Query_cuda_support() == 1;
+      const bool aware = o.backend == "cuda" && (kinds_say || query_says);
       gpu_aware = o.backend == "opencl" ? "no (no MPI moves OpenCL buffers itself)"
-                  : !g->Query_cuda_support ? "unknown (the library has no MPIX_Query_cuda_support)"
-                  : aware                  ? "yes (MPIX_Query_cuda_support)"
-                                           : "no (MPIX_Query_cuda_support says 0)";
+                  : kinds_say           ? "yes (mpi_memory_alloc_kinds lists cuda)"
+                  : query_says          ? "yes (MPIX_Query_cuda_support)"
+                                        : "no (mpi_memory_alloc_kinds '" + alloc_kinds + "' lists no cuda kind)";
       if (o.path == "direct" && !aware) throw BadArgument("--path direct: this MPI does not move device memory itself (" + gpu_aware + ")");
       if (o.path != "direct") paths.push_back("staged");
       if (o.path == "direct" || (o.path == "auto" && aware)) paths.push_back("direct");
@@ -647,6 +662,7 @@ int run_network(Args& args) {
           .str("bind", o.bind)
           .raw("paths", path_list + "]")
           .str("gpu_aware", gpu_aware)
+          .str("memory_alloc_kinds", alloc_kinds)
           .raw("device", device_json)
           .raw("hosts", hosts + "]")
           .emit();

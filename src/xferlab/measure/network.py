@@ -370,7 +370,7 @@ def run_summary(results) -> dict[str, Any]:
         setup = result.step.learned.get("setup")
         if setup:
             return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_version", "abi_version", "gpu_aware",
-                                                      "paths", "bind", "clock")},
+                                                      "memory_alloc_kinds", "paths", "bind", "clock")},
                     "hosts": setup.get("hosts"), "device": setup.get("device"),
                     "points_skipped": (result.step.learned.get("stopped") or {}).get("points_skipped", 0)}
     return {}
