@@ -199,11 +199,14 @@ def test_buffers_beyond_half_the_available_memory_are_refused(monkeypatch):
 
 def test_launched_rank_reads_the_launchers_environment(monkeypatch):
     for key in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "SLURM_PROCID",
-                "SLURM_NTASKS"):
+                "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"):
         monkeypatch.delenv(key, raising=False)
     assert launched_rank() is None
-    monkeypatch.setenv("SLURM_PROCID", "3")
+    monkeypatch.setenv("SLURM_PROCID", "0")
     monkeypatch.setenv("SLURM_NTASKS", "8")
+    assert launched_rank() is None  # a batch script: not a task that srun started
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "8")
     assert launched_rank() == (3, 8)
     monkeypatch.setenv("PMI_RANK", "1")
     monkeypatch.setenv("PMI_SIZE", "2")

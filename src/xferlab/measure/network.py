@@ -59,9 +59,11 @@ LARGEST_MESSAGE = 2**30          # MPI counts are ints; a GiB message is far pas
 MEMORY_SHARE = 0.5               # of MemAvailable, for every rank's buffers together
 MAX_LOCAL_RANKS_PER_CPU = 1      # each rank polls: more ranks than CPUs measures the scheduler
 
-#: Environment variables a launcher sets in each rank (rank, size), first match wins.
+#: Environment variables a launcher sets in each rank (rank, size), first match wins: Hydra's and
+#: Slurm's PMI, Open MPI's, and Slurm's own for a task of a job step (SLURM_STEP_NUM_TASKS is set by
+#: srun only, so the batch script itself, which has SLURM_PROCID 0, is not taken for a rank).
 RANK_ENV = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-            ("PMIX_RANK", "SLURM_NTASKS"), ("SLURM_PROCID", "SLURM_NTASKS"))
+            ("PMIX_RANK", "SLURM_STEP_NUM_TASKS"), ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS"))
 
 
 def launched_rank() -> Optional[tuple[int, int]]:
