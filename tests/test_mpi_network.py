@@ -127,7 +127,7 @@ def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_device_buffers_are_staged_through_pinned_memory(cli):
     code, out, err = cli("measure", "network", "--buffers", "host,device", "--tests", "latency,allreduce,barrier",
-                         "--sizes", "8,64Ki", "--collective-sizes", "4Ki", *SMALL, "--json", check=0)
+                         "--sizes", "0,8,64Ki", "--collective-sizes", "4Ki", *SMALL, "--json", check=0)
     doc = json.loads(out)
     paths = {(r["test"], r["path"]) for r in doc["results"]}
     assert {("latency", "host"), ("latency", "staged"), ("allreduce", "staged")} <= paths

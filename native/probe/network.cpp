@@ -121,10 +121,10 @@ class Buffer {
   }
   // Staged path: bring `n` bytes from the device before MPI reads slot s / after MPI wrote it.
   void before_send(size_t n, int s = 0) {
-    if (backend_ && path_ == "staged") backend_->copy(*stage_[static_cast<size_t>(s) % stage_.size()], *device_, n);
+    if (backend_ && path_ == "staged" && n > 0) backend_->copy(*stage_[static_cast<size_t>(s) % stage_.size()], *device_, n);
   }
   void after_receive(size_t n, int s = 0) {
-    if (backend_ && path_ == "staged") backend_->copy(*device_, *stage_[static_cast<size_t>(s) % stage_.size()], n);
+    if (backend_ && path_ == "staged" && n > 0) backend_->copy(*device_, *stage_[static_cast<size_t>(s) % stage_.size()], n);
   }
   // Untimed: the bytes of the buffer (for filling and checking), through a host copy for device memory.
   void write(const std::vector<unsigned char>& bytes) {
