@@ -108,6 +108,14 @@ def test_report_has_a_network_section(recorded, cli):
     assert "ping-pong as a link model" in text
 
 
+def test_host_buffers_on_a_chosen_node(cli):
+    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", "--node", "0", *SMALL, "--json",
+                         check=0)
+    doc = json.loads(out)
+    assert doc["node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
+    assert "host buffers bound to node 0: pages found on node(s) {'0': 256}" in doc["notes"]
+
+
 def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
     """`mpiexec -n 2 xferlab measure network`: each rank is xferlab; rank 0 stores every rank's inventory."""
     store = tmp_path / "cluster.duckdb"

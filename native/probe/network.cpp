@@ -633,6 +633,17 @@ int run_network(Args& args) {
       if (o.path != "direct") paths.push_back("staged");
       if (o.path == "direct" || (o.path == "auto" && aware)) paths.push_back("direct");
     }
+    // Where host buffers bound to --node land: a probe buffer like theirs, touched, its pages located.
+    std::string node_pages = "null", node_binding = "";
+    if (o.node >= 0) {
+      RegionOptions r;
+      r.bytes = 1 << 20;
+      r.node = o.node;
+      auto region = Region::map(r);
+      std::memset(region->data(), 1, r.bytes);
+      node_binding = region->binding();
+      node_pages = page_nodes_json(page_nodes(region->data(), r.bytes));
+    }
     if (w.rank == 0) {
       char library[M::MAX_LIBRARY_VERSION_STRING] = {0};
       int lib_length = 0, major = 0, minor = 0, abi_major = 0, abi_minor = 0;
@@ -659,6 +670,8 @@ int run_network(Args& args) {
           .str("abi_version", std::to_string(abi_major) + "." + std::to_string(abi_minor))
           .str("clock", "std::chrono::steady_clock")
           .integer("node", o.node)
+          .raw("node_pages", node_pages)
+          .str("node_binding_error", node_binding)
           .str("bind", o.bind)
           .raw("paths", path_list + "]")
           .str("gpu_aware", gpu_aware)
