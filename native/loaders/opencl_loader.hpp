@@ -48,7 +48,7 @@ constexpr cl_device_info CL_DEVICE_TYPE = 0x1000, CL_DEVICE_MAX_COMPUTE_UNITS = 
                          CL_DEVICE_QUEUE_PROPERTIES = 0x102A, CL_DEVICE_NAME = 0x102B, CL_DEVICE_VENDOR = 0x102C,
                          CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F,
                          CL_DEVICE_HOST_UNIFIED_MEMORY = 0x1035, CL_DEVICE_OPENCL_C_VERSION = 0x103D,
-                         CL_DEVICE_SVM_CAPABILITIES = 0x1053;
+                         CL_DEVICE_SVM_CAPABILITIES = 0x1053, CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032;
 // OpenCL 3.0 (cl.h: CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES and the
 // cl_device_atomic_capabilities bits); a 2.x device answers the atomic query with an error.
 using cl_device_atomic_capabilities = cl_bitfield;
@@ -60,7 +60,7 @@ constexpr cl_device_atomic_capabilities CL_DEVICE_ATOMIC_ORDER_RELAXED = 1 << 0,
 constexpr cl_device_svm_capabilities CL_DEVICE_SVM_COARSE_GRAIN_BUFFER = 1 << 0,
                                      CL_DEVICE_SVM_FINE_GRAIN_BUFFER = 1 << 1,
                                      CL_DEVICE_SVM_FINE_GRAIN_SYSTEM = 1 << 2, CL_DEVICE_SVM_ATOMICS = 1 << 3;
-constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0, CL_MEM_ALLOC_HOST_PTR = 1 << 4,
+constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0, CL_MEM_USE_HOST_PTR = 1 << 3, CL_MEM_ALLOC_HOST_PTR = 1 << 4,
                        CL_MEM_SVM_FINE_GRAIN_BUFFER = 1 << 10, CL_MEM_SVM_ATOMICS = 1 << 11;
 constexpr cl_map_flags CL_MAP_READ = 1 << 0, CL_MAP_WRITE = 1 << 1;
 constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;

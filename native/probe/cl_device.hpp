@@ -84,15 +84,24 @@ class ClDevice {
   // Whether the library has the OpenCL 2.0 SVM entry points.
   bool svm_api() const { return api_.SVMAlloc && api_.SVMFree && api_.SetKernelArgSVMPointer; }
 
-  // Creates the context and an in-order queue without profiling.
-  void open() {
+  // Creates the context and `queues` in-order queues (profiling on request); the first is the one
+  // the calls below use, the others are for kernels.cpp's concurrent instances.
+  void open(size_t queues = 1, bool profiling = false) {
     using namespace cl;
     cl_int err = CL_SUCCESS;
     context_ = api_.CreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     cl_check(err, "clCreateContext");
-    queue_ = make_queue(api_, context_, device_, false, err);
-    cl_check(err, "clCreateCommandQueue");
+    for (size_t i = 0; i < std::max<size_t>(queues, 1); ++i) {
+      queues_.push_back(make_queue(api_, context_, device_, profiling, err));
+      cl_check(err, "clCreateCommandQueue");
+    }
+    queue_ = queues_[0];
   }
+  const cl::Api& api() const { return api_; }
+  cl::cl_context context() const { return context_; }
+  cl::cl_device_id id() const { return device_; }
+  cl::cl_command_queue queue(size_t i) const { return queues_.at(i); }
+  size_t queue_count() const { return queues_.size(); }
 
   // Builds `source` with each set of options in turn until one succeeds; returns its index. Why the
   // others failed (their first compiler error) is kept in `refused`. Throws if none builds.
@@ -199,7 +208,7 @@ class ClDevice {
   ~ClDevice() {
     for (auto k : kernels_) api_.ReleaseKernel(k);
     if (program_) api_.ReleaseProgram(program_);
-    if (queue_) api_.ReleaseCommandQueue(queue_);
+    for (auto q : queues_) api_.ReleaseCommandQueue(q);
     if (context_) api_.ReleaseContext(context_);
   }
   ClDevice(const ClDevice&) = delete;
@@ -217,6 +226,7 @@ class ClDevice {
   cl::cl_device_id device_ = nullptr;
   cl::cl_context context_ = nullptr;
   cl::cl_command_queue queue_ = nullptr;
+  std::vector<cl::cl_command_queue> queues_;
   cl::cl_program program_ = nullptr;
   std::vector<cl::cl_kernel> kernels_;
 };

@@ -51,6 +51,14 @@ const char* kUsage =
     "  collab [--device N] [--pattern histogram|taskqueue] [--version D|U] [--size N] [--host-threads T]\n"
     "         [--device-share F] [--repeats R] [--block N] [--iterations N] [--seed S] [--corrupt]\n"
     "                       CHAI-style CPU+device collaboration (OpenCL): D copies, U shared SVM + atomics\n"
+    "  kernels [--backend opencl] [--device N] [--mode stream|faults|align|spmv] ...\n"
+    "         stream: [--kernels copy,mul,add,triad,dot,read] [--memory device,pinned,host,svm-coarse,svm-fine]\n"
+    "         [--types float,double] [--widths 1,2,4,8,16] [--size BYTES] [--groups N,..] [--instances N,..]\n"
+    "         [--iterations N] [--warmup N] [--max-time S]; faults: [--memory svm-fine,svm-coarse] [--size BYTES]\n"
+    "         [--strides B,..] [--repeats N]; align: [--offsets B,..] [--allocators runtime,application]\n"
+    "         [--directions h2d,d2h] [--size BYTES] [--iterations N]; spmv: --matrix FILE --output PREFIX\n"
+    "         [--groups N,..] [--instances N,..] [--iterations N]\n"
+    "                       what an OpenCL device does with memory (BabelStream's kernels), validated\n"
     "  network [--tests latency,bw,bibw,mbw_mr,multi_lat,allreduce,alltoall,bcast,allgather,reduce,barrier]\n"
     "         [--sizes B,B,..] [--collective-sizes B,B,..] [--iterations N] [--iterations-large N] [--warmup N]\n"
     "         [--warmup-large N] [--bw-iterations N] [--bw-iterations-large N] [--bw-warmup N]\n"
@@ -65,7 +73,7 @@ const char* kUsage =
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n"
     "\n"
     "Fault injection (for tests): XFERLAB_PROBE_FAULT=KIND[@N] makes stream, latency, loaded, transfer,\n"
-    "launch, chunks, collab and network (in rank $XFERLAB_PROBE_FAULT_RANK, default 0) fail on purpose.\n"
+    "launch, chunks, collab, kernels and network (in rank $XFERLAB_PROBE_FAULT_RANK, default 0) fail on purpose.\n"
     "KIND: crash=SIGSEGV, crash=SIGBUS, crash=abort (die by that signal), hang (never return),\n"
     "garbage (print a non-JSON line on stdout), exit=CODE (exit with CODE).\n"
     "@N: after the N-th sample record is printed (partial output exists); without it, before starting.\n";
@@ -120,7 +128,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
         command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
-        command == "cuda-ptx" || command == "collab" || command == "network") {
+        command == "cuda-ptx" || command == "collab" || command == "network" || command == "kernels") {
       xferlab::Args args(argc, argv, 2);
       if (command != "nodes" && command != "devices" && command != "cuda-ptx" && command != "network") {
         try {
@@ -138,6 +146,7 @@ int main(int argc, char** argv) {
       if (command == "chunks") return xferlab::run_chunks(args);
       if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
       if (command == "collab") return xferlab::run_collab(args);
+      if (command == "kernels") return xferlab::run_kernels(args);
       if (command == "network") return xferlab::run_network(args);  // arms the fault in one rank itself
       args.finish();
       return run_nodes();
@@ -170,5 +179,5 @@ int main(int argc, char** argv) {
   }
   return bad_argument("unknown command '" + command +
                       "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks, "
-                      "cuda-ptx, collab, network)");
+                      "cuda-ptx, collab, network, kernels)");
 }

@@ -16,6 +16,7 @@ int run_launch(Args& args);    // device.cpp
 int run_chunks(Args& args);    // device.cpp
 int run_cuda_ptx(Args& args);  // cuda_ptx.cpp: checks the embedded CUDA PTX (no GPU needed)
 int run_collab(Args& args);    // collab.cpp: CHAI-style CPU-device collaboration, D and U versions
+int run_kernels(Args& args);   // kernels.cpp: device STREAM, scaling, kernels on host memory, faults, alignment, SpMV
 int run_network(Args& args);   // network.cpp: MPI point-to-point and collectives (OSU definitions), run by every rank
 
 }  // namespace xferlab

@@ -1,0 +1,761 @@
+// `xferlab-probe kernels`: what an OpenCL device does with memory once the data are there, and what
+// touching host memory from a kernel costs (seeds 001 and 004). Four modes:
+//
+//   stream  BabelStream's kernels (copy c=a, mul b=s*c, add c=a+b, triad a=b+s*c, dot sum a*b) and a
+//           read-only sum, over arrays of `--size` bytes in device memory, pinned host memory, the
+//           application's host memory (CL_MEM_USE_HOST_PTR) or SVM; float or double, 1 to 16
+//           elements per work-item; over a list of work-group counts and of concurrent instances
+//           (one queue and disjoint arrays each: seed 004's "kernel copies"). Where it is timed:
+//           run_stream_point(), the host clock around enqueue on every queue + finish of all, and
+//           the device's event timestamps (first start to last end). Bytes as BabelStream counts
+//           them: copy, mul, dot 2 arrays; add, triad 3; read 1.
+//   faults  a kernel touching fresh shared (SVM) memory one byte per stride: first touch (the
+//           device's page faults) against a second touch, then the host reading it back.
+//   align   H2D/D2H copies from host buffers at offsets from a page, allocated by the runtime
+//           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign).
+//   spmv    CSR y = A x, one row per work-item, from a matrix file xferlab writes (measure/kernels.py);
+//           y goes back to a file so that Python checks it against SciPy.
+//
+// Every result is checked: stream against a host replay of the kernel on the same initial arrays,
+// faults and align against the bytes written, spmv by the caller. One JSON line per timed sample.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "cl_device.hpp"
+#include "json.hpp"
+#include "probe.hpp"
+
+namespace xferlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The kernels, for TYPE (float or double) and W elements per work-item (VT: TYPE or TYPEW vectors).
+// Grid-stride loops: any number of work-groups covers the arrays. dot and read leave one partial
+// sum per work-group (a tree in local memory); the host adds the partials (as BabelStream does).
+const char* kSource = R"CLC(
+#if IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if W == 1
+#define VT TYPE
+#define VSUM(v) (v)
+#else
+#define VT CAT(TYPE, W)
+#endif
+#define CAT(a, b) CAT2(a, b)
+#define CAT2(a, b) a##b
+#if W == 2
+#define VSUM(v) ((v).s0 + (v).s1)
+#elif W == 4
+#define VSUM(v) ((v).s0 + (v).s1 + (v).s2 + (v).s3)
+#elif W == 8
+#define VSUM(v) (VSUM4((v).lo) + VSUM4((v).hi))
+#elif W == 16
+#define VSUM(v) (VSUM8((v).lo) + VSUM8((v).hi))
+#endif
+#define VSUM4(v) ((v).s0 + (v).s1 + (v).s2 + (v).s3)
+#define VSUM8(v) (VSUM4((v).lo) + VSUM4((v).hi))
+
+kernel void stream_copy(global const VT* a, global VT* c, ulong n) {
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i];
+}
+kernel void stream_mul(global VT* b, global const VT* c, TYPE s, ulong n) {
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = s * c[i];
+}
+kernel void stream_add(global const VT* a, global const VT* b, global VT* c, ulong n) {
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i] + b[i];
+}
+kernel void stream_triad(global VT* a, global const VT* b, global const VT* c, TYPE s, ulong n) {
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) a[i] = b[i] + s * c[i];
+}
+void reduce_group(local TYPE* part, TYPE v, global TYPE* sums) {
+  size_t l = get_local_id(0);
+  part[l] = v;
+  for (size_t step = get_local_size(0) / 2; step > 0; step /= 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < step) part[l] += part[l + step];
+  }
+  if (l == 0) sums[get_group_id(0)] = part[0];
+}
+kernel void stream_dot(global const VT* a, global const VT* b, global TYPE* sums, local TYPE* part, ulong n) {
+  VT acc = (VT)(0);
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) acc += a[i] * b[i];
+  reduce_group(part, VSUM(acc), sums);
+}
+kernel void stream_read(global const VT* a, global TYPE* sums, local TYPE* part, ulong n) {
+  VT acc = (VT)(0);
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) acc += a[i];
+  reduce_group(part, VSUM(acc), sums);
+}
+kernel void touch(global uchar* p, ulong stride, ulong n) {
+  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) p[i * stride] = (uchar)(i + 1);
+}
+kernel void spmv(global const ulong* rows, global const uint* cols, global const TYPE* vals, global const TYPE* x,
+                 global TYPE* y, ulong n) {
+  for (size_t r = get_global_id(0); r < n; r += get_global_size(0)) {
+    TYPE acc = 0;
+    for (ulong k = rows[r]; k < rows[r + 1]; ++k) acc += vals[k] * x[cols[k]];
+    y[r] = acc;
+  }
+}
+)CLC";
+
+const std::vector<std::string> kKernels = {"copy", "mul", "add", "triad", "dot", "read"};
+const std::vector<std::string> kMemories = {"device", "pinned", "host", "svm-coarse", "svm-fine"};
+constexpr double kScalar = 0.4;  // BabelStream's startScalar
+
+int arrays_moved(const std::string& k) {
+  return (k == "add" || k == "triad") ? 3 : k == "read" ? 1 : 2;
+}
+
+// Host memory the application allocated: page-aligned, freed with the object.
+struct AppMemory {
+  explicit AppMemory(size_t bytes) {
+    if (posix_memalign(&p, 4096, std::max<size_t>(bytes, 1)) != 0) throw std::runtime_error("posix_memalign failed");
+  }
+  ~AppMemory() { std::free(p); }
+  AppMemory(const AppMemory&) = delete;
+  AppMemory& operator=(const AppMemory&) = delete;
+  void* p = nullptr;
+};
+
+// One array a kernel reads or writes, in one memory kind: a cl_mem (device, pinned, host) or an SVM
+// pointer. fill()/get() move its contents from/to the host outside any timing.
+class Array {
+ public:
+  Array(ClDevice& dev, const std::string& memory, size_t bytes) : dev_(dev), memory_(memory), bytes_(bytes) {
+    using namespace cl;
+    const Api& api = dev.api();
+    cl_int err = CL_SUCCESS;
+    if (memory == "svm-coarse" || memory == "svm-fine") {
+      const cl_svm_mem_flags flags = CL_MEM_READ_WRITE | (memory == "svm-fine" ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0);
+      svm_ = api.SVMAlloc(dev.context(), flags, std::max<size_t>(bytes, 64), 128);
+      if (!svm_) throw std::runtime_error("clSVMAlloc of " + std::to_string(bytes) + " bytes (" + memory + ") failed");
+      return;
+    }
+    cl_mem_flags flags = CL_MEM_READ_WRITE;
+    void* host = nullptr;
+    if (memory == "pinned") flags |= CL_MEM_ALLOC_HOST_PTR;
+    if (memory == "host") {
+      app_ = std::make_unique<AppMemory>(bytes);
+      host = app_->p;
+      flags |= CL_MEM_USE_HOST_PTR;
+    }
+    mem_ = api.CreateBuffer(dev.context(), flags, std::max<size_t>(bytes, 64), host, &err);
+    cl_check(err, ("clCreateBuffer (" + memory + ")").c_str());
+  }
+  ~Array() {
+    if (svm_) dev_.api().SVMFree(dev_.context(), svm_);
+    if (mem_) dev_.api().ReleaseMemObject(mem_);
+  }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+
+  void bind(cl::cl_kernel k, cl::cl_uint i) {
+    if (svm_)
+      dev_.svm_arg(k, i, svm_);
+    else
+      dev_.arg(k, i, mem_);
+  }
+  void fill(const void* data) { move(const_cast<void*>(data), true); }
+  void get(void* data) { move(data, false); }
+  void* svm() const { return svm_; }
+
+ private:
+  void move(void* data, bool to_array) {
+    using namespace cl;
+    const Api& api = dev_.api();
+    cl_command_queue q = dev_.queue(0);
+    if (svm_) {
+      if (memory_ == "svm-coarse")
+        cl_check(api.EnqueueSVMMap(q, CL_TRUE, to_array ? CL_MAP_WRITE : CL_MAP_READ, svm_, bytes_, 0, nullptr, nullptr),
+                 "clEnqueueSVMMap");
+      if (to_array)
+        std::memcpy(svm_, data, bytes_);
+      else
+        std::memcpy(data, svm_, bytes_);
+      if (memory_ == "svm-coarse") cl_check(api.EnqueueSVMUnmap(q, svm_, 0, nullptr, nullptr), "clEnqueueSVMUnmap");
+      cl_check(api.Finish(q), "clFinish");
+      return;
+    }
+    if (to_array)
+      cl_check(api.EnqueueWriteBuffer(q, mem_, CL_TRUE, 0, bytes_, data, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+    else
+      cl_check(api.EnqueueReadBuffer(q, mem_, CL_TRUE, 0, bytes_, data, 0, nullptr, nullptr), "clEnqueueReadBuffer");
+  }
+
+  ClDevice& dev_;
+  std::string memory_;
+  size_t bytes_;
+  cl::cl_mem mem_ = nullptr;
+  void* svm_ = nullptr;
+  std::unique_ptr<AppMemory> app_;
+};
+
+// Device timestamps of a set of events: last end - first start (seconds), -1 if unavailable.
+double device_span(const cl::Api& api, const std::vector<cl::cl_event>& events) {
+  cl::cl_ulong first = ~0ull, last = 0;
+  for (auto e : events) {
+    cl::cl_ulong start = 0, end = 0;
+    if (api.GetEventProfilingInfo(e, cl::CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) != cl::CL_SUCCESS ||
+        api.GetEventProfilingInfo(e, cl::CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) != cl::CL_SUCCESS)
+      return -1.0;
+    first = std::min(first, start);
+    last = std::max(last, end);
+  }
+  return last > first ? (last - first) * 1e-9 : -1.0;
+}
+
+template <class T>
+struct Stream {
+  ClDevice& dev;
+  const std::string memory;
+  size_t elements;  // per array
+  int width;
+  size_t local;
+
+  // Initial values: index-dependent, so that a kernel that misses or misplaces elements is caught.
+  static T a0(size_t i) { return static_cast<T>(0.1 + 0.001 * static_cast<double>(i % 97)); }
+  static T b0(size_t i) { return static_cast<T>(0.2 + 0.002 * static_cast<double>(i % 89)); }
+  static T c0(size_t i) { return static_cast<T>(0.0 + 0.003 * static_cast<double>(i % 83)); }
+
+  // One (kernel, groups, instances) point: warm-up, timed iterations, then the check.
+  void point(const std::string& kname, size_t groups, int instances, int iterations, int warmup, double max_seconds) {
+    const size_t bytes = elements * sizeof(T);
+    std::vector<T> a(elements), b(elements), c(elements);
+    for (size_t i = 0; i < elements; ++i) {
+      a[i] = a0(i);
+      b[i] = b0(i);
+      c[i] = c0(i);
+    }
+    std::vector<std::unique_ptr<Array>> A, B, C, S;
+    std::vector<cl::cl_kernel> kernels;
+    const cl::cl_ulong nvec = elements / static_cast<size_t>(width);
+    const T scalar = static_cast<T>(kScalar);
+    for (int k = 0; k < instances; ++k) {
+      A.push_back(std::make_unique<Array>(dev, memory, bytes));
+      B.push_back(std::make_unique<Array>(dev, memory, bytes));
+      C.push_back(std::make_unique<Array>(dev, memory, bytes));
+      S.push_back(std::make_unique<Array>(dev, "device", groups * sizeof(T)));
+      A[k]->fill(a.data());
+      B[k]->fill(b.data());
+      C[k]->fill(c.data());
+      cl::cl_kernel kern = dev.kernel(("stream_" + kname).c_str());
+      if (kname == "copy") {
+        A[k]->bind(kern, 0), C[k]->bind(kern, 1), dev.arg(kern, 2, nvec);
+      } else if (kname == "mul") {
+        B[k]->bind(kern, 0), C[k]->bind(kern, 1), dev.arg(kern, 2, scalar), dev.arg(kern, 3, nvec);
+      } else if (kname == "add") {
+        A[k]->bind(kern, 0), B[k]->bind(kern, 1), C[k]->bind(kern, 2), dev.arg(kern, 3, nvec);
+      } else if (kname == "triad") {
+        A[k]->bind(kern, 0), B[k]->bind(kern, 1), C[k]->bind(kern, 2), dev.arg(kern, 3, scalar), dev.arg(kern, 4, nvec);
+      } else if (kname == "dot") {
+        A[k]->bind(kern, 0), B[k]->bind(kern, 1), S[k]->bind(kern, 2);
+        cl_check(dev.api().SetKernelArg(kern, 3, local * sizeof(T), nullptr), "clSetKernelArg(local)");
+        dev.arg(kern, 4, nvec);
+      } else {  // read
+        A[k]->bind(kern, 0), S[k]->bind(kern, 1);
+        cl_check(dev.api().SetKernelArg(kern, 2, local * sizeof(T), nullptr), "clSetKernelArg(local)");
+        dev.arg(kern, 3, nvec);
+      }
+      kernels.push_back(kern);
+    }
+    const double moved = static_cast<double>(arrays_moved(kname)) * static_cast<double>(bytes) * instances;
+    const size_t global = groups * local;
+    const auto& api = dev.api();
+    const auto started = Clock::now();
+    int done = 0;
+    for (int it = 0; it < warmup + iterations; ++it) {
+      std::vector<cl::cl_event> events(static_cast<size_t>(instances), nullptr);
+      const auto t0 = Clock::now();
+      for (int k = 0; k < instances; ++k) {
+        cl_check(api.EnqueueNDRangeKernel(dev.queue(static_cast<size_t>(k)), kernels[k], 1, nullptr, &global, &local, 0,
+                                          nullptr, &events[k]),
+                 "clEnqueueNDRangeKernel");
+        cl_check(api.Flush(dev.queue(static_cast<size_t>(k))), "clFlush");
+      }
+      for (int k = 0; k < instances; ++k) cl_check(api.Finish(dev.queue(static_cast<size_t>(k))), "clFinish");
+      const double host = since(t0);
+      const double device = device_span(api, events);
+      for (auto e : events) api.ReleaseEvent(e);
+      if (it < warmup) continue;
+      JsonLine()
+          .str("record", "sample")
+          .str("kernel", kname)
+          .str("memory", memory)
+          .str("type", sizeof(T) == 8 ? "double" : "float")
+          .integer("width", width)
+          .integer("groups", static_cast<long long>(groups))
+          .integer("local", static_cast<long long>(local))
+          .integer("instances", instances)
+          .integer("size_bytes", static_cast<long long>(bytes))
+          .integer("iteration", it - warmup)
+          .number("host_seconds", host)
+          .number("device_seconds", device)
+          .number("bytes", moved)
+          .emit();
+      ++done;
+      if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
+    }
+    // The check: every instance's output against the host's replay of the same kernel.
+    const double tol = sizeof(T) == 8 ? 1e-12 : 1e-5;
+    std::string what;
+    for (int k = 0; k < instances && what.empty(); ++k) {
+      if (kname == "dot" || kname == "read") {
+        std::vector<T> sums(groups);
+        S[k]->get(sums.data());
+        long double got = 0, want = 0;
+        for (T v : sums) got += v;
+        for (size_t i = 0; i < elements; ++i) want += kname == "dot" ? static_cast<long double>(a[i]) * b[i] : a[i];
+        const double rel = std::fabs(static_cast<double>((got - want) / want));
+        if (rel > (sizeof(T) == 8 ? 1e-10 : 1e-3))
+          what = "instance " + std::to_string(k) + ": sum " + std::to_string(static_cast<double>(got)) + ", expected " +
+                 std::to_string(static_cast<double>(want));
+        continue;
+      }
+      std::vector<T> out(elements);
+      (kname == "copy" || kname == "add" ? C[k] : kname == "mul" ? B[k] : A[k])->get(out.data());
+      for (size_t i = 0; i < elements && what.empty(); ++i) {
+        const double want = kname == "copy"  ? a[i]
+                            : kname == "mul" ? scalar * c[i]
+                            : kname == "add" ? a[i] + b[i]
+                                             : b[i] + scalar * c[i];
+        if (std::fabs(out[i] - want) > tol * std::max(1.0, std::fabs(want)))
+          what = "instance " + std::to_string(k) + ": element " + std::to_string(i) + " is " + std::to_string(out[i]) +
+                 ", expected " + std::to_string(want);
+      }
+    }
+    JsonLine()
+        .str("record", "validation")
+        .str("kernel", kname)
+        .str("memory", memory)
+        .str("type", sizeof(T) == 8 ? "double" : "float")
+        .integer("width", width)
+        .integer("groups", static_cast<long long>(groups))
+        .integer("instances", instances)
+        .boolean("ok", what.empty())
+        .str("what", what.empty() ? "every element as the host's replay" : what)
+        .emit();
+  }
+};
+
+// The work-group size: 256, within the device's and the kernel's limits, a power of two (the
+// reduction halves it).
+size_t pick_local(ClDevice& dev, const char* kernel) {
+  cl::cl_kernel k = dev.kernel(kernel);
+  size_t most = 0;
+  dev.api().GetKernelWorkGroupInfo(k, dev.id(), cl::CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, nullptr);
+  size_t local = std::min<size_t>({256, dev.max_group, most ? most : 256});
+  size_t p = 1;
+  while (p * 2 <= local) p *= 2;
+  return p;
+}
+
+std::string options(const std::string& type, int width) {
+  return std::string("-DTYPE=") + type + " -DIS_DOUBLE=" + (type == "double" ? "1" : "0") +
+         " -DW=" + std::to_string(width);
+}
+
+int run_stream_mode(Args& args, int device) {
+  const auto kernels = args.words("kernels", "copy,mul,add,triad,dot,read", kKernels);
+  const auto memories = args.words("memory", "device", kMemories);
+  const auto types = args.words("types", "float", {"float", "double"});
+  const auto widths = args.integers("widths", "1", 1, 16);
+  const long long size = args.integer("size", 64 << 20, 1024, 1ll << 40);
+  const auto groups_list = args.integers("groups", "0", 0, 1 << 24);
+  const auto instances_list = args.integers("instances", "1", 1, 64);
+  const int iterations = static_cast<int>(args.integer("iterations", 20, 1, 1000000));
+  const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
+  const double max_seconds = args.real("max-time", 0.0, 0.0, 3600.0);
+  args.finish();
+  for (long long w : widths)
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
+      throw BadArgument("--widths " + std::to_string(w) + " is not a vector width; allowed: 1, 2, 4, 8, 16");
+  const int most_instances = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
+  ClDevice dev(device);
+  if (static_cast<unsigned long long>(size) > dev.max_alloc)
+    throw BadArgument("--size " + std::to_string(size) + " is above the device's largest allocation, " +
+                      std::to_string(dev.max_alloc) + " bytes");
+  cl::cl_ulong fp64 = 0;
+  dev.api().GetDeviceInfo(dev.id(), cl::CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, nullptr);
+  dev.open(static_cast<size_t>(most_instances), true);
+  JsonLine()
+      .str("record", "setup")
+      .str("device_name", dev.text(cl::CL_DEVICE_NAME))
+      .integer("device_index", device)
+      .integer("compute_units", dev.units)
+      .integer("max_work_group_size", static_cast<long long>(dev.max_group))
+      .integer("max_allocation_bytes", static_cast<long long>(dev.max_alloc))
+      .boolean("double", fp64 != 0)
+      .integer("svm_capabilities", static_cast<long long>(dev.svm_caps))
+      .emit();
+  for (const std::string& memory : memories) {
+    const bool svm = memory.rfind("svm", 0) == 0;
+    if (svm && !(dev.svm_caps & (memory == "svm-fine" ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+                                                      : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))) {
+      JsonLine().str("record", "unavailable").str("memory", memory).str("reason", "the device has no " + memory + " SVM").emit();
+      continue;
+    }
+    for (const std::string& type : types) {
+      if (type == "double" && !fp64) {
+        JsonLine().str("record", "unavailable").str("memory", memory).str("type", type)
+            .str("reason", "the device has no double precision (cl_khr_fp64)").emit();
+        continue;
+      }
+      for (long long width : widths) {
+        ClDevice built(device);
+        built.open(static_cast<size_t>(most_instances), true);
+        built.build(kSource, {options(type, static_cast<int>(width))});
+        const size_t local = pick_local(built, "stream_dot");
+        const size_t elements = static_cast<size_t>(size) / (type == "double" ? 8 : 4) / static_cast<size_t>(width) *
+                                static_cast<size_t>(width);
+        for (long long g : groups_list) {
+          for (long long instances : instances_list) {
+            for (const std::string& kname : kernels) {
+              // Auto: one work-item per vector for the streaming kernels (as BabelStream); for the
+              // reductions about 8 vectors per work-item, at least 4 groups per compute unit
+              // (BabelStream's fixed 4 per unit leaves a CPU device's work-items long serial loops).
+              size_t groups = static_cast<size_t>(g);
+              const size_t vectors = elements / static_cast<size_t>(width);
+              if (groups == 0)
+                groups = (kname == "dot" || kname == "read")
+                             ? std::max<size_t>(4 * static_cast<size_t>(built.units), vectors / (local * 8))
+                             : std::max<size_t>(1, std::min<size_t>((vectors + local - 1) / local, 1 << 20));
+              if (type == "double") {
+                Stream<double> s{built, memory, elements, static_cast<int>(width), local};
+                s.point(kname, groups, static_cast<int>(instances), iterations, warmup, max_seconds);
+              } else {
+                Stream<float> s{built, memory, elements, static_cast<int>(width), local};
+                s.point(kname, groups, static_cast<int>(instances), iterations, warmup, max_seconds);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+int run_faults_mode(Args& args, int device) {
+  const auto memories = args.words("memory", "svm-fine,svm-coarse", {"svm-fine", "svm-coarse"});
+  const long long size = args.integer("size", 64 << 20, 4096, 1ll << 40);
+  const auto strides = args.integers("strides", "4096", 1, 1 << 30);
+  const int repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
+  args.finish();
+  ClDevice dev(device);
+  dev.open(1, true);
+  dev.build(kSource, {options("float", 1)});
+  cl::cl_kernel touch = dev.kernel("touch");
+  const auto& api = dev.api();
+  cl::cl_command_queue q = dev.queue(0);
+  const size_t local = pick_local(dev, "touch");
+  for (const std::string& memory : memories) {
+    const bool fine = memory == "svm-fine";
+    if (!(dev.svm_caps & (fine ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))) {
+      JsonLine().str("record", "unavailable").str("memory", memory).str("reason", "the device has no " + memory + " SVM").emit();
+      continue;
+    }
+    for (long long stride : strides) {
+      const cl::cl_ulong touches = static_cast<cl::cl_ulong>(size / stride);
+      const size_t groups = std::max<size_t>(1, std::min<size_t>((touches + local - 1) / local, 4096));
+      const size_t global = groups * local;
+      for (int r = 0; r < repeats; ++r) {
+        Array fresh(dev, memory, static_cast<size_t>(size));  // never touched by the host
+        fresh.bind(touch, 0);
+        dev.arg(touch, 1, static_cast<cl::cl_ulong>(stride));
+        dev.arg(touch, 2, touches);
+        double seconds[2];
+        double device_seconds[2];
+        for (int pass = 0; pass < 2; ++pass) {
+          cl::cl_event e = nullptr;
+          const auto t0 = Clock::now();
+          cl_check(api.EnqueueNDRangeKernel(q, touch, 1, nullptr, &global, &local, 0, nullptr, &e), "clEnqueueNDRangeKernel");
+          cl_check(api.Finish(q), "clFinish");
+          seconds[pass] = since(t0);
+          device_seconds[pass] = device_span(api, {e});
+          api.ReleaseEvent(e);
+        }
+        // The host reads back what the device wrote, one byte per stride, and checks it.
+        const auto t0 = Clock::now();
+        auto* p = static_cast<unsigned char*>(fresh.svm());
+        if (!fine) cl_check(api.EnqueueSVMMap(q, cl::CL_TRUE, cl::CL_MAP_READ, p, static_cast<size_t>(size), 0, nullptr, nullptr),
+                            "clEnqueueSVMMap");
+        long long wrong = -1;
+        for (cl::cl_ulong i = 0; i < touches && wrong < 0; ++i)
+          if (p[i * stride] != static_cast<unsigned char>(i + 1)) wrong = static_cast<long long>(i);
+        if (!fine) cl_check(api.EnqueueSVMUnmap(q, p, 0, nullptr, nullptr), "clEnqueueSVMUnmap");
+        cl_check(api.Finish(q), "clFinish");
+        const double back = since(t0);
+        JsonLine()
+            .str("record", "sample")
+            .str("memory", memory)
+            .integer("size_bytes", size)
+            .integer("stride_bytes", stride)
+            .integer("touches", static_cast<long long>(touches))
+            .integer("repeat", r)
+            .number("first_seconds", seconds[0])
+            .number("second_seconds", seconds[1])
+            .number("first_device_seconds", device_seconds[0])
+            .number("second_device_seconds", device_seconds[1])
+            .number("host_back_seconds", back)
+            .boolean("ok", wrong < 0)
+            .str("what", wrong < 0 ? "every touched byte read back" : "touch " + std::to_string(wrong) + " wrong")
+            .emit();
+      }
+    }
+  }
+  return 0;
+}
+
+int run_align_mode(Args& args, int device) {
+  const auto offsets = args.integers("offsets", "0,1,8,16,32,64,256,4096", 0, 1 << 20);
+  const auto allocators = args.words("allocators", "runtime,application", {"runtime", "application"});
+  const auto directions = args.words("directions", "h2d,d2h", {"h2d", "d2h"});
+  const long long size = args.integer("size", 16 << 20, 1, 1ll << 40);
+  const int iterations = static_cast<int>(args.integer("iterations", 10, 1, 1000000));
+  args.finish();
+  ClDevice dev(device);
+  dev.open(1, true);
+  const auto& api = dev.api();
+  cl::cl_command_queue q = dev.queue(0);
+  const size_t bytes = static_cast<size_t>(size);
+  const long long most = *std::max_element(offsets.begin(), offsets.end());
+  const size_t span = bytes + static_cast<size_t>(most) + 4096;
+  ClDevice::Buffer target = dev.buffer(bytes);
+  for (const std::string& allocator : allocators) {
+    // Runtime: a CL_MEM_ALLOC_HOST_PTR buffer mapped for its host pointer (what the vendors advise
+    // for DMA-speed copies); application: posix_memalign'ed pages, as seed 004's engineer used.
+    std::unique_ptr<AppMemory> app;
+    cl::cl_mem pinned = nullptr;
+    unsigned char* base = nullptr;
+    cl::cl_int err = cl::CL_SUCCESS;
+    if (allocator == "runtime") {
+      pinned = api.CreateBuffer(dev.context(), cl::CL_MEM_READ_WRITE | cl::CL_MEM_ALLOC_HOST_PTR, span, nullptr, &err);
+      cl_check(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+      base = static_cast<unsigned char*>(api.EnqueueMapBuffer(q, pinned, cl::CL_TRUE, cl::CL_MAP_READ | cl::CL_MAP_WRITE, 0,
+                                                              span, 0, nullptr, nullptr, &err));
+      cl_check(err, "clEnqueueMapBuffer");
+    } else {
+      app = std::make_unique<AppMemory>(span);
+      base = static_cast<unsigned char*>(app->p);
+    }
+    const uintptr_t page = (reinterpret_cast<uintptr_t>(base) + 4095) / 4096 * 4096;
+    for (long long offset : offsets) {
+      unsigned char* host = reinterpret_cast<unsigned char*>(page + static_cast<uintptr_t>(offset));
+      for (const std::string& direction : directions) {
+        for (size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(i * 7 + offset);
+        if (direction == "d2h") {
+          dev.write(target, host, bytes);  // the device holds the pattern; the host side is cleared
+          std::memset(host, 0, bytes);
+        }
+        for (int it = 0; it < iterations + 1; ++it) {
+          cl::cl_event e = nullptr;
+          const auto t0 = Clock::now();
+          if (direction == "h2d")
+            err = api.EnqueueWriteBuffer(q, target.get(), cl::CL_TRUE, 0, bytes, host, 0, nullptr, &e);
+          else
+            err = api.EnqueueReadBuffer(q, target.get(), cl::CL_TRUE, 0, bytes, host, 0, nullptr, &e);
+          cl_check(err, direction == "h2d" ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+          const double host_seconds = since(t0);
+          const double device_seconds = device_span(api, {e});
+          api.ReleaseEvent(e);
+          if (it == 0) continue;  // warm-up
+          JsonLine()
+              .str("record", "sample")
+              .str("allocator", allocator)
+              .integer("offset_bytes", offset)
+              .str("direction", direction)
+              .integer("size_bytes", size)
+              .integer("iteration", it - 1)
+              .number("host_seconds", host_seconds)
+              .number("device_seconds", device_seconds)
+              .emit();
+        }
+        std::vector<unsigned char> check(bytes);
+        if (direction == "h2d")
+          dev.read(target, check.data(), bytes);
+        else
+          std::memcpy(check.data(), host, bytes);
+        long long wrong = -1;
+        for (size_t i = 0; i < bytes && wrong < 0; ++i)
+          if (check[i] != static_cast<unsigned char>(i * 7 + offset)) wrong = static_cast<long long>(i);
+        JsonLine()
+            .str("record", "validation")
+            .str("allocator", allocator)
+            .integer("offset_bytes", offset)
+            .str("direction", direction)
+            .boolean("ok", wrong < 0)
+            .str("what", wrong < 0 ? "every byte as sent" : "byte " + std::to_string(wrong) + " wrong")
+            .emit();
+      }
+    }
+    if (pinned) {
+      api.EnqueueUnmapMemObject(q, pinned, base, 0, nullptr, nullptr);
+      api.Finish(q);
+      api.ReleaseMemObject(pinned);
+    }
+  }
+  return 0;
+}
+
+template <class T>
+void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, uint64_t nnz,
+              const std::vector<long long>& groups_list, const std::vector<long long>& instances_list, int iterations,
+              const std::string& output) {
+  std::vector<uint64_t> row_ptr(rows + 1);
+  std::vector<uint32_t> col(nnz);
+  std::vector<T> val(nnz), x(cols);
+  in.read(reinterpret_cast<char*>(row_ptr.data()), static_cast<std::streamsize>(row_ptr.size() * 8));
+  in.read(reinterpret_cast<char*>(col.data()), static_cast<std::streamsize>(col.size() * 4));
+  in.read(reinterpret_cast<char*>(val.data()), static_cast<std::streamsize>(val.size() * sizeof(T)));
+  in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(T)));
+  if (!in) throw BadArgument("--matrix: the file ends early (not a matrix xferlab wrote?)");
+  if (row_ptr[0] != 0 || row_ptr[rows] != nnz) throw BadArgument("--matrix: row pointers do not span the entries");
+  for (uint32_t c : col)
+    if (c >= cols) throw BadArgument("--matrix: a column index is out of range");
+  const int most = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
+  struct Copy {
+    ClDevice::Buffer r, c, v, x, y;
+  };
+  std::vector<Copy> copies;
+  cl::cl_kernel kern_proto = nullptr;
+  (void)kern_proto;
+  for (int k = 0; k < most; ++k) {
+    copies.push_back(Copy{dev.buffer(row_ptr.size() * 8), dev.buffer(col.size() * 4), dev.buffer(val.size() * sizeof(T)),
+                          dev.buffer(x.size() * sizeof(T)), dev.buffer(rows * sizeof(T))});
+    dev.write(copies[k].r, row_ptr.data(), row_ptr.size() * 8);
+    dev.write(copies[k].c, col.data(), col.size() * 4);
+    dev.write(copies[k].v, val.data(), val.size() * sizeof(T));
+    dev.write(copies[k].x, x.data(), x.size() * sizeof(T));
+  }
+  const size_t local = pick_local(dev, "spmv");
+  // Bytes: the matrix (values, column indices, row pointers), x once, y once: the least an SpMV moves.
+  const double moved = static_cast<double>(nnz) * (sizeof(T) + 4) + static_cast<double>(rows + 1) * 8 +
+                       static_cast<double>(cols + rows) * sizeof(T);
+  const auto& api = dev.api();
+  for (long long g : groups_list) {
+    const size_t groups = g ? static_cast<size_t>(g) : std::max<size_t>(1, (rows + local - 1) / local);
+    const size_t global = groups * local;
+    for (long long instances : instances_list) {
+      std::vector<cl::cl_kernel> kernels;
+      for (int k = 0; k < instances; ++k) {
+        cl::cl_kernel kern = dev.kernel("spmv");
+        dev.arg(kern, 0, copies[k].r), dev.arg(kern, 1, copies[k].c), dev.arg(kern, 2, copies[k].v);
+        dev.arg(kern, 3, copies[k].x), dev.arg(kern, 4, copies[k].y), dev.arg(kern, 5, static_cast<cl::cl_ulong>(rows));
+        kernels.push_back(kern);
+      }
+      for (int it = 0; it < iterations + 1; ++it) {
+        std::vector<cl::cl_event> events(static_cast<size_t>(instances), nullptr);
+        const auto t0 = Clock::now();
+        for (int k = 0; k < instances; ++k) {
+          cl_check(api.EnqueueNDRangeKernel(dev.queue(static_cast<size_t>(k)), kernels[k], 1, nullptr, &global, &local, 0,
+                                            nullptr, &events[k]),
+                   "clEnqueueNDRangeKernel");
+          cl_check(api.Flush(dev.queue(static_cast<size_t>(k))), "clFlush");
+        }
+        for (int k = 0; k < instances; ++k) cl_check(api.Finish(dev.queue(static_cast<size_t>(k))), "clFinish");
+        const double host = since(t0);
+        const double device = device_span(api, events);
+        for (auto e : events) api.ReleaseEvent(e);
+        if (it == 0) continue;
+        JsonLine()
+            .str("record", "sample")
+            .str("kernel", "spmv")
+            .str("type", sizeof(T) == 8 ? "double" : "float")
+            .integer("rows", static_cast<long long>(rows))
+            .integer("nnz", static_cast<long long>(nnz))
+            .integer("groups", static_cast<long long>(groups))
+            .integer("local", static_cast<long long>(local))
+            .integer("instances", instances)
+            .integer("iteration", it - 1)
+            .number("host_seconds", host)
+            .number("device_seconds", device)
+            .number("bytes", moved * static_cast<double>(instances))
+            .number("flops", 2.0 * static_cast<double>(nnz) * static_cast<double>(instances))
+            .emit();
+      }
+      // Every instance's y to the output file, one after the other, for the caller to check.
+      std::ofstream out(output + "." + std::to_string(groups) + "x" + std::to_string(instances), std::ios::binary);
+      std::vector<T> y(rows);
+      for (int k = 0; k < instances; ++k) {
+        dev.read(copies[k].y, y.data(), rows * sizeof(T));
+        out.write(reinterpret_cast<const char*>(y.data()), static_cast<std::streamsize>(rows * sizeof(T)));
+      }
+      if (!out) throw std::runtime_error("cannot write " + output);
+      JsonLine()
+          .str("record", "result")
+          .integer("groups", static_cast<long long>(groups))
+          .integer("instances", instances)
+          .str("file", output + "." + std::to_string(groups) + "x" + std::to_string(instances))
+          .emit();
+    }
+  }
+}
+
+int run_spmv_mode(Args& args, int device) {
+  const std::string matrix = args.text("matrix", "");
+  const std::string output = args.text("output", "");
+  const auto groups_list = args.integers("groups", "0", 0, 1 << 24);
+  const auto instances_list = args.integers("instances", "1", 1, 64);
+  const int iterations = static_cast<int>(args.integer("iterations", 20, 1, 1000000));
+  args.finish();
+  if (matrix.empty() || output.empty()) throw BadArgument("spmv needs --matrix FILE and --output PREFIX");
+  std::ifstream in(matrix, std::ios::binary);
+  if (!in) throw BadArgument("--matrix '" + matrix + "' cannot be read");
+  char magic[8] = {0};
+  uint64_t head[4] = {0};  // rows, cols, nnz, value bytes (4 or 8)
+  in.read(magic, 8);
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  if (!in || std::memcmp(magic, "XFCSR1\0\0", 8) != 0 || (head[3] != 4 && head[3] != 8))
+    throw BadArgument("--matrix '" + matrix + "' is not a CSR file xferlab wrote");
+  const int most = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
+  ClDevice dev(device);
+  dev.open(static_cast<size_t>(most), true);
+  dev.build(kSource, {options(head[3] == 8 ? "double" : "float", 1)});
+  JsonLine()
+      .str("record", "setup")
+      .str("device_name", dev.text(cl::CL_DEVICE_NAME))
+      .integer("device_index", device)
+      .integer("compute_units", dev.units)
+      .integer("rows", static_cast<long long>(head[0]))
+      .integer("cols", static_cast<long long>(head[1]))
+      .integer("nnz", static_cast<long long>(head[2]))
+      .emit();
+  if (head[3] == 8)
+    spmv_run<double>(dev, in, head[0], head[1], head[2], groups_list, instances_list, iterations, output);
+  else
+    spmv_run<float>(dev, in, head[0], head[1], head[2], groups_list, instances_list, iterations, output);
+  return 0;
+}
+
+}  // namespace
+
+int run_kernels(Args& args) {
+  const std::string backend = args.words("backend", "opencl", {"opencl", "cuda"}).front();
+  const int device = static_cast<int>(args.integer("device", 0, 0, 1023));
+  const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv"}).front();
+  if (backend == "cuda")
+    throw NotAvailable("kernels on the CUDA backend are not built yet (OpenCL devices only; the copies, launches "
+                       "and managed memory of `xferlab measure device` run on CUDA)");
+  if (mode == "faults") return run_faults_mode(args, device);
+  if (mode == "align") return run_align_mode(args, device);
+  if (mode == "spmv") return run_spmv_mode(args, device);
+  return run_stream_mode(args, device);
+}
+
+}  // namespace xferlab
