@@ -161,12 +161,13 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
 
 
 def _register_device_commands() -> None:
-    from . import measure_collab, measure_device, measure_network
+    from . import measure_collab, measure_device, measure_kernels, measure_network
 
     app.command("device")(measure_device.device)
     app.command("launch")(measure_device.launch_cmd)
     app.command("collab")(measure_collab.collab)
     app.command("network")(measure_network.network)
+    app.command("kernels")(measure_kernels.kernels)
 
 
 _register_device_commands()

@@ -118,7 +118,8 @@ def show(run: str = RUN, store: Optional[Path] = STORE, json_: bool = JSON, csv_
     placement = [Column("suite", "suite", justify="left"), Column("test", "test", justify="left"),
                  Column("metric", "metric", justify="left"), Column("size_bytes", "size", lambda v: format_size(v)),
                  Column("threads", "threads"), Column("node", "node"), Column("mode", "mode", justify="left"),
-                 Column("delay", "delay"), Column("pair", "pair", justify="left"), Column("path", "path", justify="left")]
+                 Column("delay", "delay"), Column("pair", "pair", justify="left"), Column("path", "path", justify="left"),
+                 Column("host_kind", "memory", justify="left"), Column("variant", "variant", justify="left")]
     if fmt == "json":
         emit("results show", groups, [], fmt, extra={"run": info, "failures": failures, "store": str(path)})
         return

@@ -196,6 +196,50 @@ def plot_network(table: Sequence[dict], folder: Path) -> list[Path]:
     return written
 
 
+def plot_kernels(summary: Sequence[dict], scaling: Sequence[dict], folder: Path) -> list[Path]:
+    """Device STREAM: each kernel's best bandwidth per memory kind (one instance, its best point), as
+    grouped bars; and the scaling curves: best bandwidth against work-groups, a line per kernel,
+    memory and instance count (seed 004's scaling table as a plot)."""
+    written = []
+    kernels = list(dict.fromkeys(s["kernel"] for s in summary))
+    memories = list(dict.fromkeys(s["memory"] for s in summary))
+    if kernels and memories:
+        plt, fig, ax = _axes()
+        step = 0.8 / len(memories)
+        for j, memory in enumerate(memories):
+            best = []
+            for kernel in kernels:
+                mine = [s["best_bytes_per_second"] for s in summary
+                        if s["kernel"] == kernel and s["memory"] == memory and s["instances"] == 1]
+                best.append(max(mine) / 1e9 if mine else 0.0)
+            ax.bar(np.arange(len(kernels)) + j * step, best, step, label=memory)
+        ax.set_xticks(np.arange(len(kernels)) + 0.4 - step / 2, kernels)
+        ax.set_ylabel("best bandwidth (GB/s)")
+        ax.set_title("Device STREAM by memory kind (BabelStream's byte counts)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend()
+        written.append(_write(plt, fig, Path(folder) / "kernels-stream.png"))
+    curves = []
+    for key in dict.fromkeys((s["kernel"], s["memory"], s["width"], s["instances"]) for s in scaling if s["groups"]):
+        points = sorted((s for s in scaling if (s["kernel"], s["memory"], s["width"], s["instances"]) == key and s["groups"]),
+                        key=lambda s: s["groups"])
+        if len(points) > 1:
+            curves.append((f"{key[0]} {key[1]} x{key[2]}, {key[3]} inst.", np.asarray([p["groups"] for p in points], float),
+                           np.asarray([p["best_bytes_per_second"] / 1e9 for p in points])))
+    if curves:
+        plt, fig, ax = _axes()
+        for label, x, y in curves:
+            ax.plot(x, y, marker=".", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("work-groups")
+        ax.set_ylabel("best bandwidth (GB/s)")
+        ax.set_title("Scaling over work-groups and instances")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+        written.append(_write(plt, fig, Path(folder) / "kernels-scaling.png"))
+    return written
+
+
 def plot_launch(rows: Sequence[dict], path: Path) -> Path:
     """The distribution of launch latency (empirical CDF, log time), one line per argument count."""
     plt, fig, ax = _axes()

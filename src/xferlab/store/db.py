@@ -52,6 +52,7 @@ SELECT suite, test, metric, size_bytes, threads, {node} AS node, {mode} AS mode,
        {kernel_args} AS kernel_args,
        TRY_CAST(json_extract_string(params, '$.delay') AS BIGINT) AS delay,
        json_extract_string(params, '$.pair') AS pair, json_extract_string(params, '$.path') AS path,
+       json_extract_string(params, '$.variant') AS variant,
        count(*) FILTER (WHERE {use}) AS "count",
        count(*) FILTER (WHERE warmup) AS warmups,
        count(*) FILTER (WHERE {validated} IS FALSE AND warmup IS NOT TRUE) AS unvalidated,
@@ -62,7 +63,7 @@ SELECT suite, test, metric, size_bytes, threads, {node} AS node, {mode} AS mode,
        stddev_samp(value) FILTER (WHERE {use}) / nullif(abs(avg(value) FILTER (WHERE {use})), 0) AS cov,
        list(value ORDER BY value) FILTER (WHERE {use}) AS sorted_values
 FROM samples WHERE run_id = ?
-GROUP BY suite, test, metric, size_bytes, threads, 6, 7, 8, 9, delay, pair, path
+GROUP BY suite, test, metric, size_bytes, threads, 6, 7, 8, 9, delay, pair, path, variant
 ORDER BY min(seq)
 """
 _OWNER = "owner_host, owner_pid, owner_started"
@@ -343,7 +344,8 @@ class Store:
     def stats(self, run_id: str) -> list[dict]:
         """Statistics of the run's samples per (suite, test, metric, size_bytes, threads, node, mode, and
         the point of a curve: params.delay for loaded latency; params.pair and params.path for the
-        network's pair kind and buffer path), over non-warm-up samples the probe
+        network's pair kind and buffer path; params.variant for a kernel's type, width, groups and
+        instances), over non-warm-up samples the probe
         validated: count, min, median, mean, max, CoV (sample stddev / |mean|), and the median's 95 %
         distribution-free interval ``median_ci_low``, ``median_ci_high`` (None below 6 samples);
         ``warmups`` and ``unvalidated`` count the samples left out. Groups come in the order they were

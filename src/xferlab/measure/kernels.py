@@ -1,0 +1,499 @@
+"""The accelerator's side: what a device does with memory once the data are there, and what touching
+host memory from a kernel costs (seed 004: STREAM per HBM channel, SpMV scaling with memory ports
+and kernel copies, the DMA hazard; seed 001: a GPU kernel streaming CPU memory, page-fault cost).
+
+The probe's ``kernels`` subcommand (``native/probe/kernels.cpp``, OpenCL) runs four kinds of step:
+
+* ``stream``: BabelStream's kernels (copy, mul, add, triad, dot) and a read-only sum over arrays in a
+  memory kind: ``device`` memory, ``pinned`` host memory (CL_MEM_ALLOC_HOST_PTR), the application's
+  ``host`` memory (CL_MEM_USE_HOST_PTR over posix_memalign'ed pages) and ``svm-coarse``/``svm-fine``
+  shared virtual memory, i.e. kernels on host memory (zero-copy) beside device memory; float or
+  double; 1 to 16 elements per work-item; over work-group counts and concurrent instances (the
+  scaling table); each point checked against a host replay;
+* ``faults``: a kernel touching fresh SVM one byte per stride, first touch against second;
+* ``align``: H2D and D2H copies from host buffers at offsets from a page, runtime- or
+  application-allocated (seed 004's DMA hazard);
+* ``spmv``: CSR y = A x of a generated or Matrix Market matrix, checked here against SciPy.
+
+Rows (suite ``kernels``): ``test`` the kernel (copy … read, spmv, first-touch) or the copy direction
+(h2d, d2h for align); ``host_kind`` the memory the kernel works on (device, pinned, host,
+svm-coarse, svm-fine) or the allocator of an aligned copy (runtime, application); ``params.variant``
+names the rest of the point (type, width, groups, instances; the offset), and the store's
+statistics group by it.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from ..errors import BadFile, BadValue
+from ..stats import summarize
+from ..units import format_size
+from .precision import ci_fields
+from .probe import ProbeRun
+from .samples import kept
+from .steps import Step, dropped_reason, good_time
+
+KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
+MEMORIES = ("device", "pinned", "host", "svm-coarse", "svm-fine")
+TYPES = ("float", "double")
+WIDTHS = (1, 2, 4, 8, 16)
+OFFSETS = (0, 1, 8, 16, 32, 64, 256, 4096)
+ALLOCATORS = ("runtime", "application")
+STRUCTURES = ("random", "banded")
+#: BabelStream's byte counting: arrays each kernel reads or writes once.
+ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "read": 1}
+DEFAULT_SIZE = 64 * 2**20
+MAX_INSTANCES = 64
+CSR_MAGIC = b"XFCSR1\0\0"
+
+
+def variant(r: dict[str, Any]) -> str:
+    """The point's name beyond kernel and memory: 'float x4, 4096 groups, 1 instance'."""
+    if r.get("offset_bytes") is not None:
+        return f"offset {r['offset_bytes']} B"
+    parts = [f"{r.get('type', 'float')} x{r.get('width', 1)}" if r.get("width") else str(r.get("type", ""))]
+    parts.append(f"{r['groups']} groups")
+    n = r.get("instances", 1)
+    parts.append(f"{n} instance{'s' * (n != 1)}")
+    return ", ".join(p for p in parts if p)
+
+
+@dataclass
+class KernelPlan:
+    backend: str = "opencl"
+    device: int = 0
+    kernels: list[str] = field(default_factory=lambda: list(KERNELS))
+    memories: list[str] = field(default_factory=lambda: ["device", "pinned", "svm-fine"])
+    types: list[str] = field(default_factory=lambda: ["float"])
+    widths: list[int] = field(default_factory=lambda: [1])
+    size: int = DEFAULT_SIZE
+    groups: list[int] = field(default_factory=lambda: [0])
+    instances: list[int] = field(default_factory=lambda: [1])
+    iterations: int = 20
+    max_time: float = 0.0          # timed seconds per point at most (0: no cap)
+    scaling: bool = False
+    faults: bool = False
+    strides: list[int] = field(default_factory=lambda: [4096])
+    fault_repeats: int = 5
+    align: bool = False
+    offsets: list[int] = field(default_factory=lambda: list(OFFSETS))
+    allocators: list[str] = field(default_factory=lambda: list(ALLOCATORS))
+    align_size: int = 16 * 2**20
+    spmv: Optional[str] = None     # a .mtx file, or a row count to generate
+    spmv_structure: str = "random"
+    spmv_per_row: int = 16
+    spmv_type: str = "double"
+    info: dict[str, Any] = field(default_factory=dict)
+    spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
+
+    def check(self, probe_devices: bool = True) -> None:
+        if self.backend != "opencl":
+            from ..errors import Unavailable
+
+            raise Unavailable(f"--backend '{self.backend}': kernels run on OpenCL devices only for now (the CUDA "
+                              "backend's copies, launches and managed memory are in `xferlab measure device`)")
+        for name, values, allowed in (("--kernels", self.kernels, KERNELS), ("--memory", self.memories, MEMORIES),
+                                      ("--types", self.types, TYPES), ("--allocators", self.allocators, ALLOCATORS)):
+            if not values:
+                raise BadValue(f"{name} is empty; allowed: {', '.join(allowed)}")
+            for v in values:
+                if v not in allowed:
+                    raise BadValue(f"{name} '{v}' is not allowed; allowed: {', '.join(allowed)}")
+        for w in self.widths:
+            if w not in WIDTHS:
+                raise BadValue(f"--widths {w} is not a vector width; allowed: {', '.join(map(str, WIDTHS))}")
+        if not 1024 <= self.size <= 2**40:
+            raise BadValue(f"--size {format_size(self.size)}: bytes per array must be in 1 KiB..1 TiB")
+        for g in self.groups:
+            if not 0 <= g <= 2**24:
+                raise BadValue(f"--groups {g}: work-groups in 1..2^24 (0: the probe's choice)")
+        for n in self.instances:
+            if not 1 <= n <= MAX_INSTANCES:
+                raise BadValue(f"--instances {n}: concurrent kernel instances in 1..{MAX_INSTANCES}")
+        if not 1 <= self.iterations <= 1_000_000:
+            raise BadValue(f"--iterations {self.iterations}: in 1..1,000,000")
+        for o in self.offsets:
+            if not 0 <= o <= 2**20:
+                raise BadValue(f"--align offset {o}: bytes from a page boundary, in 0..1 MiB")
+        for s in self.strides:
+            if not 1 <= s <= 2**30:
+                raise BadValue(f"--strides {s}: bytes between touches, in 1..1 GiB")
+        if self.spmv_structure not in STRUCTURES:
+            raise BadValue(f"--structure '{self.spmv_structure}' is not allowed; allowed: {', '.join(STRUCTURES)}")
+        if not probe_devices:
+            return
+        from .device import find_device
+
+        self.info = find_device(self.backend, self.device)
+        limit = int(self.info.get("max_allocation_bytes") or 2**62)
+        if self.size > limit:
+            raise BadValue(f"--size {format_size(self.size)} is above the device's largest allocation, {format_size(limit)}")
+        if "double" in self.types and self.info.get("double") is False:
+            raise BadValue("--types double: the device has no double precision (cl_khr_fp64)")
+        if self.spmv is not None:
+            self.spmv_matrix = load_matrix(self.spmv, self.spmv_structure, self.spmv_per_row)
+            nbytes = self.spmv_matrix.nnz * (8 if self.spmv_type == "double" else 4)
+            if nbytes > limit:
+                raise BadValue(f"--spmv {self.spmv}: its {self.spmv_matrix.nnz:,} values need {format_size(nbytes)}, "
+                               f"above the device's largest allocation, {format_size(limit)}")
+
+    def scaling_lists(self) -> tuple[list[int], list[int]]:
+        """The work-group counts and instance counts a scaling sweep runs: 1, 2, 4 … to 8 per compute
+        unit (and the probe's own choice, 0), and 1, 2, 4 instances."""
+        if not self.scaling:
+            return self.groups, self.instances
+        units = int(self.info.get("compute_units") or 4)
+        groups, g = [], 1
+        while g <= 8 * units:
+            groups.append(g)
+            g *= 2
+        return [*groups, 0], sorted({1, 2, 4, *self.instances})
+
+
+def load_matrix(spec: str, structure: str, per_row: int):
+    """A CSR matrix: read from a Matrix Market file, or generated with ``spec`` rows (``per_row``
+    entries per row, random columns or a band around the diagonal), values in [0.5, 1.5)."""
+    import scipy.io
+    import scipy.sparse
+
+    path = Path(spec)
+    if path.suffix.lower() == ".mtx" or path.exists():
+        if not path.is_file():
+            raise BadFile(f"--spmv '{spec}' is not a readable file")
+        try:
+            matrix = scipy.io.mmread(str(path))
+        except (ValueError, OSError, IndexError, TypeError) as error:
+            raise BadFile(f"--spmv '{spec}' is not a Matrix Market file: {str(error).splitlines()[0][:120]}") from None
+        if not scipy.sparse.issparse(matrix):
+            matrix = scipy.sparse.csr_matrix(matrix)
+        matrix = matrix.tocsr()
+        if np.iscomplexobj(matrix.data):
+            raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
+        if matrix.nnz == 0:
+            raise BadFile(f"--spmv '{spec}' has no entries")
+        if matrix.shape[1] >= 2**32:
+            raise BadFile(f"--spmv '{spec}' has {matrix.shape[1]:,} columns; at most 2^32 - 1")
+        return matrix
+    try:
+        rows = int(float(spec))
+    except ValueError:
+        raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
+    if not 1 <= rows <= 2**26:
+        raise BadValue(f"--spmv {rows}: rows in 1..2^26")
+    if not 1 <= per_row <= min(rows, 1024):
+        raise BadValue(f"--per-row {per_row}: entries per row in 1..{min(rows, 1024)}")
+    rng = np.random.default_rng(7)
+    if structure == "banded":
+        offsets = np.arange(per_row) - per_row // 2
+        cols = (np.arange(rows)[:, None] + offsets[None, :]) % rows
+    else:
+        cols = rng.integers(0, rows, size=(rows, per_row))
+    data = rng.random(rows * per_row) + 0.5
+    matrix = scipy.sparse.csr_matrix((data, cols.ravel(), np.arange(0, rows * per_row + 1, per_row)), shape=(rows, rows))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def write_matrix(matrix, x: np.ndarray, path: Path, dtype: str) -> None:
+    """The CSR file the probe reads: magic, rows, cols, nnz, value bytes, then row pointers (u64),
+    column indices (u32), values and x (float32 or float64)."""
+    kind = np.float64 if dtype == "double" else np.float32
+    with open(path, "wb") as out:
+        out.write(CSR_MAGIC)
+        out.write(struct.pack("<4Q", matrix.shape[0], matrix.shape[1], matrix.nnz, np.dtype(kind).itemsize))
+        out.write(np.asarray(matrix.indptr, dtype="<u8").tobytes())
+        out.write(np.asarray(matrix.indices, dtype="<u4").tobytes())
+        out.write(np.asarray(matrix.data, dtype=kind).tobytes())
+        out.write(np.asarray(x, dtype=kind).tobytes())
+
+
+def spmv_vector(cols: int) -> np.ndarray:
+    return 1.0 + (np.arange(cols) % 7) * 0.125  # exact in float32 too
+
+
+def probe_args(plan: KernelPlan, memory: str) -> list[str]:
+    groups, instances = plan.scaling_lists()
+    args = ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "stream",
+            "--kernels", ",".join(plan.kernels), "--memory", memory, "--types", ",".join(plan.types),
+            "--widths", ",".join(map(str, plan.widths)), "--size", str(plan.size),
+            "--groups", ",".join(map(str, groups)), "--instances", ",".join(map(str, instances)),
+            "--iterations", str(plan.iterations)]
+    if plan.max_time:
+        args += ["--max-time", repr(float(plan.max_time))]
+    return args
+
+
+def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
+    """One step per memory kind (a kind the device lacks fails alone), then faults, align, spmv."""
+    out = []
+    groups, instances = plan.scaling_lists()
+    points = len(plan.kernels) * len(plan.types) * len(plan.widths) * len(groups) * len(instances)
+    for memory in plan.memories:
+        seconds = points * (plan.iterations + 2) * plan.size * 3 * max(instances) / 5e9
+        if plan.max_time:
+            seconds = min(seconds, points * plan.max_time * 1.5)
+        out.append(Step(f"{plan.backend} #{plan.device} STREAM kernels on {memory} memory", "stream",
+                        probe_args(plan, memory), {"node": None, "memory": memory}, 2.0 + seconds))
+    if plan.faults:
+        out.append(Step(f"{plan.backend} #{plan.device} first touch of shared memory", "faults",
+                        ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "faults",
+                         "--size", str(plan.size), "--strides", ",".join(map(str, plan.strides)),
+                         "--repeats", str(plan.fault_repeats)], {"node": None}, 2.0 + plan.fault_repeats * 0.2))
+    if plan.align:
+        out.append(Step(f"{plan.backend} #{plan.device} copies by host offset and allocator", "align",
+                        ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "align",
+                         "--size", str(plan.align_size), "--offsets", ",".join(map(str, plan.offsets)),
+                         "--allocators", ",".join(plan.allocators), "--iterations", str(max(3, plan.iterations // 2))],
+                        {"node": None}, 2.0 + len(plan.offsets) * 2 * plan.iterations * plan.align_size / 5e9))
+    if plan.spmv_matrix is not None and folder is not None:
+        matrix_file = folder / "spmv.csr"
+        write_matrix(plan.spmv_matrix, spmv_vector(plan.spmv_matrix.shape[1]), matrix_file, plan.spmv_type)
+        out.append(Step(f"{plan.backend} #{plan.device} SpMV ({plan.spmv_matrix.shape[0]:,} rows, "
+                        f"{plan.spmv_matrix.nnz:,} entries)", "spmv",
+                        ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "spmv",
+                         "--matrix", str(matrix_file), "--output", str(folder / "spmv.y"),
+                         "--groups", ",".join(map(str, groups)), "--instances", ",".join(map(str, instances)),
+                         "--iterations", str(plan.iterations)],
+                        {"node": None, "matrix": plan.spmv_matrix, "spmv": plan.spmv, "type": plan.spmv_type},
+                        2.0 + plan.spmv_matrix.nnz * 12 * plan.iterations * len(groups) * sum(instances) / 2e9))
+    return out
+
+
+def _key(r: dict[str, Any]) -> tuple:
+    return (r.get("kernel"), r.get("memory"), r.get("type"), r.get("width"), r.get("groups"), r.get("instances"))
+
+
+def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """Tidy rows of one kernels step, and why it failed (None if it did not). A point is validated
+    once its check came out right (the probe's, or for SpMV SciPy's here); rows of a failed check are
+    kept unvalidated and fail the step."""
+    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    base = {"suite": "kernels", "device_name": setup.get("device_name"), "device_index": setup.get("device_index")}
+    rows: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    failure = run.failure
+    bad: list[str] = []
+    unavailable = [f"{r.get('memory', '')} {r.get('type', '')}".strip() + f": {r['reason']}"
+                   for r in run.records if r.get("record") == "unavailable"]
+    step.learned["unavailable"] = unavailable
+    if step.test in ("stream", "align"):
+        checks = [r for r in run.records if r.get("record") == "validation"]
+        keyf = _key if step.test == "stream" else (lambda r: (r.get("allocator"), r.get("offset_bytes"), r.get("direction")))
+        good = {keyf(r) for r in checks if r.get("ok")}
+        bad = [f"{' '.join(str(v) for v in keyf(r) if v is not None)}: {r.get('what')}" for r in checks if not r.get("ok")]
+        for r in run.records:
+            if r.get("record") != "sample":
+                continue
+            if not good_time(r.get("host_seconds")):
+                dropped.append(f"{keyf(r)}: {r.get('host_seconds')} s")
+                continue
+            device = r["device_seconds"] if good_time(r.get("device_seconds")) else None
+            if step.test == "stream":
+                rows.append({**base, "test": r["kernel"], "metric": "bandwidth_bytes_per_second",
+                             "value": r["bytes"] / r["host_seconds"], "host_kind": r["memory"], "size_bytes": r["size_bytes"],
+                             "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"], "bytes": r["bytes"],
+                             "validated": keyf(r) in good,
+                             "params": {"variant": variant(r), "type": r["type"], "width": r["width"], "groups": r["groups"],
+                                        "local": r["local"], "instances": r["instances"], "device_seconds": device,
+                                        **{k: v for k, v in base.items() if k != "suite"}}})
+            else:
+                rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
+                             "value": r["size_bytes"] / r["host_seconds"], "host_kind": r["allocator"],
+                             "size_bytes": r["size_bytes"], "iteration": r["iteration"], "warmup": False,
+                             "seconds": r["host_seconds"], "bytes": r["size_bytes"], "validated": keyf(r) in good,
+                             "params": {"variant": variant(r), "offset_bytes": r["offset_bytes"], "device_seconds": device,
+                                        "device_name": base["device_name"]}})
+    elif step.test == "faults":
+        for r in run.records:
+            if r.get("record") != "sample":
+                continue
+            if not good_time(r.get("first_seconds")) or not good_time(r.get("second_seconds")):
+                dropped.append(f"{r.get('memory')} repeat {r.get('repeat')}")
+                continue
+            if not r.get("ok"):
+                bad.append(f"{r['memory']} stride {r['stride_bytes']}: {r.get('what')}")
+            per_touch = (r["first_seconds"] - r["second_seconds"]) / r["touches"]
+            rows.append({**base, "test": "first-touch", "metric": "seconds", "value": r["first_seconds"],
+                         "host_kind": r["memory"], "size_bytes": r["size_bytes"], "iteration": r["repeat"], "warmup": False,
+                         "seconds": r["first_seconds"], "bytes": r["size_bytes"], "validated": bool(r.get("ok")),
+                         "params": {"variant": f"stride {r['stride_bytes']} B", "stride_bytes": r["stride_bytes"],
+                                    "touches": r["touches"], "second_seconds": r["second_seconds"],
+                                    "first_device_seconds": r.get("first_device_seconds"),
+                                    "second_device_seconds": r.get("second_device_seconds"),
+                                    "host_back_seconds": r.get("host_back_seconds"), "fault_seconds_per_touch": per_touch,
+                                    "device_name": base["device_name"]}})
+    else:  # spmv: the probe wrote each point's y; SciPy says whether it is right
+        matrix = step.placement["matrix"]
+        want = matrix @ spmv_vector(matrix.shape[1])
+        dtype = np.float64 if step.placement["type"] == "double" else np.float32
+        tol = 1e-10 if dtype is np.float64 else 1e-4
+        good = set()
+        for r in run.records:
+            if r.get("record") != "result":
+                continue
+            try:
+                got = np.fromfile(r["file"], dtype=dtype).reshape(r["instances"], matrix.shape[0])
+                Path(r["file"]).unlink()
+            except (OSError, ValueError) as error:
+                bad.append(f"{r['groups']} groups x {r['instances']}: y unreadable: {error}")
+                continue
+            err = np.max(np.abs(got - want[None, :]) / np.maximum(1.0, np.abs(want[None, :])))
+            if err <= tol:
+                good.add((r["groups"], r["instances"]))
+            else:
+                bad.append(f"{r['groups']} groups x {r['instances']}: y differs from SciPy's by {err:.2g} (relative)")
+        for r in run.records:
+            if r.get("record") != "sample":
+                continue
+            if not good_time(r.get("host_seconds")):
+                dropped.append(f"spmv {r.get('groups')} groups: {r.get('host_seconds')} s")
+                continue
+            rows.append({**base, "test": "spmv", "metric": "bandwidth_bytes_per_second",
+                         "value": r["bytes"] / r["host_seconds"], "host_kind": "device", "size_bytes": r["nnz"],
+                         "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"], "bytes": r["bytes"],
+                         "validated": (r["groups"], r["instances"]) in good,
+                         "params": {"variant": variant(r), "type": r["type"], "groups": r["groups"], "local": r["local"],
+                                    "instances": r["instances"], "rows": r["rows"], "nnz": r["nnz"], "flops": r["flops"],
+                                    "matrix": str(step.placement.get("spmv")),
+                                    "device_seconds": r["device_seconds"] if good_time(r.get("device_seconds")) else None,
+                                    "device_name": base["device_name"]}})
+    if bad:
+        failure = failure or f"validation failed at {len(bad)} point(s), first {bad[0]}"
+    failure = failure or dropped_reason(dropped)
+    unchecked = sum(1 for row in rows if not row["validated"])
+    if unchecked and failure is None:
+        failure = f"the probe ended before validating {unchecked} samples"
+    if not rows and failure is None:
+        failure = ("; ".join(unavailable) if unavailable else "the probe reported no samples")
+        if unavailable:
+            failure = "not available: " + failure
+    return rows, failure
+
+
+# -- summaries ----------------------------------------------------------------------------------
+
+def _p(row: dict[str, Any], key: str) -> Any:
+    params = row.get("params") or {}
+    return params.get(key, row.get(key))
+
+
+def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (kernel, memory, type, width, groups, instances): BabelStream's figure (the best
+    iteration's bandwidth, ``best_bytes_per_second``), the median's with its interval, GFLOP/s of
+    SpMV."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in kept(rows):
+        if r.get("suite") == "kernels" and (r["test"] in KERNELS or r["test"] == "spmv"):
+            groups.setdefault((r["test"], r["host_kind"], _p(r, "type"), _p(r, "width"), _p(r, "groups"),
+                               _p(r, "instances")), []).append(r)
+    order = {k: i for i, k in enumerate((*KERNELS, "spmv"))}
+    out = []
+    for (kernel, memory, type_, width, ngroups, instances), members in sorted(
+            groups.items(), key=lambda kv: (MEMORIES.index(kv[0][1]) if kv[0][1] in MEMORIES else 9, order[kv[0][0]],
+                                            kv[0][2] or "", kv[0][3] or 0, kv[0][5] or 0, kv[0][4] or 0)):
+        secs = [m["seconds"] for m in members]
+        s = summarize(secs)
+        moved = members[0]["bytes"]
+        entry = {"kernel": kernel, "memory": memory, "type": type_, "width": width, "groups": ngroups,
+                 "local": _p(members[0], "local"), "instances": instances, "size_bytes": members[0]["size_bytes"],
+                 "count": s["count"], "headline": "best", "best_bytes_per_second": moved / s["min"],
+                 "median_bytes_per_second": moved / s["median"], "median_seconds": s["median"], "min_seconds": s["min"],
+                 "cov": s["cov"], **ci_fields(secs, "bytes_per_second", moved)}
+        if kernel == "spmv":
+            flops = _p(members[0], "flops")
+            entry.update({"rows": _p(members[0], "rows"), "nnz": _p(members[0], "nnz"),
+                          "best_flops_per_second": flops / s["min"], "median_flops_per_second": flops / s["median"]})
+        out.append(entry)
+    return out
+
+
+def scaling(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scaling table (seed 004's): per kernel, memory, type and width, each work-group count and
+    each instance count with its best bandwidth and the speedup over the fewest groups (one
+    instance) and over one instance (the same groups)."""
+    out = []
+    for key in dict.fromkeys((s["kernel"], s["memory"], s["type"], s["width"]) for s in summary):
+        mine = [s for s in summary if (s["kernel"], s["memory"], s["type"], s["width"]) == key]
+        if len({s["groups"] for s in mine}) < 2 and len({s["instances"] for s in mine}) < 2:
+            continue
+        one = {s["groups"]: s for s in mine if s["instances"] == 1}
+        fewest = min(one) if one else None
+        for s in sorted(mine, key=lambda s: (s["instances"], s["groups"])):
+            base_groups = one.get(fewest)
+            base_instance = one.get(s["groups"])
+            out.append({"kernel": key[0], "memory": key[1], "type": key[2], "width": key[3], "groups": s["groups"],
+                        "instances": s["instances"], "best_bytes_per_second": s["best_bytes_per_second"],
+                        "speedup_vs_fewest_groups": (s["best_bytes_per_second"] / base_groups["best_bytes_per_second"]
+                                                     if base_groups and s["instances"] == 1 else None),
+                        "speedup_vs_one_instance": (s["best_bytes_per_second"] / base_instance["best_bytes_per_second"]
+                                                    if base_instance else None)})
+    return out
+
+
+def fault_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (memory, stride): the first touch's and the second touch's median time, the fault cost
+    per touch (first - second over the touches: a 4 KiB stride touches each page once) and the
+    host's read-back per touch."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in kept(rows):
+        if r.get("suite") == "kernels" and r["test"] == "first-touch":
+            groups.setdefault((r["host_kind"], _p(r, "stride_bytes")), []).append(r)
+    out = []
+    for (memory, stride), members in groups.items():
+        touches = _p(members[0], "touches")
+        first = summarize(m["seconds"] for m in members)
+        second = summarize(_p(m, "second_seconds") for m in members)
+        per = summarize(_p(m, "fault_seconds_per_touch") for m in members)
+        back = summarize(_p(m, "host_back_seconds") for m in members)
+        out.append({"memory": memory, "stride_bytes": stride, "touches": touches, "size_bytes": members[0]["size_bytes"],
+                    "count": first["count"], "headline": "median", "first_touch_median_seconds": first["median"],
+                    "second_touch_median_seconds": second["median"], "fault_median_seconds_per_touch": per["median"],
+                    "host_back_median_seconds_per_touch": back["median"] / touches if touches else None})
+    return out
+
+
+def align_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (allocator, offset, direction): the median and best bandwidth, and the median against the
+    runtime allocator's at offset 0 (1.0: as fast as runtime-pinned memory)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in kept(rows):
+        if r.get("suite") == "kernels" and r["test"] in ("h2d", "d2h"):
+            groups.setdefault((r["host_kind"], _p(r, "offset_bytes"), r["test"]), []).append(r)
+    medians = {k: summarize(m["seconds"] for m in v) for k, v in groups.items()}
+    out = []
+    for (allocator, offset, direction), members in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
+        s = medians[(allocator, offset, direction)]
+        size = members[0]["size_bytes"]
+        ref = medians.get(("runtime", 0, direction))
+        out.append({"allocator": allocator, "offset_bytes": offset, "direction": direction, "size_bytes": size,
+                    "count": s["count"], "headline": "median", "median_bytes_per_second": size / s["median"],
+                    "best_bytes_per_second": size / s["min"],
+                    "relative_to_runtime_aligned": (ref["median"] / s["median"]) if ref else None})
+    return out
+
+
+def overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per memory kind: each kernel's best bandwidth at its best point (any width, groups; one
+    instance), the figure to set beside host STREAM and the copy bandwidth."""
+    out = []
+    for memory in dict.fromkeys(s["memory"] for s in summary if s["kernel"] in KERNELS):
+        row: dict[str, Any] = {"memory": memory}
+        for kernel in KERNELS:
+            mine = [s for s in summary if s["memory"] == memory and s["kernel"] == kernel and s["instances"] == 1]
+            if mine:
+                best = max(mine, key=lambda s: s["best_bytes_per_second"])
+                row[f"{kernel}_best_bytes_per_second"] = best["best_bytes_per_second"]
+                row[f"{kernel}_at"] = f"{best['type']} x{best['width']}, {best['groups']} groups"
+        out.append(row)
+    return out
+
+
+def is_finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
