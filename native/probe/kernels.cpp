@@ -70,18 +70,20 @@ const char* kSource = R"CLC(
 #define VSUM4(v) ((v).s0 + (v).s1 + (v).s2 + (v).s3)
 #define VSUM8(v) (VSUM4((v).lo) + VSUM4((v).hi))
 
-kernel void stream_copy(global const VT* a, global VT* c, ulong n) {
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i];
-}
-kernel void stream_mul(global VT* b, global const VT* c, TYPE s, ulong n) {
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = s * c[i];
-}
-kernel void stream_add(global const VT* a, global const VT* b, global VT* c, ulong n) {
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i] + b[i];
-}
-kernel void stream_triad(global VT* a, global const VT* b, global const VT* c, TYPE s, ulong n) {
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) a[i] = b[i] + s * c[i];
-}
+// Each streaming kernel twice: a grid-stride loop (any number of groups), and _1, one element per
+// work-item (the launch covers the arrays; a CPU device vectorizes it across work-items).
+#define STREAM(name, params, body)                                                    \
+  kernel void stream_##name params {                                                  \
+    for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) body            \
+  }                                                                                   \
+  kernel void stream_##name##_1 params {                                              \
+    size_t i = get_global_id(0);                                                      \
+    if (i < n) body                                                                   \
+  }
+STREAM(copy, (global const VT* a, global VT* c, ulong n), { c[i] = a[i]; })
+STREAM(mul, (global VT* b, global const VT* c, TYPE s, ulong n), { b[i] = s * c[i]; })
+STREAM(add, (global const VT* a, global const VT* b, global VT* c, ulong n), { c[i] = a[i] + b[i]; })
+STREAM(triad, (global VT* a, global const VT* b, global const VT* c, TYPE s, ulong n), { a[i] = b[i] + s * c[i]; })
 void reduce_group(local TYPE* part, TYPE v, global TYPE* sums) {
   size_t l = get_local_id(0);
   part[l] = v;
@@ -246,6 +248,7 @@ struct Stream {
     std::vector<cl::cl_kernel> kernels;
     const cl::cl_ulong nvec = elements / static_cast<size_t>(width);
     const T scalar = static_cast<T>(kScalar);
+    const bool covers = groups * local >= nvec && kname != "dot" && kname != "read";  // one element per work-item
     for (int k = 0; k < instances; ++k) {
       A.push_back(std::make_unique<Array>(dev, memory, bytes));
       B.push_back(std::make_unique<Array>(dev, memory, bytes));
@@ -254,7 +257,7 @@ struct Stream {
       A[k]->fill(a.data());
       B[k]->fill(b.data());
       C[k]->fill(c.data());
-      cl::cl_kernel kern = dev.kernel(("stream_" + kname).c_str());
+      cl::cl_kernel kern = dev.kernel(("stream_" + kname + (covers ? "_1" : "")).c_str());
       if (kname == "copy") {
         A[k]->bind(kern, 0), C[k]->bind(kern, 1), dev.arg(kern, 2, nvec);
       } else if (kname == "mul") {
@@ -302,6 +305,7 @@ struct Stream {
           .integer("groups", static_cast<long long>(groups))
           .integer("local", static_cast<long long>(local))
           .integer("instances", instances)
+          .boolean("grid_stride", !covers)
           .integer("size_bytes", static_cast<long long>(bytes))
           .integer("iteration", it - warmup)
           .number("host_seconds", host)
@@ -348,7 +352,9 @@ struct Stream {
         .integer("groups", static_cast<long long>(groups))
         .integer("instances", instances)
         .boolean("ok", what.empty())
-        .str("what", what.empty() ? "every element as the host's replay" : what)
+        .str("what", !what.empty() ? what
+                     : (kname == "dot" || kname == "read") ? "the sum as the host's replay"
+                                                            : "every element as the host's replay")
         .emit();
   }
 };
