@@ -153,7 +153,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
     failed += _stage_failures("memory", memory["failures"], bool(outcome.rows))
     _json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"})
 
-    say("[3/7] accelerators: copies, granularity and launch latency of every device found")
+    say("[3/7] accelerators: copies, granularity, launch latency, collaboration and device STREAM of every device found")
     device_runs = []
     plans, missing = quick_device_plans()
     for plan in plans:
@@ -187,6 +187,13 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
                     from .report.plots import plot_collab  # matplotlib only when there is something to plot
 
                     plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
+        if plan.backend == "opencl":
+            if left() < 0.1 * seconds:
+                summary.setdefault("skipped_kernels", []).append(f"{plan.backend} #{plan.device}: time budget used up")
+            else:
+                entry["kernels"], run_id, kernel_failures = kernels_stage(plan, 0.5 * left(), store, seconds)
+                recorded += [run_id] if run_id else []
+                failed += _stage_failures(f"{plan.backend} #{plan.device} kernels", kernel_failures, bool(run_id))
         device_runs.append(entry)
     summary["devices"] = [{"backend": d["backend"], "device": d["device"], "run_id": d["run_id"]} for d in device_runs]
     summary["accelerators_not_available"] = missing
@@ -284,6 +291,25 @@ def device_points(plan: DevicePlan) -> int:
     """The adaptive points of a device plan: size x direction x host kind, chunk sizes, launch argument counts."""
     return (len(plan.size_list()) * len(plan.directions) * len(plan.kind_list()) + len(plan.chunks or [])
             + len(plan.launch_args or []))
+
+
+def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds: float
+                  ) -> tuple[list[dict], Optional[str], list[dict]]:
+    """Device STREAM (copy, triad, dot; widths 1 and 4) on device memory and on host memory (pinned,
+    fine-grained SVM where the device has it), and the first touch of shared memory, within
+    ``share`` seconds. Returns the overview per memory kind, the run id (None: nothing measured)
+    and the failed steps."""
+    from .measure.kernels import KernelPlan, overview, rows_of as kernel_rows, steps as kernel_steps, stream_summary
+
+    memories = ["device", "pinned"] + (["svm-fine"] if plan.info.get("svm_fine_grain") else [])
+    kplan = KernelPlan(device=plan.device, kernels=["copy", "triad", "dot"], memories=memories, widths=[1, 4],
+                       size=16 * 2**20, iterations=10, faults=bool(plan.info.get("svm_fine_grain")), fault_repeats=3)
+    kplan.max_time = per_point(share, len(memories) * 6, MAX_TIME_DEVICE)
+    kplan.check()
+    run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True}, store,
+                  timeout=max(60.0, seconds), budget=share, extra_inventory={"accelerator": plan.info})
+    return (overview(stream_summary(run.rows)), run.run_id if run.rows else None,
+            [{"step": r.step.label, "reason": r.failure} for r in (run.results or []) if r.failure])
 
 
 def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], Optional[str]]:

@@ -97,6 +97,8 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
     with tempfile.TemporaryDirectory(prefix="xferlab-report-") as tmp:
         folder = Path(tmp)
         device_samples = []
+        memory_rows: list = []
+        kernel_rows: list = []
         for run in runs:
             rid = run["run_id"]
             stored = db.samples(rid)
@@ -122,12 +124,24 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
             if "collab" in kinds:
                 add(f"CPU–device collaboration (run {rid})", f"run-{rid}-collab",
                     lambda run=run, rows=rows: (collect.collab_section(run, rows, folder), None))
+            if "kernels" in kinds:
+                headlines += add(f"Kernels (run {rid})", f"run-{rid}-kernels", lambda run=run, rows=rows:
+                                 collect.kernels_section(run, rows, folder), [])
+                kernel_rows += rows
+            if "memory" in kinds:
+                memory_rows += rows
             if "network" in kinds:
                 headlines += add(f"Network (run {rid})", f"run-{rid}-network", lambda run=run, rows=rows:
                                  collect.network_section(run, rows, folder), [])
             if "runtime" in kinds:
                 add(f"Offload runtime (run {rid})", f"run-{rid}-runtime",
                     lambda run=run, rows=rows: (collect.runtime_section(run, rows, folder), None))
+        glance, failed_glance = guarded("At a glance", "glance", lambda: collect.glance(
+            memory_rows, [r for _, rows in device_samples for r in rows], kernel_rows))
+        if failed_glance is not None:
+            sections.insert(0, failed_glance)
+        elif glance is not None:
+            sections.insert(0, Section("At a glance: where the bottleneck is", "glance", tables=[glance]))
         fitted = []
         for run, rows in device_samples:
             fitted += add(f"Fits of run {run['run_id']}", f"fits-{run['run_id']}", lambda run=run, rows=rows:
