@@ -12,8 +12,9 @@
 // a "point" record after each point says how it ended. --order interleaved times the points of a
 // host memory kind in rounds of short batches instead of one after the other, so that the machine's
 // changes of speed (load, warm-up) fall on every size alike. Every host buffer is at least 64-byte aligned
-// (pageable ones page-aligned): seed 004 saw the Intel FPGA runtime warn and fall back to slow
-// copies, and a kernel panic of its DMA driver, on host buffers not aligned to 64 bytes.
+// (pageable ones page-aligned): seed 004's FPGA DMA needs 64-byte-aligned arrays. (Its kernel panic
+// came with posix_memalign'ed, i.e. application-allocated, memory during a D2H DMA, cause unconfirmed;
+// kernels.cpp's align mode copies from runtime- and application-allocated memory at offsets.)
 #include <algorithm>
 #include <chrono>
 #include <cmath>

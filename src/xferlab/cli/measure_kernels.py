@@ -53,6 +53,9 @@ def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the
                                           "instances 1, 2, 4: the scaling table (speedup against the fewest)."),
             iterations: int = typer.Option(20, "--iterations", help="Timed launches per point (after 2 warm-ups).",
                                            metavar="N"),
+            max_time: Optional[str] = typer.Option(None, "--max-time", metavar="TIME",
+                                                   help="Timed seconds per point at most (at least 2 launches); a "
+                                                        "--scaling sweep's default is 0.5 s."),
             faults: bool = typer.Option(False, "--faults", help="Also time a kernel's first touch of fresh shared "
                                         "memory against its second, and the host reading it back."),
             strides: str = typer.Option("4096", "--strides", help="Bytes between touches (--faults).", metavar="LIST"),
@@ -88,6 +91,12 @@ def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the
         from ..errors import BadValue
 
         raise BadValue(f"--spmv-type '{spmv_type}' is not allowed; allowed: float, double")
+    if max_time is not None:
+        plan.max_time = parse_time(max_time, "--max-time", allow_zero=False)
+        if plan.max_time > 3600:
+            from ..errors import BadValue
+
+            raise BadValue(f"--max-time {max_time}: at most 1 h per point")
     plan.check()
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
     budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None

@@ -52,6 +52,9 @@ ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "read": 1}
 DEFAULT_SIZE = 64 * 2**20
 MAX_INSTANCES = 64
 CSR_MAGIC = b"XFCSR1\0\0"
+#: A scaling sweep's points with few work-groups are slow (one group streams the arrays alone):
+#: each stops after this many timed seconds (and at least 2 launches) unless --max-time says otherwise.
+SCALING_MAX_TIME = 0.5
 
 
 def variant(r: dict[str, Any]) -> str:
@@ -77,7 +80,7 @@ class KernelPlan:
     groups: list[int] = field(default_factory=lambda: [0])
     instances: list[int] = field(default_factory=lambda: [1])
     iterations: int = 20
-    max_time: float = 0.0          # timed seconds per point at most (0: no cap)
+    max_time: float = 0.0          # timed seconds per point at most (0: no cap; a scaling sweep: SCALING_MAX_TIME)
     scaling: bool = False
     faults: bool = False
     strides: list[int] = field(default_factory=lambda: [4096])
@@ -225,8 +228,9 @@ def probe_args(plan: KernelPlan, memory: str) -> list[str]:
             "--widths", ",".join(map(str, plan.widths)), "--size", str(plan.size),
             "--groups", ",".join(map(str, groups)), "--instances", ",".join(map(str, instances)),
             "--iterations", str(plan.iterations)]
-    if plan.max_time:
-        args += ["--max-time", repr(float(plan.max_time))]
+    cap = plan.max_time or (SCALING_MAX_TIME if plan.scaling else 0.0)
+    if cap:
+        args += ["--max-time", repr(float(cap))]
     return args
 
 
@@ -237,8 +241,9 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
     points = len(plan.kernels) * len(plan.types) * len(plan.widths) * len(groups) * len(instances)
     for memory in plan.memories:
         seconds = points * (plan.iterations + 2) * plan.size * 3 * max(instances) / 5e9
-        if plan.max_time:
-            seconds = min(seconds, points * plan.max_time * 1.5)
+        cap = plan.max_time or (SCALING_MAX_TIME if plan.scaling else 0.0)
+        if cap:
+            seconds = min(seconds, points * max(instances) * cap * 1.5)
         out.append(Step(f"{plan.backend} #{plan.device} STREAM kernels on {memory} memory", "stream",
                         probe_args(plan, memory), {"node": None, "memory": memory}, 2.0 + seconds))
     if plan.faults:
