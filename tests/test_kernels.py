@@ -84,6 +84,19 @@ def test_faults_align_and_spmv(recorded):
     assert spmv and all(r["rows"] == 3000 and r["nnz"] <= 24000 and r["best_flops_per_second"] > 0 for r in spmv)
 
 
+def test_device_to_device_between_two_devices(tmp_path, cli):
+    """PoCL lists two devices with POCL_DEVICES: both paths run and every byte arrives."""
+    code, out, err = cli("measure", "kernels", "--kernels", "copy", "--memory", "device", "--size", "1Mi",
+                         "--iterations", "3", "--peer", "1", "--json", env={"POCL_DEVICES": "pthread pthread"}, check=0)
+    d2d = {r["path"]: r for r in json.loads(out)["d2d"]}
+    assert set(d2d) == {"staged", "runtime"} and all(r["count"] == 3 and r["median_bytes_per_second"] > 0
+                                                     for r in d2d.values())
+    code, out, err = cli("measure", "kernels", "--peer", "0", "--size", "64Ki")
+    assert code == 2 and "--peer 0 is --device itself" in err
+    code, out, err = cli("measure", "kernels", "--peer", "1", "--size", "64Ki")  # one device here
+    assert code == 2 and "--device 1 does not exist" in err
+
+
 def test_scaling_table_speedups():
     summary = [{"kernel": "triad", "memory": "device", "type": "float", "width": 1, "groups": g, "instances": n,
                 "best_bytes_per_second": b} for g, n, b in ((1, 1, 1e9), (2, 1, 1.9e9), (4, 1, 3.5e9), (1, 2, 1.8e9))]

@@ -13,6 +13,8 @@
 //           device's page faults) against a second touch, then the host reading it back.
 //   align   H2D/D2H copies from host buffers at offsets from a page, allocated by the runtime
 //           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign).
+//   d2d     device to device between two devices (run_d2d_mode): through the runtime in one context,
+//           and staged through pinned host memory.
 //   spmv    CSR y = A x, one row per work-item, from a matrix file xferlab writes (measure/kernels.py);
 //           y goes back to a file so that Python checks it against SciPy.
 //
@@ -749,18 +751,139 @@ int run_spmv_mode(Args& args, int device) {
   return 0;
 }
 
+// Device to device between two OpenCL devices: "runtime" (both in one context, clEnqueueCopyBuffer
+// on the destination's queue: the runtime moves the bytes as it can, peer or through the host; a
+// write on the source's queue first puts the data there) and "staged" (a read on the source's queue
+// into pinned host memory, a write on the destination's). Both timed with the host clock, checked.
+int run_d2d_mode(Args& args, int device) {
+  using namespace cl;
+  const int peer = static_cast<int>(args.integer("peer", 1, 0, 1023));
+  const long long size = args.integer("size", 64 << 20, 1, 1ll << 40);
+  const int iterations = static_cast<int>(args.integer("iterations", 10, 1, 1000000));
+  args.finish();
+  Api api{};
+  std::string why = load(api);
+  if (!why.empty()) throw NotAvailable(why);
+  auto all = all_devices(api, why);
+  if (all.size() < 2)
+    throw NotAvailable("device to device needs two OpenCL devices; this machine has " + std::to_string(all.size()) +
+                       " (PoCL 3 gives two with POCL_DEVICES=\"pthread pthread\"; newer PoCL \"cpu cpu\")");
+  for (int d : {device, peer})
+    if (d >= static_cast<int>(all.size()))
+      throw BadArgument("device " + std::to_string(d) + " does not exist; OpenCL devices: 0.." + std::to_string(all.size() - 1));
+  if (device == peer) throw BadArgument("--peer " + std::to_string(peer) + " is the source device itself");
+  const cl_device_id ids[2] = {all[device].second, all[peer].second};
+  const bool one_platform = all[device].first == all[peer].first;
+  cl_int err = CL_SUCCESS;
+  const size_t bytes = static_cast<size_t>(size);
+  std::vector<unsigned char> pattern(bytes), back(bytes);
+  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(i * 13 + 5);
+  // One context per device for the staged path (also across platforms), one for both otherwise.
+  struct Side {
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    cl_mem buffer = nullptr;
+  };
+  JsonLine()
+      .str("record", "setup")
+      .str("device_name", device_text(api, ids[0], CL_DEVICE_NAME))
+      .integer("device_index", device)
+      .str("peer_name", device_text(api, ids[1], CL_DEVICE_NAME))
+      .integer("peer_index", peer)
+      .boolean("one_platform", one_platform)
+      .emit();
+  for (const std::string path : {"staged", "runtime"}) {
+    if (path == "runtime" && !one_platform) {
+      JsonLine().str("record", "unavailable").str("path", path)
+          .str("reason", "the two devices are on different platforms: no context holds both").emit();
+      continue;
+    }
+    Side side[2];
+    cl_context shared = nullptr;
+    if (path == "runtime") {
+      shared = api.CreateContext(nullptr, 2, ids, nullptr, nullptr, &err);
+      cl_check(err, "clCreateContext (two devices)");
+    }
+    cl_mem pinned = nullptr;
+    void* host = nullptr;
+    for (int k = 0; k < 2; ++k) {
+      side[k].context = shared ? shared : api.CreateContext(nullptr, 1, &ids[k], nullptr, nullptr, &err);
+      cl_check(err, "clCreateContext");
+      side[k].queue = make_queue(api, side[k].context, ids[k], false, err);
+      cl_check(err, "clCreateCommandQueue");
+      side[k].buffer = api.CreateBuffer(side[k].context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+      cl_check(err, "clCreateBuffer");
+    }
+    if (path == "staged") {
+      pinned = api.CreateBuffer(side[0].context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+      cl_check(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+      host = api.EnqueueMapBuffer(side[0].queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
+                                  nullptr, &err);
+      cl_check(err, "clEnqueueMapBuffer");
+    }
+    for (int it = 0; it < iterations + 1; ++it) {
+      // The source device gets the data (untimed), the destination is cleared.
+      cl_check(api.EnqueueWriteBuffer(side[0].queue, side[0].buffer, CL_TRUE, 0, bytes, pattern.data(), 0, nullptr, nullptr),
+               "clEnqueueWriteBuffer");
+      std::fill(back.begin(), back.end(), 0);
+      cl_check(api.EnqueueWriteBuffer(side[1].queue, side[1].buffer, CL_TRUE, 0, bytes, back.data(), 0, nullptr, nullptr),
+               "clEnqueueWriteBuffer");
+      const auto t0 = Clock::now();
+      if (path == "staged") {
+        cl_check(api.EnqueueReadBuffer(side[0].queue, side[0].buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+                 "clEnqueueReadBuffer");
+        cl_check(api.EnqueueWriteBuffer(side[1].queue, side[1].buffer, CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+                 "clEnqueueWriteBuffer");
+      } else {
+        cl_check(api.EnqueueCopyBuffer(side[1].queue, side[0].buffer, side[1].buffer, 0, 0, bytes, 0, nullptr, nullptr),
+                 "clEnqueueCopyBuffer");
+        cl_check(api.Finish(side[1].queue), "clFinish");
+      }
+      const double seconds = since(t0);
+      if (it == 0) continue;
+      JsonLine()
+          .str("record", "sample")
+          .str("path", path)
+          .integer("size_bytes", size)
+          .integer("iteration", it - 1)
+          .number("host_seconds", seconds)
+          .emit();
+    }
+    cl_check(api.EnqueueReadBuffer(side[1].queue, side[1].buffer, CL_TRUE, 0, bytes, back.data(), 0, nullptr, nullptr),
+             "clEnqueueReadBuffer");
+    const bool ok = back == pattern;
+    JsonLine().str("record", "validation").str("path", path).boolean("ok", ok)
+        .str("what", ok ? "every byte on the peer as written on the source" : "the peer holds other bytes").emit();
+    if (pinned) {
+      api.EnqueueUnmapMemObject(side[0].queue, pinned, host, 0, nullptr, nullptr);
+      api.Finish(side[0].queue);
+      api.ReleaseMemObject(pinned);
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (side[k].buffer) api.ReleaseMemObject(side[k].buffer);
+      if (side[k].queue) api.ReleaseCommandQueue(side[k].queue);
+    }
+    if (shared)
+      api.ReleaseContext(shared);
+    else
+      for (int k = 0; k < 2; ++k) api.ReleaseContext(side[k].context);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_kernels(Args& args) {
   const std::string backend = args.words("backend", "opencl", {"opencl", "cuda"}).front();
   const int device = static_cast<int>(args.integer("device", 0, 0, 1023));
-  const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv"}).front();
+  const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv", "d2d"}).front();
   if (backend == "cuda")
     throw NotAvailable("kernels on the CUDA backend are not built yet (OpenCL devices only; the copies, launches "
                        "and managed memory of `xferlab measure device` run on CUDA)");
   if (mode == "faults") return run_faults_mode(args, device);
   if (mode == "align") return run_align_mode(args, device);
   if (mode == "spmv") return run_spmv_mode(args, device);
+  if (mode == "d2d") return run_d2d_mode(args, device);
   return run_stream_mode(args, device);
 }
 

@@ -12,8 +12,8 @@ from typing import Any, Optional
 import typer
 
 from ..measure import checks
-from ..measure.kernels import (DEFAULT_SIZE, KERNELS, OFFSETS, KernelPlan, align_summary, fault_summary, overview, rows_of,
-                               scaling, steps, stream_summary)
+from ..measure.kernels import (DEFAULT_SIZE, KERNELS, OFFSETS, KernelPlan, align_summary, d2d_summary, fault_summary,
+                               overview, rows_of, scaling, steps, stream_summary)
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
@@ -63,6 +63,9 @@ def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the
                                        "page, runtime- and application-allocated (seed 004's DMA hazard)."),
             offsets: str = typer.Option(",".join(map(str, OFFSETS)), "--offsets", metavar="LIST",
                                         help="Bytes from a page boundary (--align)."),
+            peer: Optional[int] = typer.Option(None, "--peer", metavar="N",
+                                               help="Also copy device to device, --device to device N: through the "
+                                                    "runtime (one context) and staged through pinned host memory."),
             spmv: Optional[str] = typer.Option(None, "--spmv", metavar="FILE|ROWS",
                                                help="Also run CSR SpMV on a Matrix Market file, or on a generated "
                                                     "matrix of ROWS rows; checked against SciPy."),
@@ -86,7 +89,7 @@ def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the
                       groups=_ints(groups, "--groups"), instances=_ints(instances, "--instances"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
-                      spmv_type=spmv_type)
+                      spmv_type=spmv_type, peer=peer)
     if spmv_type not in ("float", "double"):
         from ..errors import BadValue
 
@@ -113,7 +116,7 @@ def params(plan: KernelPlan) -> dict[str, Any]:
     return {"backend": plan.backend, "device": plan.device, "kernels": plan.kernels, "memories": plan.memories,
             "types": plan.types, "widths": plan.widths, "size": plan.size, "groups": groups, "instances": instances,
             "iterations": plan.iterations, "faults": plan.faults, "strides": plan.strides if plan.faults else None,
-            "align": plan.align, "offsets": plan.offsets if plan.align else None, "spmv": plan.spmv,
+            "align": plan.align, "offsets": plan.offsets if plan.align else None, "spmv": plan.spmv, "peer": plan.peer,
             "spmv_structure": plan.spmv_structure if plan.spmv else None}
 
 
@@ -154,6 +157,11 @@ ALIGN_COLUMNS = [
     Column("best_bytes_per_second", "best", _rate, no_wrap=True),
     Column("relative_to_runtime_aligned", "x runtime, offset 0", _ratio), Column("count", "n"),
 ]
+D2D_COLUMNS = [
+    Column("path", "path", justify="left"), Column("device_index", "from"), Column("peer_index", "to"),
+    Column("size_bytes", "size", format_size), Column("median_bytes_per_second", "median", _rate, no_wrap=True),
+    Column("best_bytes_per_second", "best", _rate, no_wrap=True), Column("count", "n"),
+]
 SPMV_COLUMNS = [
     Column("type", "type", justify="left"), Column("rows", "rows"), Column("nnz", "entries"), Column("groups", "groups"),
     Column("instances", "inst."), Column("best_bytes_per_second", "best", _rate, no_wrap=True),
@@ -165,6 +173,7 @@ def results(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     summary = stream_summary(rows)
     return {"stream": [s for s in summary if s["kernel"] != "spmv"], "spmv": [s for s in summary if s["kernel"] == "spmv"],
             "scaling": scaling(summary), "faults": fault_summary(rows), "align": align_summary(rows),
+            "d2d": d2d_summary(rows),
             "overview": overview(summary)}
 
 
@@ -196,6 +205,8 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
               ("faults", FAULT_COLUMNS, "First touch of fresh shared memory by a kernel (medians): fault / touch = "
                "(first - second) / touches"),
               ("align", ALIGN_COLUMNS, "Copies from host buffers at an offset from a page, by who allocated them"),
+              ("d2d", D2D_COLUMNS, "Device to device between two devices: runtime = one context holds both, the runtime "
+               "moves the bytes (peer or through the host, it does not say); staged = through pinned host memory"),
               ("spmv", SPMV_COLUMNS, "CSR SpMV, checked against SciPy: bytes = values, column indices, row pointers, x "
                "and y once; 2 flops per entry")]
     for key, columns, title in tables:

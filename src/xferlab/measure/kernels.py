@@ -93,6 +93,7 @@ class KernelPlan:
     spmv_structure: str = "random"
     spmv_per_row: int = 16
     spmv_type: str = "double"
+    peer: Optional[int] = None     # a second device: device-to-device copies
     info: dict[str, Any] = field(default_factory=dict)
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
 
@@ -140,6 +141,10 @@ class KernelPlan:
             raise BadValue(f"--size {format_size(self.size)} is above the device's largest allocation, {format_size(limit)}")
         if "double" in self.types and self.info.get("double") is False:
             raise BadValue("--types double: the device has no double precision (cl_khr_fp64)")
+        if self.peer is not None:
+            if self.peer == self.device:
+                raise BadValue(f"--peer {self.peer} is --device itself; allowed: another device's index")
+            find_device(self.backend, self.peer)
         if self.spmv is not None:
             self.spmv_matrix = load_matrix(self.spmv, self.spmv_structure, self.spmv_per_row)
             nbytes = self.spmv_matrix.nnz * (8 if self.spmv_type == "double" else 4)
@@ -257,6 +262,11 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
                          "--size", str(plan.align_size), "--offsets", ",".join(map(str, plan.offsets)),
                          "--allocators", ",".join(plan.allocators), "--iterations", str(max(3, plan.iterations // 2))],
                         {"node": None}, 2.0 + len(plan.offsets) * 2 * plan.iterations * plan.align_size / 5e9))
+    if plan.peer is not None:
+        out.append(Step(f"{plan.backend} #{plan.device} to #{plan.peer}, device to device", "d2d",
+                        ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "d2d",
+                         "--peer", str(plan.peer), "--size", str(plan.size), "--iterations", str(plan.iterations)],
+                        {"node": None}, 2.0 + 2 * plan.iterations * plan.size * 3 / 5e9))
     if plan.spmv_matrix is not None and folder is not None:
         matrix_file = folder / "spmv.csr"
         write_matrix(plan.spmv_matrix, spmv_vector(plan.spmv_matrix.shape[1]), matrix_file, plan.spmv_type)
@@ -288,7 +298,23 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     unavailable = [f"{r.get('memory', '')} {r.get('type', '')}".strip() + f": {r['reason']}"
                    for r in run.records if r.get("record") == "unavailable"]
     step.learned["unavailable"] = unavailable
-    if step.test in ("stream", "align"):
+    if step.test == "d2d":
+        checks = {r["path"]: r for r in run.records if r.get("record") == "validation"}
+        bad = [f"{p}: {r.get('what')}" for p, r in checks.items() if not r.get("ok")]
+        for r in run.records:
+            if r.get("record") != "sample":
+                continue
+            if not good_time(r.get("host_seconds")):
+                dropped.append(f"d2d {r.get('path')}: {r.get('host_seconds')} s")
+                continue
+            rows.append({**base, "test": "d2d-devices", "metric": "bandwidth_bytes_per_second",
+                         "value": r["size_bytes"] / r["host_seconds"], "size_bytes": r["size_bytes"],
+                         "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
+                         "bytes": r["size_bytes"], "validated": bool(checks.get(r["path"], {}).get("ok")),
+                         "params": {"variant": f"{r['path']}, #{setup.get('device_index')} to #{setup.get('peer_index')}",
+                                    "path": r["path"], "peer_index": setup.get("peer_index"),
+                                    "peer_name": setup.get("peer_name"), "device_name": base["device_name"]}})
+    elif step.test in ("stream", "align"):
         checks = [r for r in run.records if r.get("record") == "validation"]
         keyf = _key if step.test == "stream" else (lambda r: (r.get("allocator"), r.get("offset_bytes"), r.get("direction")))
         good = {keyf(r) for r in checks if r.get("ok")}
@@ -481,6 +507,23 @@ def align_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "count": s["count"], "headline": "median", "median_bytes_per_second": size / s["median"],
                     "best_bytes_per_second": size / s["min"],
                     "relative_to_runtime_aligned": (ref["median"] / s["median"]) if ref else None})
+    return out
+
+
+def d2d_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per path (runtime: one context holding both devices; staged: through pinned host memory):
+    the median and best bandwidth of a device-to-device copy."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in kept(rows):
+        if r.get("suite") == "kernels" and r["test"] == "d2d-devices":
+            groups.setdefault((_p(r, "path"), r["size_bytes"]), []).append(r)
+    out = []
+    for (path, size), members in groups.items():
+        s = summarize(m["seconds"] for m in members)
+        out.append({"path": path, "size_bytes": size, "device_index": _p(members[0], "device_index"),
+                    "peer_index": _p(members[0], "peer_index"), "count": s["count"], "headline": "median",
+                    "median_bytes_per_second": size / s["median"], "best_bytes_per_second": size / s["min"],
+                    "median_seconds": s["median"]})
     return out
 
 

@@ -379,7 +379,7 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
 def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
     """The accelerator's side: device STREAM per memory kind (BabelStream's kernels), scaling,
     first-touch faults, copies by alignment, SpMV (measure/kernels.py's summaries)."""
-    from ..measure.kernels import align_summary, fault_summary, overview, scaling, stream_summary
+    from ..measure.kernels import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
     from .plots import plot_kernels
 
     rid = run["run_id"]
@@ -427,6 +427,12 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                     [("direction", "direction"), ("allocator", "allocator"), ("offset_bytes", "offset"),
                                      ("median_bytes_per_second", "median"), ("best_bytes_per_second", "best"),
                                      ("relative_to_runtime_aligned", "vs runtime, offset 0")], align))
+    d2d = d2d_summary(rows)
+    if d2d:
+        section.tables.append(Table("Device to device between two devices (runtime: one context; staged: through pinned "
+                                    "host memory)", [("path", "path"), ("device_index", "from"), ("peer_index", "to"),
+                                                     ("size_bytes", "size"), ("median_bytes_per_second", "median"),
+                                                     ("best_bytes_per_second", "best"), ("count", "n")], d2d))
     spmv = [s for s in summary if s["kernel"] == "spmv"]
     if spmv:
         section.tables.append(Table("SpMV (CSR, checked against SciPy)", [("type", "type"), ("rows", "rows"), ("nnz", "entries"),
