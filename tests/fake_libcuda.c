@@ -89,16 +89,63 @@ CUresult cuModuleLoadData(void** m, const void* image) {
   *m = (void*)32; return OK;
 }
 CUresult cuModuleUnload(void* m) { return m == (void*)32 ? OK : INVALID_HANDLE; }
+/* The stream kernels of kernels_cuda.cpp, by name: the stand-in does their arithmetic on the host so
+   that the probe's arguments, launch shapes and checks can be tested (it does not run the PTX). */
+static const char* stream_names[] = {"copy", "mul", "add", "triad", "dot", "read"};
 CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
   char entry[128];
   snprintf(entry, sizeof entry, ".entry %s(", name);
-  if (m != (void*)32 || !strstr(module_text, entry) || strncmp(name, "xferlab_empty", 13)) return NOT_FOUND;
+  if (m != (void*)32 || !strstr(module_text, entry)) return NOT_FOUND;
+  if (!strcmp(name, "xferlab_touch")) { *f = (void*)300L; return OK; }
+  for (int k = 0; k < 6; ++k)
+    for (int d = 0; d < 2; ++d) {
+      char want[64];
+      snprintf(want, sizeof want, "xferlab_%s_%s", stream_names[k], d ? "f64" : "f32");
+      if (!strcmp(name, want)) { *f = (void*)(long)(200 + 2 * k + d); return OK; }
+    }
+  if (strncmp(name, "xferlab_empty", 13)) return NOT_FOUND;
   *f = (void*)(long)(100 + atoi(name + 13)); return OK;  /* remembers how many parameters it takes */
+}
+static int reachable(const void* p, size_t n) { char k = kind_of(p, n); return k == 'D' || k == 'M' || k == 'P'; }
+#define PTR(i) ((void*)*(CUdeviceptr*)params[i])
+static CUresult stream_kernel(int id, unsigned threads, void** params) {
+  int k = (id - 200) / 2, f64 = (id - 200) % 2, arrays = k == 2 || k == 3 ? 3 : k == 5 ? 1 : 2;
+  int has_scalar = k == 1 || k == 3, last = arrays + (k >= 4) + has_scalar;
+  unsigned long long n = *(unsigned long long*)params[last];
+  size_t es = f64 ? 8 : 4;
+  for (int i = 0; i < arrays; ++i)
+    if (!reachable(PTR(i), n * es)) { note_bad("stream kernel array"); return INVALID_VALUE; }
+  if (k >= 4 && !reachable(PTR(arrays), threads * es)) { note_bad("stream kernel partial sums"); return INVALID_VALUE; }
+  double s = has_scalar ? (f64 ? *(double*)params[arrays] : *(float*)params[arrays]) : 0;
+#define AT(p, i) (f64 ? ((double*)(p))[i] : (double)((float*)(p))[i])
+#define SET(p, i, v) do { if (f64) ((double*)(p))[i] = (v); else ((float*)(p))[i] = (float)(v); } while (0)
+  double sum = 0;
+  for (unsigned long long i = 0; i < n; ++i) {
+    if (k == 0) SET(PTR(1), i, AT(PTR(0), i));
+    else if (k == 1) SET(PTR(0), i, s * AT(PTR(1), i));
+    else if (k == 2) SET(PTR(2), i, AT(PTR(0), i) + AT(PTR(1), i));
+    else if (k == 3) SET(PTR(0), i, AT(PTR(1), i) + s * AT(PTR(2), i));
+    else if (k == 4) sum += AT(PTR(0), i) * AT(PTR(1), i);
+    else sum += AT(PTR(0), i);
+  }
+  if (k >= 4) { for (unsigned t = 0; t < threads; ++t) SET(PTR(arrays), t, t ? 0.0 : sum); }
+  return OK;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void* s, void** params, void** extra) {
-  int n = (int)(long)f - 100;
   ++launches;
+  if ((long)f >= 200 && (long)f < 212) {
+    if (gx * bx == 0 || gy * gz * by * bz != 1 || shared || !s || extra || !params) { note_bad("cuLaunchKernel (stream)"); return INVALID_VALUE; }
+    return stream_kernel((int)(long)f, gx * bx, params);
+  }
+  if ((long)f == 300) {  /* touch: p[i * stride] = i + 1 */
+    unsigned char* p = PTR(0);
+    unsigned long long stride = *(unsigned long long*)params[1], n = *(unsigned long long*)params[2];
+    if (kind_of(p, n * stride) != 'M') { note_bad("touch outside managed memory"); return INVALID_VALUE; }
+    for (unsigned long long i = 0; i < n; ++i) p[i * stride] = (unsigned char)(i + 1);
+    return OK;
+  }
+  int n = (int)(long)f - 100;
   if (n < 0 || n > 8 || gx * gy * gz * bx * by * bz != 1 || shared || !s || extra || (n && !params)) { note_bad("cuLaunchKernel"); return INVALID_VALUE; }
   for (int i = 0; i < n; ++i)
     if (!params[i] || !dev((void*)*(CUdeviceptr*)params[i], 1)) { note_bad("cuLaunchKernel parameter"); return INVALID_VALUE; }

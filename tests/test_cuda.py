@@ -159,3 +159,56 @@ def test_launches_pass_as_many_device_pointers_as_the_kernel_declares(fake):
     assert [s["args"] for s in samples] == [0, 1, 8]
     assert all(len(s["host_seconds"]) == 5 and len(s["device_seconds"]) == 5 for s in samples)
     assert launches == 3 * (1 + 5) * 2  # each launch_empty launches once per clock
+
+
+# --- device STREAM and first touch on CUDA (kernels_cuda.cpp) -----------------------------------
+
+
+def test_stream_kernels_on_every_cuda_memory_kind(fake):
+    """The stand-in does each kernel's arithmetic on the host: the probe's arguments, launch shapes,
+    memory kinds and checks are what is tested (the PTX itself is assembled by the test below)."""
+    code, records, err, launches = with_fake(fake, "kernels", "--backend", "cuda", "--size", "65536", "--iterations", "2",
+                                             "--memory", "device,pinned,managed,managed-prefetch",
+                                             "--types", "float,double", "--widths", "1,4", "--instances", "1,2")
+    assert code == 0, err
+    checks = [r for r in records if r.get("record") == "validation"]
+    assert len(checks) == 4 * 2 * 2 * 6 and all(c["ok"] for c in checks)
+    assert {c["memory"] for c in checks} == {"device", "pinned", "managed", "managed-prefetch"}
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert all(s["host_seconds"] > 0 and s["width"] == 1 for s in samples)
+    assert next(r for r in records if r.get("record") == "unavailable")["reason"].startswith("width 4")
+    assert launches == sum(2 + 2 for c in checks for _ in range(c["instances"]))  # 2 warm-ups + 2 timed each
+
+
+def test_first_touch_of_managed_memory(fake):
+    code, records, err, launches = with_fake(fake, "kernels", "--backend", "cuda", "--mode", "faults",
+                                             "--size", "1048576", "--repeats", "2")
+    assert code == 0, err
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert {s["memory"] for s in samples} == {"managed", "managed-prefetch"} and all(s["ok"] for s in samples)
+    assert all(s["touches"] == 256 for s in samples) and launches == 2 * 2 * 2
+
+
+def test_stream_ptx_assembles_for_every_architecture_from_maxwell_to_hopper(tmp_path):
+    """ptxas (NVIDIA's PTX assembler, from the nvidia-cuda-nvcc-cu12 wheel of the dev extra) accepts
+    every kernel of the module for sm_50 … sm_90: the PTX is valid without a GPU to JIT it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations) if spec and spec.submodule_search_locations else []
+    ptxas = next((Path(r) / "cuda_nvcc" / "bin" / "ptxas" for r in roots if (Path(r) / "cuda_nvcc" / "bin" / "ptxas").exists()),
+                 None)
+    if ptxas is None and os.environ.get("CI") != "true":
+        pytest.skip("no ptxas (pip install nvidia-cuda-nvcc-cu12)")
+    assert ptxas is not None, "the dev extra installs nvidia-cuda-nvcc-cu12, which has ptxas"
+    code, out, err = probe("kernels", "--backend", "cuda", "--mode", "ptx")
+    assert code == 0, err
+    module = json.loads(out)
+    assert module["unclosed_braces"] == 0 and len(module["entries"]) == 13
+    source = tmp_path / "stream.ptx"
+    source.write_text(module["ptx"])
+    os.chmod(ptxas, 0o755)
+    for arch in ("sm_50", "sm_70", "sm_80", "sm_90"):
+        done = subprocess.run([str(ptxas), f"-arch={arch}", str(source), "-o", str(tmp_path / f"{arch}.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, (arch, done.stderr)

@@ -873,17 +873,18 @@ int run_d2d_mode(Args& args, int device) {
 
 }  // namespace
 
+int run_kernels_cuda(Args& args, int device, const std::string& mode);  // kernels_cuda.cpp
+
 int run_kernels(Args& args) {
   const std::string backend = args.words("backend", "opencl", {"opencl", "cuda"}).front();
   const int device = static_cast<int>(args.integer("device", 0, 0, 1023));
-  const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv", "d2d"}).front();
-  if (backend == "cuda")
-    throw NotAvailable("kernels on the CUDA backend are not built yet (OpenCL devices only; the copies, launches "
-                       "and managed memory of `xferlab measure device` run on CUDA)");
+  const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv", "d2d", "ptx"}).front();
+  if (backend == "cuda") return run_kernels_cuda(args, device, mode);  // kernels_cuda.cpp
   if (mode == "faults") return run_faults_mode(args, device);
   if (mode == "align") return run_align_mode(args, device);
   if (mode == "spmv") return run_spmv_mode(args, device);
   if (mode == "d2d") return run_d2d_mode(args, device);
+  if (mode == "ptx") throw BadArgument("--mode ptx is the CUDA backend's (its kernels' PTX): add --backend cuda");
   return run_stream_mode(args, device);
 }
 

@@ -187,7 +187,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
                     from .report.plots import plot_collab  # matplotlib only when there is something to plot
 
                     plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
-        if plan.backend == "opencl":
+        if plan.backend in ("opencl", "cuda"):
             if left() < 0.1 * seconds:
                 summary.setdefault("skipped_kernels", []).append(f"{plan.backend} #{plan.device}: time budget used up")
             else:
@@ -295,15 +295,20 @@ def device_points(plan: DevicePlan) -> int:
 
 def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds: float
                   ) -> tuple[list[dict], Optional[str], list[dict]]:
-    """Device STREAM (copy, triad, dot; widths 1 and 4) on device memory and on host memory (pinned,
-    fine-grained SVM where the device has it), and the first touch of shared memory, within
+    """Device STREAM (copy, triad, dot; widths 1 and 4 on OpenCL) on device memory and on host memory
+    (pinned; fine-grained SVM where an OpenCL device has it, managed memory on CUDA), and the first
+    touch of shared memory, within
     ``share`` seconds. Returns the overview per memory kind, the run id (None: nothing measured)
     and the failed steps."""
     from .measure.kernels import KernelPlan, overview, rows_of as kernel_rows, steps as kernel_steps, stream_summary
 
-    memories = ["device", "pinned"] + (["svm-fine"] if plan.info.get("svm_fine_grain") else [])
-    kplan = KernelPlan(device=plan.device, kernels=["copy", "triad", "dot"], memories=memories, widths=[1, 4],
-                       size=16 * 2**20, iterations=10, faults=bool(plan.info.get("svm_fine_grain")), fault_repeats=3)
+    if plan.backend == "cuda":
+        memories, widths, faults = ["device", "pinned", "managed"], [1], True
+    else:
+        shared = bool(plan.info.get("svm_fine_grain"))
+        memories, widths, faults = ["device", "pinned"] + (["svm-fine"] if shared else []), [1, 4], shared
+    kplan = KernelPlan(backend=plan.backend, device=plan.device, kernels=["copy", "triad", "dot"], memories=memories,
+                       widths=widths, size=16 * 2**20, iterations=10, faults=faults, fault_repeats=3)
     kplan.max_time = per_point(share, len(memories) * 6, MAX_TIME_DEVICE)
     kplan.check()
     run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True}, store,

@@ -31,16 +31,19 @@ def _ints(text: str, where: str) -> list[int]:
     return [int(v) for v in parse_list(text, lambda t, w: parse_size(t, w, allow_zero=True), where, max_items=64)]
 
 
-def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the CUDA backend's kernels are not built yet).",
-                                        metavar="opencl|cuda"),
+def kernels(backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
+                                        help="opencl (everything below), or cuda (STREAM kernels, width 1, and --faults "
+                                             "on managed memory)."),
             device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
             size: str = typer.Option(str(DEFAULT_SIZE), "--size", help="Bytes per array (default 64 MiB).", metavar="SIZE"),
-            memory: str = typer.Option("device,pinned,svm-fine", "--memory", metavar="LIST",
-                                       help="device; kernels on host memory: pinned (runtime-allocated), host "
-                                            "(the application's, CL_MEM_USE_HOST_PTR), svm-coarse, svm-fine."),
+            memory: Optional[str] = typer.Option(None, "--memory", metavar="LIST",
+                                                 help="device; kernels on host memory: pinned (runtime-allocated), host "
+                                                      "(the application's, CL_MEM_USE_HOST_PTR), svm-coarse, svm-fine "
+                                                      "(OpenCL; default device,pinned,svm-fine); CUDA: device, pinned, "
+                                                      "managed, managed-prefetch (default device,pinned,managed)."),
             types: str = typer.Option("float", "--types", help="float, double.", metavar="LIST"),
             widths: str = typer.Option("1,4", "--widths", help="Elements per work-item: 1, 2, 4, 8, 16.", metavar="LIST"),
             groups: str = typer.Option("0", "--groups", metavar="LIST",
@@ -84,7 +87,8 @@ def kernels(backend: str = typer.Option("opencl", "--backend", help="opencl (the
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
-    plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list), memories=_words(memory),
+    plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
+                      memories=_words(memory) if memory is not None else None,
                       types=_words(types), widths=_ints(widths, "--widths"), size=parse_size(size, "--size"),
                       groups=_ints(groups, "--groups"), instances=_ints(instances, "--instances"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,

@@ -42,6 +42,7 @@ from .steps import Step, dropped_reason, good_time
 
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
 MEMORIES = ("device", "pinned", "host", "svm-coarse", "svm-fine")
+CUDA_MEMORIES = ("device", "pinned", "managed", "managed-prefetch")
 TYPES = ("float", "double")
 WIDTHS = (1, 2, 4, 8, 16)
 OFFSETS = (0, 1, 8, 16, 32, 64, 256, 4096)
@@ -73,7 +74,7 @@ class KernelPlan:
     backend: str = "opencl"
     device: int = 0
     kernels: list[str] = field(default_factory=lambda: list(KERNELS))
-    memories: list[str] = field(default_factory=lambda: ["device", "pinned", "svm-fine"])
+    memories: Optional[list[str]] = None  # default: device, pinned, svm-fine (OpenCL); device, pinned, managed (CUDA)
     types: list[str] = field(default_factory=lambda: ["float"])
     widths: list[int] = field(default_factory=lambda: [1])
     size: int = DEFAULT_SIZE
@@ -98,12 +99,17 @@ class KernelPlan:
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
 
     def check(self, probe_devices: bool = True) -> None:
-        if self.backend != "opencl":
-            from ..errors import Unavailable
-
-            raise Unavailable(f"--backend '{self.backend}': kernels run on OpenCL devices only for now (the CUDA "
-                              "backend's copies, launches and managed memory are in `xferlab measure device`)")
-        for name, values, allowed in (("--kernels", self.kernels, KERNELS), ("--memory", self.memories, MEMORIES),
+        if self.backend not in ("opencl", "cuda"):
+            raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: opencl, cuda")
+        if self.backend == "cuda":
+            asked = [o for o, on in (("--align", self.align), ("--spmv", self.spmv is not None),
+                                     ("--peer", self.peer is not None)) if on]
+            if asked:
+                raise BadValue(f"{', '.join(asked)}: OpenCL devices only for now (on CUDA: STREAM kernels and --faults)")
+        if self.memories is None:
+            self.memories = ["device", "pinned", "managed"] if self.backend == "cuda" else ["device", "pinned", "svm-fine"]
+        memories = CUDA_MEMORIES if self.backend == "cuda" else MEMORIES
+        for name, values, allowed in (("--kernels", self.kernels, KERNELS), ("--memory", self.memories, memories),
                                       ("--types", self.types, TYPES), ("--allocators", self.allocators, ALLOCATORS)):
             if not values:
                 raise BadValue(f"{name} is empty; allowed: {', '.join(allowed)}")
