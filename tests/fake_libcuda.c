@@ -97,6 +97,8 @@ CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
   snprintf(entry, sizeof entry, ".entry %s(", name);
   if (m != (void*)32 || !strstr(module_text, entry)) return NOT_FOUND;
   if (!strcmp(name, "xferlab_touch")) { *f = (void*)300L; return OK; }
+  if (!strcmp(name, "xferlab_hist_d")) { *f = (void*)310L; return OK; }
+  if (!strcmp(name, "xferlab_hist_u")) { *f = (void*)311L; return OK; }
   for (int k = 0; k < 6; ++k)
     for (int d = 0; d < 2; ++d) {
       char want[64];
@@ -137,6 +139,15 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   if ((long)f >= 200 && (long)f < 212) {
     if (gx * bx == 0 || gy * gz * by * bz != 1 || shared || !s || extra || !params) { note_bad("cuLaunchKernel (stream)"); return INVALID_VALUE; }
     return stream_kernel((int)(long)f, gx * bx, params);
+  }
+  if ((long)f == 310 || (long)f == 311) {  /* histogram: hist[in[i] >> 24] += 1, i < count */
+    unsigned* in = PTR(0); unsigned count = *(unsigned*)params[1]; unsigned* hist = PTR(2);
+    char need = (long)f == 311 ? 'M' : 'D';
+    if ((count && kind_of(in, count * 4ull) != need) || kind_of(hist, 1024) != need) {
+      note_bad("histogram kernel memory"); return INVALID_VALUE;
+    }
+    for (unsigned i = 0; i < count; ++i) __atomic_fetch_add(&hist[in[i] >> 24], 1u, __ATOMIC_RELAXED);
+    return OK;
   }
   if ((long)f == 300) {  /* touch: p[i * stride] = i + 1 */
     unsigned char* p = PTR(0);

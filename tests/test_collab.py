@@ -107,7 +107,7 @@ def test_dynamic_queue_shares_work_and_static_split_follows_the_share():
     (["--host-threads", "0"], "--host-threads '0' is not an integer in 1..1024"),
     (["--device-share", "1.5"], "--device-share '1.5'"),
     (["--pattern", "histogram,taskqueue"], "--pattern takes one value"),
-    (["--backend", "cuda"], "collab runs on: opencl"),
+    (["--backend", "hip"], "collab runs on: opencl, cuda"),
     (["--device", "99"], "device 99 does not exist"),
 ])
 def test_bad_input_exits_2_with_one_line(args, fragment):
@@ -143,7 +143,8 @@ def test_summary_is_normalized_to_d():
 
 def test_plan_checks_and_steps():
     for bad, fragment in [(dict(patterns=["scan"]), "--patterns 'scan'"), (dict(host_threads=0), "--host-threads 0"),
-                          (dict(repeats=1), "--repeats 1"), (dict(backend="cuda"), "allowed: opencl"),
+                          (dict(repeats=1), "--repeats 1"), (dict(backend="hip"), "allowed: opencl, cuda"),
+                          (dict(backend="cuda"), "--patterns taskqueue: OpenCL devices only for now"),
                           (dict(device=99), "--device 99 does not exist")]:
         with pytest.raises(Exception) as error:
             CollabPlan(**bad).check()

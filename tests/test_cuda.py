@@ -189,6 +189,32 @@ def test_first_touch_of_managed_memory(fake):
     assert all(s["touches"] == 256 for s in samples) and launches == 2 * 2 * 2
 
 
+@pytest.mark.parametrize("version", ["D", "U"])
+def test_chai_histogram_on_cuda(fake, version):
+    """Seed 001's CHAI U version on managed memory (system-scope atomics), beside D; a damaged result
+    is caught."""
+    code, records, err, launches = with_fake(fake, "collab", "--backend", "cuda", "--pattern", "histogram",
+                                             "--version", version, "--size", "100000", "--repeats", "3",
+                                             "--host-threads", "2")
+    assert code == 0, err
+    setup = next(r for r in records if r.get("record") == "setup")
+    assert setup["backend"] == "cuda" and ("atom.sys" in setup["atomics_path"]) == (version == "U")
+    checks = [r for r in records if r.get("record") == "validation"]
+    assert len(checks) == 3 and all(c["ok"] for c in checks) and launches == 3
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert all(s["total_seconds"] > 0 and s["device_share"] == 0.5 for s in samples)
+    assert (samples[0]["copied_bytes"] > 0) == (version == "D")
+    code, out, err = probe("collab", "--backend", "cuda", "--pattern", "histogram", "--version", version,
+                           "--size", "1000", "--repeats", "1", "--corrupt", env={"XFERLAB_CUDA_LIBRARY": fake["libcuda.so.1"]})
+    assert code == 1 and "validation failed in 1 of 1 repeats" in err
+
+
+def test_u_needs_concurrent_managed_access(fake):
+    code, records, err, _ = with_fake(fake, "collab", "--backend", "cuda", "--version", "U", "--size", "1000",
+                                      FAKE_CUDA_NO_CMA="1")
+    assert code == 3 and "concurrentManagedAccess" in err
+
+
 def test_stream_ptx_assembles_for_every_architecture_from_maxwell_to_hopper(tmp_path):
     """ptxas (NVIDIA's PTX assembler, from the nvidia-cuda-nvcc-cu12 wheel of the dev extra) accepts
     every kernel of the module for sm_50 … sm_90: the PTX is valid without a GPU to JIT it."""
@@ -203,12 +229,14 @@ def test_stream_ptx_assembles_for_every_architecture_from_maxwell_to_hopper(tmp_
     assert ptxas is not None, "the dev extra installs nvidia-cuda-nvcc-cu12, which has ptxas"
     code, out, err = probe("kernels", "--backend", "cuda", "--mode", "ptx")
     assert code == 0, err
-    module = json.loads(out)
-    assert module["unclosed_braces"] == 0 and len(module["entries"]) == 13
-    source = tmp_path / "stream.ptx"
-    source.write_text(module["ptx"])
+    stream, histogram = (json.loads(line) for line in out.splitlines())
+    assert stream["unclosed_braces"] == 0 and len(stream["entries"]) == 13
     os.chmod(ptxas, 0o755)
-    for arch in ("sm_50", "sm_70", "sm_80", "sm_90"):
-        done = subprocess.run([str(ptxas), f"-arch={arch}", str(source), "-o", str(tmp_path / f"{arch}.cubin")],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, (arch, done.stderr)
+    # The histogram's U version uses system-scope atomics: sm_60 and later.
+    for module, arches in ((stream, ("sm_50", "sm_70", "sm_80", "sm_90")), (histogram, ("sm_60", "sm_80", "sm_90"))):
+        source = tmp_path / f"{module['module']}.ptx"
+        source.write_text(module["ptx"])
+        for arch in arches:
+            done = subprocess.run([str(ptxas), f"-arch={arch}", str(source), "-o", str(tmp_path / f"{arch}.cubin")],
+                                  capture_output=True, text=True)
+            assert done.returncode == 0, (module["module"], arch, done.stderr)

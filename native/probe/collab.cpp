@@ -150,7 +150,8 @@ int run_collab(Args& args) {
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
   args.finish();
-  if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl");
+  if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
+  if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
     throw BadArgument("--size / --block gives more than 2^30 tasks");
 

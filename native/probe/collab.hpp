@@ -108,4 +108,8 @@ struct TaskQueue {
   Outcome run();
 };
 
+// The histogram on a CUDA GPU, D and U (collab_cuda.cpp); its PTX module.
+int run_collab_cuda(Options& o);
+std::string cuda_histogram_ptx();
+
 }  // namespace xferlab::collab

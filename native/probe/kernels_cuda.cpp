@@ -26,6 +26,10 @@
 
 namespace xferlab {
 
+namespace collab {
+std::string cuda_histogram_ptx();  // collab_cuda.cpp
+}
+
 using namespace cuda;
 
 namespace {
@@ -306,7 +310,9 @@ int run_kernels_cuda(Args& args, int device, const std::string& mode) {
       names += (names.empty() ? "[\"" : ",\"") + ptx.substr(at + 7, ptx.find('(', at) - at - 7) + "\"";
     int depth = 0;
     for (char c : ptx) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-    JsonLine().str("record", "ptx").raw("entries", names + "]").integer("unclosed_braces", depth).str("ptx", ptx).emit();
+    JsonLine().str("record", "ptx").str("module", "stream").raw("entries", names + "]").integer("unclosed_braces", depth)
+        .str("ptx", ptx).emit();
+    JsonLine().str("record", "ptx").str("module", "collab-histogram").str("ptx", collab::cuda_histogram_ptx()).emit();
     return 0;
   }
   const std::string why = load_cuda();

@@ -24,8 +24,9 @@ def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
 
-def collab(backend: str = typer.Option("opencl", "--backend", help="opencl (the patterns need its shared virtual memory).",
-                                       metavar="opencl"),
+def collab(backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
+                                       help="opencl (both patterns; U on shared virtual memory), or cuda (the histogram; "
+                                            "U on managed memory)."),
            device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),

@@ -4,7 +4,8 @@ The AC922 paper runs the CHAI benchmarks in two versions: 'D' (device buffers, e
 kernel launch and termination for synchronization) and 'U' (unified memory, system coherence and
 system atomics), and charts each one's time split into allocation, copy and kernel, normalized to
 D's total. Here the probe's ``collab`` subcommand runs two of CHAI's collaboration patterns on an
-OpenCL device while host threads work beside it:
+OpenCL device while host threads work beside it (and the histogram on a CUDA GPU, its U version on
+managed memory with system-scope atomics, ``collab_cuda.cpp``):
 
 * ``histogram`` (data partitioning, CHAI HSTI): the device bins one part of the input, the host
   threads the rest, into one histogram (U: fine-grained SVM with SVM atomics) or two merged on
@@ -65,14 +66,16 @@ class CollabPlan:
 
     def check(self, probe_devices: bool = True) -> None:
         """Validate the values, then (``probe_devices``) the device itself."""
-        if self.backend != "opencl":
-            raise BadValue(f"--backend '{self.backend}' is not allowed for collab; allowed: opencl "
-                           "(the patterns need OpenCL's shared virtual memory and its atomics)")
+        if self.backend not in ("opencl", "cuda"):
+            raise BadValue(f"--backend '{self.backend}' is not allowed for collab; allowed: opencl, cuda "
+                           "(the U versions need shared memory with atomics: OpenCL's SVM, CUDA's managed memory)")
         if not self.patterns:
             raise BadValue("--patterns is empty; allowed: " + ", ".join(PATTERNS))
         for p in self.patterns:
             if p not in PATTERNS:
                 raise BadValue(f"--patterns '{p}' is not known; allowed: {', '.join(PATTERNS)}")
+        if self.backend == "cuda" and "taskqueue" in self.patterns:
+            raise BadValue("--patterns taskqueue: OpenCL devices only for now; on --backend cuda: histogram")
         for v in self.versions:
             if v not in VERSIONS:
                 raise BadValue(f"version '{v}' is not known; allowed: {', '.join(VERSIONS)}")
@@ -107,6 +110,9 @@ class CollabPlan:
         """Whether the device has what the U version needs (unknown counts as yes: the probe says)."""
         if not self.info:
             return True
+        if self.backend == "cuda":  # managed memory that host and GPU may use at once, system-scope atomics (6.0+)
+            major = str(self.info.get("compute_capability", "0")).split(".")[0]
+            return bool(self.info.get("concurrent_managed_access")) and major.isdigit() and int(major) >= 6
         return bool(self.info.get("svm_fine_grain")) and bool(self.info.get("svm_atomics"))
 
 
