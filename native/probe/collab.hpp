@@ -77,6 +77,25 @@ struct Outcome {
   std::string what;
 };
 
+// Compares a histogram with the host-only reference; fills `out`'s verdict (first wrong bin, count,
+// one line saying what differs).
+inline void check_histogram(const std::vector<uint32_t>& got, const std::vector<uint64_t>& reference, Outcome& out) {
+  for (int b = 0; b < kBins; ++b) {
+    if (got[b] == reference[b]) continue;
+    if (out.ok) {
+      out.first_wrong = b;
+      out.expected = static_cast<double>(reference[b]);
+      out.got = got[b];
+    }
+    out.ok = false;
+    ++out.wrong;
+  }
+  if (!out.ok)
+    out.what = std::to_string(out.wrong) + " of " + std::to_string(kBins) + " bins differ; bin " +
+               std::to_string(out.first_wrong) + ": expected " + std::to_string(static_cast<long long>(out.expected)) +
+               ", got " + std::to_string(static_cast<long long>(out.got));
+}
+
 // Histogram (CHAI HSTI), collab_histogram.cpp. The constructor computes the host-only reference.
 struct Histogram {
   Options& o;

@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -184,22 +183,7 @@ int run_collab_cuda(Options& o) {
       d.cuMemFree(min);
       d.cuMemFree(mhist);
     }
-    for (int b = 0; b < kBins; ++b)
-      if (final_hist[b] != reference[b]) {
-        if (out.ok) {
-          out.first_wrong = b;
-          out.expected = static_cast<double>(reference[b]);
-          out.got = final_hist[b];
-        }
-        out.ok = false;
-        ++out.wrong;
-      }
-    if (!out.ok) {
-      std::ostringstream msg;
-      msg << out.wrong << " of " << kBins << " bins differ; bin " << out.first_wrong << ": expected "
-          << static_cast<long long>(out.expected) << ", got " << static_cast<long long>(out.got);
-      out.what = msg.str();
-    }
+    check_histogram(final_hist, reference, out);
     JsonLine()
         .str("probe", "collab").str("record", "sample").str("pattern", o.pattern).str("version", o.version)
         .integer("repeat", r).boolean("warmup", r == 0).number("allocation_seconds", out.allocation)

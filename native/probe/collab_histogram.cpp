@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -150,24 +149,7 @@ Outcome Histogram::run() {
     dev.svm_free(in);
   }
   if (o.corrupt && o.version == "D") final_hist[kBins / 2] += 1;
-  // validation
-  for (int b = 0; b < kBins; ++b) {
-    if (final_hist[b] != reference[b]) {
-      if (out.ok) {
-        out.first_wrong = b;
-        out.expected = static_cast<double>(reference[b]);
-        out.got = final_hist[b];
-      }
-      out.ok = false;
-      ++out.wrong;
-    }
-  }
-  if (!out.ok) {
-    std::ostringstream msg;
-    msg << out.wrong << " of " << kBins << " bins differ; bin " << out.first_wrong << ": expected "
-        << static_cast<long long>(out.expected) << ", got " << static_cast<long long>(out.got);
-    out.what = msg.str();
-  }
+  check_histogram(final_hist, reference, out);
   return out;
 }
 

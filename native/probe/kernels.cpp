@@ -37,6 +37,7 @@
 #include "cl_device.hpp"
 #include "json.hpp"
 #include "probe.hpp"
+#include "stream_check.hpp"
 
 namespace xferlab {
 namespace {
@@ -120,7 +121,6 @@ kernel void spmv(global const ulong* rows, global const uint* cols, global const
 
 const std::vector<std::string> kKernels = {"copy", "mul", "add", "triad", "dot", "read"};
 const std::vector<std::string> kMemories = {"device", "pinned", "host", "svm-coarse", "svm-fine"};
-constexpr double kScalar = 0.4;  // BabelStream's startScalar
 
 int arrays_moved(const std::string& k) {
   return (k == "add" || k == "triad") ? 3 : k == "read" ? 1 : 2;
@@ -232,24 +232,15 @@ struct Stream {
   int width;
   size_t local;
 
-  // Initial values: index-dependent, so that a kernel that misses or misplaces elements is caught.
-  static T a0(size_t i) { return static_cast<T>(0.1 + 0.001 * static_cast<double>(i % 97)); }
-  static T b0(size_t i) { return static_cast<T>(0.2 + 0.002 * static_cast<double>(i % 89)); }
-  static T c0(size_t i) { return static_cast<T>(0.0 + 0.003 * static_cast<double>(i % 83)); }
-
   // One (kernel, groups, instances) point: warm-up, timed iterations, then the check.
   void point(const std::string& kname, size_t groups, int instances, int iterations, int warmup, double max_seconds) {
     const size_t bytes = elements * sizeof(T);
-    std::vector<T> a(elements), b(elements), c(elements);
-    for (size_t i = 0; i < elements; ++i) {
-      a[i] = a0(i);
-      b[i] = b0(i);
-      c[i] = c0(i);
-    }
+    std::vector<T> a, b, c;
+    stream_initial(elements, a, b, c);
     std::vector<std::unique_ptr<Array>> A, B, C, S;
     std::vector<cl::cl_kernel> kernels;
     const cl::cl_ulong nvec = elements / static_cast<size_t>(width);
-    const T scalar = static_cast<T>(kScalar);
+    const T scalar = static_cast<T>(kStreamScalar);
     const bool covers = groups * local >= nvec && kname != "dot" && kname != "read";  // one element per work-item
     for (int k = 0; k < instances; ++k) {
       A.push_back(std::make_unique<Array>(dev, memory, bytes));
@@ -318,46 +309,14 @@ struct Stream {
       if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
     }
     // The check: every instance's output against the host's replay of the same kernel.
-    const double tol = sizeof(T) == 8 ? 1e-12 : 1e-5;
     std::string what;
     for (int k = 0; k < instances && what.empty(); ++k) {
-      if (kname == "dot" || kname == "read") {
-        std::vector<T> sums(groups);
-        S[k]->get(sums.data());
-        long double got = 0, want = 0;
-        for (T v : sums) got += v;
-        for (size_t i = 0; i < elements; ++i) want += kname == "dot" ? static_cast<long double>(a[i]) * b[i] : a[i];
-        const double rel = std::fabs(static_cast<double>((got - want) / want));
-        if (rel > (sizeof(T) == 8 ? 1e-10 : 1e-3))
-          what = "instance " + std::to_string(k) + ": sum " + std::to_string(static_cast<double>(got)) + ", expected " +
-                 std::to_string(static_cast<double>(want));
-        continue;
-      }
-      std::vector<T> out(elements);
-      (kname == "copy" || kname == "add" ? C[k] : kname == "mul" ? B[k] : A[k])->get(out.data());
-      for (size_t i = 0; i < elements && what.empty(); ++i) {
-        const double want = kname == "copy"  ? a[i]
-                            : kname == "mul" ? scalar * c[i]
-                            : kname == "add" ? a[i] + b[i]
-                                             : b[i] + scalar * c[i];
-        if (std::fabs(out[i] - want) > tol * std::max(1.0, std::fabs(want)))
-          what = "instance " + std::to_string(k) + ": element " + std::to_string(i) + " is " + std::to_string(out[i]) +
-                 ", expected " + std::to_string(want);
-      }
+      std::vector<T> out(stream_reduces(kname) ? groups : elements);
+      const char which = stream_output(kname);
+      (stream_reduces(kname) ? S[k] : which == 'c' ? C[k] : which == 'b' ? B[k] : A[k])->get(out.data());
+      what = stream_check(kname, k, a, b, c, out);
     }
-    JsonLine()
-        .str("record", "validation")
-        .str("kernel", kname)
-        .str("memory", memory)
-        .str("type", sizeof(T) == 8 ? "double" : "float")
-        .integer("width", width)
-        .integer("groups", static_cast<long long>(groups))
-        .integer("instances", instances)
-        .boolean("ok", what.empty())
-        .str("what", !what.empty() ? what
-                     : (kname == "dot" || kname == "read") ? "the sum as the host's replay"
-                                                            : "every element as the host's replay")
-        .emit();
+    stream_validation(kname, memory, sizeof(T) == 8, width, static_cast<long long>(groups), instances, what);
   }
 };
 

@@ -23,6 +23,7 @@
 #include "backend.hpp"
 #include "json.hpp"
 #include "probe.hpp"
+#include "stream_check.hpp"
 
 namespace xferlab {
 
@@ -197,18 +198,14 @@ void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, siz
                 unsigned threads, int instances, int iterations, int warmup, double max_seconds) {
   const bool f64 = sizeof(T) == 8;
   const size_t bytes = elements * sizeof(T);
-  std::vector<T> a(elements), b(elements), c(elements);
-  for (size_t i = 0; i < elements; ++i) {
-    a[i] = static_cast<T>(0.1 + 0.001 * static_cast<double>(i % 97));
-    b[i] = static_cast<T>(0.2 + 0.002 * static_cast<double>(i % 89));
-    c[i] = static_cast<T>(0.003 * static_cast<double>(i % 83));
-  }
+  std::vector<T> a, b, c;
+  stream_initial(elements, a, b, c);
   const size_t partials = static_cast<size_t>(blocks) * threads;
   std::vector<std::unique_ptr<GpuArray>> A, B, C, S;
   std::vector<CUstream> streams(static_cast<size_t>(instances), nullptr);
   std::vector<CUevent> starts(streams.size(), nullptr), ends(streams.size(), nullptr);
   CUfunction f = g.function("xferlab_" + kname + (f64 ? "_f64" : "_f32"));
-  const T scalar = static_cast<T>(0.4);
+  const T scalar = static_cast<T>(kStreamScalar);
   unsigned long long n = elements;
   for (int k = 0; k < instances; ++k) {
     A.push_back(std::make_unique<GpuArray>(g, memory, bytes));
@@ -261,41 +258,18 @@ void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, siz
     if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
   }
   std::string what;
-  const double tol = f64 ? 1e-12 : 1e-5;
   for (int k = 0; k < instances && what.empty(); ++k) {
-    if (kname == "dot" || kname == "read") {
-      std::vector<T> sums(partials);
-      S[k]->take(sums.data());
-      long double got = 0, want = 0;
-      for (T v : sums) got += v;
-      for (size_t i = 0; i < elements; ++i) want += kname == "dot" ? static_cast<long double>(a[i]) * b[i] : a[i];
-      if (std::fabs(static_cast<double>((got - want) / want)) > (f64 ? 1e-10 : 1e-3))
-        what = "instance " + std::to_string(k) + ": sum " + std::to_string(static_cast<double>(got)) + ", expected " +
-               std::to_string(static_cast<double>(want));
-      continue;
-    }
-    std::vector<T> out(elements);
-    (kname == "copy" || kname == "add" ? C[k] : kname == "mul" ? B[k] : A[k])->take(out.data());
-    for (size_t i = 0; i < elements && what.empty(); ++i) {
-      const double want = kname == "copy" ? a[i] : kname == "mul" ? scalar * c[i] : kname == "add" ? a[i] + b[i]
-                                                                                                      : b[i] + scalar * c[i];
-      if (std::fabs(out[i] - want) > tol * std::max(1.0, std::fabs(want)))
-        what = "instance " + std::to_string(k) + ": element " + std::to_string(i) + " is " + std::to_string(out[i]) +
-               ", expected " + std::to_string(want);
-    }
+    std::vector<T> out(stream_reduces(kname) ? partials : elements);
+    const char which = stream_output(kname);
+    (stream_reduces(kname) ? S[k] : which == 'c' ? C[k] : which == 'b' ? B[k] : A[k])->take(out.data());
+    what = stream_check(kname, k, a, b, c, out);
   }
   for (int k = 0; k < instances; ++k) {
     g.d.cuEventDestroy(starts[k]);
     g.d.cuEventDestroy(ends[k]);
     g.d.cuStreamDestroy(streams[k]);
   }
-  JsonLine()
-      .str("record", "validation").str("kernel", kname).str("memory", memory).str("type", f64 ? "double" : "float")
-      .integer("width", 1).integer("groups", blocks).integer("instances", instances).boolean("ok", what.empty())
-      .str("what", what.empty() ? (kname == "dot" || kname == "read" ? "the sum as the host's replay"
-                                                                      : "every element as the host's replay")
-                                : what)
-      .emit();
+  stream_validation(kname, memory, f64, 1, blocks, instances, what);
 }
 
 }  // namespace

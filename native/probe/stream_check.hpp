@@ -1,0 +1,77 @@
+// What the device STREAM kernels of kernels.cpp (OpenCL) and kernels_cuda.cpp (CUDA) share: the
+// initial arrays, the host's replay that checks a kernel's output, and the validation record.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "json.hpp"
+
+namespace xferlab {
+
+constexpr double kStreamScalar = 0.4;  // BabelStream's startScalar
+
+// Index-dependent initial values, so that a kernel that misses or misplaces elements is caught.
+template <class T>
+void stream_initial(size_t n, std::vector<T>& a, std::vector<T>& b, std::vector<T>& c) {
+  a.resize(n), b.resize(n), c.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<T>(0.1 + 0.001 * static_cast<double>(i % 97));
+    b[i] = static_cast<T>(0.2 + 0.002 * static_cast<double>(i % 89));
+    c[i] = static_cast<T>(0.003 * static_cast<double>(i % 83));
+  }
+}
+
+inline bool stream_reduces(const std::string& kernel) { return kernel == "dot" || kernel == "read"; }
+
+// Which initial array a streaming kernel writes: 'c' (copy, add), 'b' (mul), 'a' (triad).
+inline char stream_output(const std::string& kernel) {
+  return kernel == "copy" || kernel == "add" ? 'c' : kernel == "mul" ? 'b' : 'a';
+}
+
+// "" when `out` (the written array, or the partial sums of dot/read) is what the host's replay of
+// `kernel` on a, b, c gives; else what differs, for instance `instance`. Tolerances: relative 1e-5
+// (float) and 1e-12 (double) per element; 1e-3 and 1e-10 for the sums, added in another order.
+template <class T>
+std::string stream_check(const std::string& kernel, int instance, const std::vector<T>& a, const std::vector<T>& b,
+                         const std::vector<T>& c, const std::vector<T>& out) {
+  const bool f64 = sizeof(T) == 8;
+  const T scalar = static_cast<T>(kStreamScalar);
+  const std::string who = "instance " + std::to_string(instance) + ": ";
+  if (stream_reduces(kernel)) {
+    long double got = 0, want = 0;
+    for (T v : out) got += v;
+    for (size_t i = 0; i < a.size(); ++i) want += kernel == "dot" ? static_cast<long double>(a[i]) * b[i] : a[i];
+    if (std::fabs(static_cast<double>((got - want) / want)) > (f64 ? 1e-10 : 1e-3))
+      return who + "sum " + std::to_string(static_cast<double>(got)) + ", expected " + std::to_string(static_cast<double>(want));
+    return "";
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double want = kernel == "copy" ? a[i] : kernel == "mul" ? scalar * c[i] : kernel == "add" ? a[i] + b[i]
+                                                                                                   : b[i] + scalar * c[i];
+    if (std::fabs(out[i] - want) > (f64 ? 1e-12 : 1e-5) * std::max(1.0, std::fabs(want)))
+      return who + "element " + std::to_string(i) + " is " + std::to_string(out[i]) + ", expected " + std::to_string(want);
+  }
+  return "";
+}
+
+inline void stream_validation(const std::string& kernel, const std::string& memory, bool f64, int width, long long groups,
+                              int instances, const std::string& what) {
+  JsonLine()
+      .str("record", "validation")
+      .str("kernel", kernel)
+      .str("memory", memory)
+      .str("type", f64 ? "double" : "float")
+      .integer("width", width)
+      .integer("groups", groups)
+      .integer("instances", instances)
+      .boolean("ok", what.empty())
+      .str("what", !what.empty()             ? what
+                   : stream_reduces(kernel) ? "the sum as the host's replay"
+                                            : "every element as the host's replay")
+      .emit();
+}
+
+}  // namespace xferlab
