@@ -15,7 +15,9 @@ import scipy.io
 import scipy.sparse
 
 from xferlab.measure.device import devices
-from xferlab.measure.kernels import KernelPlan, load_matrix, rows_of, scaling, stream_summary
+from xferlab.measure.kernel_results import scaling, stream_summary
+from xferlab.measure.kernels import KernelPlan, rows_of
+from xferlab.measure.spmv import load_matrix
 from xferlab.measure.probe import ProbeRun
 from xferlab.measure.steps import Step
 from xferlab.store import open_store

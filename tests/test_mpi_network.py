@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from xferlab.measure.device import devices
-from xferlab.measure.network import (NetworkPlan, launched_rank, launcher, mpi_library, overview, rows_of, step,
-                                     summary)
+from xferlab.measure.network import NetworkPlan, launched_rank, launcher, mpi_library, rows_of, step
+from xferlab.measure.network_results import overview, summary
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
 

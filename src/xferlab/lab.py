@@ -300,7 +300,8 @@ def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds
     touch of shared memory, within
     ``share`` seconds. Returns the overview per memory kind, the run id (None: nothing measured)
     and the failed steps."""
-    from .measure.kernels import KernelPlan, overview, rows_of as kernel_rows, steps as kernel_steps, stream_summary
+    from .measure.kernel_results import overview, stream_summary
+    from .measure.kernels import KernelPlan, rows_of as kernel_rows, steps as kernel_steps
 
     if plan.backend == "cuda":
         memories, widths, faults = ["device", "pinned", "managed"], [1], True

@@ -12,8 +12,8 @@ from typing import Any, Optional
 import typer
 
 from ..measure import checks
-from ..measure.kernels import (DEFAULT_SIZE, KERNELS, OFFSETS, KernelPlan, align_summary, d2d_summary, fault_summary,
-                               overview, rows_of, scaling, steps, stream_summary)
+from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
+from ..measure.kernels import DEFAULT_SIZE, KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time

@@ -14,8 +14,8 @@ import typer
 from ..errors import BadValue
 from ..measure import checks
 from ..measure.network import (BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM, LATENCY_COUNTS, SIZES,
-                               TESTS, WINDOW, NetworkPlan, launched_rank, overview, rows_of, run_summary, step, summary,
-                               write_inventory)
+                               TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
+from ..measure.network_results import overview, summary
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure

@@ -24,20 +24,16 @@ statistics group by it.
 
 from __future__ import annotations
 
-import math
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
-from ..errors import BadFile, BadValue
-from ..stats import summarize
+from ..errors import BadValue
 from ..units import format_size
-from .precision import ci_fields
 from .probe import ProbeRun
-from .samples import kept
+from .spmv import load_matrix, spmv_vector, write_matrix
 from .steps import Step, dropped_reason, good_time
 
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
@@ -52,7 +48,6 @@ STRUCTURES = ("random", "banded")
 ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "read": 1}
 DEFAULT_SIZE = 64 * 2**20
 MAX_INSTANCES = 64
-CSR_MAGIC = b"XFCSR1\0\0"
 #: A scaling sweep's points with few work-groups are slow (one group streams the arrays alone):
 #: each stops after this many timed seconds (and at least 2 launches) unless --max-time says otherwise.
 SCALING_MAX_TIME = 0.5
@@ -169,67 +164,6 @@ class KernelPlan:
             groups.append(g)
             g *= 2
         return [*groups, 0], sorted({1, 2, 4, *self.instances})
-
-
-def load_matrix(spec: str, structure: str, per_row: int):
-    """A CSR matrix: read from a Matrix Market file, or generated with ``spec`` rows (``per_row``
-    entries per row, random columns or a band around the diagonal), values in [0.5, 1.5)."""
-    import scipy.io
-    import scipy.sparse
-
-    path = Path(spec)
-    if path.suffix.lower() == ".mtx" or path.exists():
-        if not path.is_file():
-            raise BadFile(f"--spmv '{spec}' is not a readable file")
-        try:
-            matrix = scipy.io.mmread(str(path))
-        except (ValueError, OSError, IndexError, TypeError) as error:
-            raise BadFile(f"--spmv '{spec}' is not a Matrix Market file: {str(error).splitlines()[0][:120]}") from None
-        if not scipy.sparse.issparse(matrix):
-            matrix = scipy.sparse.csr_matrix(matrix)
-        matrix = matrix.tocsr()
-        if np.iscomplexobj(matrix.data):
-            raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
-        if matrix.nnz == 0:
-            raise BadFile(f"--spmv '{spec}' has no entries")
-        if matrix.shape[1] >= 2**32:
-            raise BadFile(f"--spmv '{spec}' has {matrix.shape[1]:,} columns; at most 2^32 - 1")
-        return matrix
-    try:
-        rows = int(float(spec))
-    except ValueError:
-        raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
-    if not 1 <= rows <= 2**26:
-        raise BadValue(f"--spmv {rows}: rows in 1..2^26")
-    if not 1 <= per_row <= min(rows, 1024):
-        raise BadValue(f"--per-row {per_row}: entries per row in 1..{min(rows, 1024)}")
-    rng = np.random.default_rng(7)
-    if structure == "banded":
-        offsets = np.arange(per_row) - per_row // 2
-        cols = (np.arange(rows)[:, None] + offsets[None, :]) % rows
-    else:
-        cols = rng.integers(0, rows, size=(rows, per_row))
-    data = rng.random(rows * per_row) + 0.5
-    matrix = scipy.sparse.csr_matrix((data, cols.ravel(), np.arange(0, rows * per_row + 1, per_row)), shape=(rows, rows))
-    matrix.sum_duplicates()
-    return matrix
-
-
-def write_matrix(matrix, x: np.ndarray, path: Path, dtype: str) -> None:
-    """The CSR file the probe reads: magic, rows, cols, nnz, value bytes, then row pointers (u64),
-    column indices (u32), values and x (float32 or float64)."""
-    kind = np.float64 if dtype == "double" else np.float32
-    with open(path, "wb") as out:
-        out.write(CSR_MAGIC)
-        out.write(struct.pack("<4Q", matrix.shape[0], matrix.shape[1], matrix.nnz, np.dtype(kind).itemsize))
-        out.write(np.asarray(matrix.indptr, dtype="<u8").tobytes())
-        out.write(np.asarray(matrix.indices, dtype="<u4").tobytes())
-        out.write(np.asarray(matrix.data, dtype=kind).tobytes())
-        out.write(np.asarray(x, dtype=kind).tobytes())
-
-
-def spmv_vector(cols: int) -> np.ndarray:
-    return 1.0 + (np.arange(cols) % 7) * 0.125  # exact in float32 too
 
 
 def probe_args(plan: KernelPlan, memory: str) -> list[str]:
@@ -412,142 +346,3 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
         if unavailable:
             failure = "not available: " + failure
     return rows, failure
-
-
-# -- summaries ----------------------------------------------------------------------------------
-
-def _p(row: dict[str, Any], key: str) -> Any:
-    params = row.get("params") or {}
-    return params.get(key, row.get(key))
-
-
-def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (kernel, memory, type, width, groups, instances): BabelStream's figure (the best
-    iteration's bandwidth, ``best_bytes_per_second``), the median's with its interval, GFLOP/s of
-    SpMV."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r.get("suite") == "kernels" and (r["test"] in KERNELS or r["test"] == "spmv"):
-            groups.setdefault((r["test"], r["host_kind"], _p(r, "type"), _p(r, "width"), _p(r, "groups"),
-                               _p(r, "instances")), []).append(r)
-    order = {k: i for i, k in enumerate((*KERNELS, "spmv"))}
-    out = []
-    for (kernel, memory, type_, width, ngroups, instances), members in sorted(
-            groups.items(), key=lambda kv: (MEMORIES.index(kv[0][1]) if kv[0][1] in MEMORIES else 9, order[kv[0][0]],
-                                            kv[0][2] or "", kv[0][3] or 0, kv[0][5] or 0, kv[0][4] or 0)):
-        secs = [m["seconds"] for m in members]
-        s = summarize(secs)
-        moved = members[0]["bytes"]
-        entry = {"kernel": kernel, "memory": memory, "type": type_, "width": width, "groups": ngroups,
-                 "local": _p(members[0], "local"), "instances": instances, "size_bytes": members[0]["size_bytes"],
-                 "count": s["count"], "headline": "best", "best_bytes_per_second": moved / s["min"],
-                 "median_bytes_per_second": moved / s["median"], "median_seconds": s["median"], "min_seconds": s["min"],
-                 "cov": s["cov"], **ci_fields(secs, "bytes_per_second", moved)}
-        if kernel == "spmv":
-            flops = _p(members[0], "flops")
-            entry.update({"rows": _p(members[0], "rows"), "nnz": _p(members[0], "nnz"),
-                          "best_flops_per_second": flops / s["min"], "median_flops_per_second": flops / s["median"]})
-        out.append(entry)
-    return out
-
-
-def scaling(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The scaling table (seed 004's): per kernel, memory, type and width, each work-group count and
-    each instance count with its best bandwidth and the speedup over the fewest groups (one
-    instance) and over one instance (the same groups)."""
-    out = []
-    for key in dict.fromkeys((s["kernel"], s["memory"], s["type"], s["width"]) for s in summary):
-        mine = [s for s in summary if (s["kernel"], s["memory"], s["type"], s["width"]) == key]
-        if len({s["groups"] for s in mine}) < 2 and len({s["instances"] for s in mine}) < 2:
-            continue
-        one = {s["groups"]: s for s in mine if s["instances"] == 1}
-        fewest = min(one) if one else None
-        for s in sorted(mine, key=lambda s: (s["instances"], s["groups"])):
-            base_groups = one.get(fewest)
-            base_instance = one.get(s["groups"])
-            out.append({"kernel": key[0], "memory": key[1], "type": key[2], "width": key[3], "groups": s["groups"],
-                        "instances": s["instances"], "best_bytes_per_second": s["best_bytes_per_second"],
-                        "speedup_vs_fewest_groups": (s["best_bytes_per_second"] / base_groups["best_bytes_per_second"]
-                                                     if base_groups and s["instances"] == 1 else None),
-                        "speedup_vs_one_instance": (s["best_bytes_per_second"] / base_instance["best_bytes_per_second"]
-                                                    if base_instance else None)})
-    return out
-
-
-def fault_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (memory, stride): the first touch's and the second touch's median time, the fault cost
-    per touch (first - second over the touches: a 4 KiB stride touches each page once) and the
-    host's read-back per touch."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r.get("suite") == "kernels" and r["test"] == "first-touch":
-            groups.setdefault((r["host_kind"], _p(r, "stride_bytes")), []).append(r)
-    out = []
-    for (memory, stride), members in groups.items():
-        touches = _p(members[0], "touches")
-        first = summarize(m["seconds"] for m in members)
-        second = summarize(_p(m, "second_seconds") for m in members)
-        per = summarize(_p(m, "fault_seconds_per_touch") for m in members)
-        back = summarize(_p(m, "host_back_seconds") for m in members)
-        out.append({"memory": memory, "stride_bytes": stride, "touches": touches, "size_bytes": members[0]["size_bytes"],
-                    "count": first["count"], "headline": "median", "first_touch_median_seconds": first["median"],
-                    "second_touch_median_seconds": second["median"], "fault_median_seconds_per_touch": per["median"],
-                    "host_back_median_seconds_per_touch": back["median"] / touches if touches else None})
-    return out
-
-
-def align_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (allocator, offset, direction): the median and best bandwidth, and the median against the
-    runtime allocator's at offset 0 (1.0: as fast as runtime-pinned memory)."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r.get("suite") == "kernels" and r["test"] in ("h2d", "d2h"):
-            groups.setdefault((r["host_kind"], _p(r, "offset_bytes"), r["test"]), []).append(r)
-    medians = {k: summarize(m["seconds"] for m in v) for k, v in groups.items()}
-    out = []
-    for (allocator, offset, direction), members in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
-        s = medians[(allocator, offset, direction)]
-        size = members[0]["size_bytes"]
-        ref = medians.get(("runtime", 0, direction))
-        out.append({"allocator": allocator, "offset_bytes": offset, "direction": direction, "size_bytes": size,
-                    "count": s["count"], "headline": "median", "median_bytes_per_second": size / s["median"],
-                    "best_bytes_per_second": size / s["min"],
-                    "relative_to_runtime_aligned": (ref["median"] / s["median"]) if ref else None})
-    return out
-
-
-def d2d_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per path (runtime: one context holding both devices; staged: through pinned host memory):
-    the median and best bandwidth of a device-to-device copy."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r.get("suite") == "kernels" and r["test"] == "d2d-devices":
-            groups.setdefault((_p(r, "path"), r["size_bytes"]), []).append(r)
-    out = []
-    for (path, size), members in groups.items():
-        s = summarize(m["seconds"] for m in members)
-        out.append({"path": path, "size_bytes": size, "device_index": _p(members[0], "device_index"),
-                    "peer_index": _p(members[0], "peer_index"), "count": s["count"], "headline": "median",
-                    "median_bytes_per_second": size / s["median"], "best_bytes_per_second": size / s["min"],
-                    "median_seconds": s["median"]})
-    return out
-
-
-def overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per memory kind: each kernel's best bandwidth at its best point (any width, groups; one
-    instance), the figure to set beside host STREAM and the copy bandwidth."""
-    out = []
-    for memory in dict.fromkeys(s["memory"] for s in summary if s["kernel"] in KERNELS):
-        row: dict[str, Any] = {"memory": memory}
-        for kernel in KERNELS:
-            mine = [s for s in summary if s["memory"] == memory and s["kernel"] == kernel and s["instances"] == 1]
-            if mine:
-                best = max(mine, key=lambda s: s["best_bytes_per_second"])
-                row[f"{kernel}_best_bytes_per_second"] = best["best_bytes_per_second"]
-                row[f"{kernel}_at"] = f"{best['type']} x{best['width']}, {best['groups']} groups"
-        out.append(row)
-    return out
-
-
-def is_finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import jinja2
 
 from .. import __version__
-from . import collect
+from . import collect, kernels_section, network_section
 from .collect import Section, Table
 
 TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
@@ -126,17 +126,17 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
                     lambda run=run, rows=rows: (collect.collab_section(run, rows, folder), None))
             if "kernels" in kinds:
                 headlines += add(f"Kernels (run {rid})", f"run-{rid}-kernels", lambda run=run, rows=rows:
-                                 collect.kernels_section(run, rows, folder), [])
+                                 kernels_section.kernels_section(run, rows, folder), [])
                 kernel_rows += rows
             if "memory" in kinds:
                 memory_rows += rows
             if "network" in kinds:
                 headlines += add(f"Network (run {rid})", f"run-{rid}-network", lambda run=run, rows=rows:
-                                 collect.network_section(run, rows, folder), [])
+                                 network_section.network_section(run, rows, folder), [])
             if "runtime" in kinds:
                 add(f"Offload runtime (run {rid})", f"run-{rid}-runtime",
                     lambda run=run, rows=rows: (collect.runtime_section(run, rows, folder), None))
-        glance, failed_glance = guarded("At a glance", "glance", lambda: collect.glance(
+        glance, failed_glance = guarded("At a glance", "glance", lambda: kernels_section.glance(
             memory_rows, [r for _, rows in device_samples for r in rows], kernel_rows))
         if failed_glance is not None:
             sections.insert(0, failed_glance)

@@ -1,0 +1,75 @@
+"""SpMV's matrices for `measure kernels --spmv`: a Matrix Market file read with SciPy, or a generated
+CSR matrix (random columns or a band around the diagonal), written in the binary CSR layout the
+probe's spmv mode reads (native/probe/kernels_memory.cpp), and the x the product is taken with."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BadFile, BadValue
+
+CSR_MAGIC = b"XFCSR1\0\0"
+
+
+def load_matrix(spec: str, structure: str, per_row: int):
+    """A CSR matrix: read from a Matrix Market file, or generated with ``spec`` rows (``per_row``
+    entries per row, random columns or a band around the diagonal), values in [0.5, 1.5)."""
+    import scipy.io
+    import scipy.sparse
+
+    path = Path(spec)
+    if path.suffix.lower() == ".mtx" or path.exists():
+        if not path.is_file():
+            raise BadFile(f"--spmv '{spec}' is not a readable file")
+        try:
+            matrix = scipy.io.mmread(str(path))
+        except (ValueError, OSError, IndexError, TypeError) as error:
+            raise BadFile(f"--spmv '{spec}' is not a Matrix Market file: {str(error).splitlines()[0][:120]}") from None
+        if not scipy.sparse.issparse(matrix):
+            matrix = scipy.sparse.csr_matrix(matrix)
+        matrix = matrix.tocsr()
+        if np.iscomplexobj(matrix.data):
+            raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
+        if matrix.nnz == 0:
+            raise BadFile(f"--spmv '{spec}' has no entries")
+        if matrix.shape[1] >= 2**32:
+            raise BadFile(f"--spmv '{spec}' has {matrix.shape[1]:,} columns; at most 2^32 - 1")
+        return matrix
+    try:
+        rows = int(float(spec))
+    except ValueError:
+        raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
+    if not 1 <= rows <= 2**26:
+        raise BadValue(f"--spmv {rows}: rows in 1..2^26")
+    if not 1 <= per_row <= min(rows, 1024):
+        raise BadValue(f"--per-row {per_row}: entries per row in 1..{min(rows, 1024)}")
+    rng = np.random.default_rng(7)
+    if structure == "banded":
+        offsets = np.arange(per_row) - per_row // 2
+        cols = (np.arange(rows)[:, None] + offsets[None, :]) % rows
+    else:
+        cols = rng.integers(0, rows, size=(rows, per_row))
+    data = rng.random(rows * per_row) + 0.5
+    matrix = scipy.sparse.csr_matrix((data, cols.ravel(), np.arange(0, rows * per_row + 1, per_row)), shape=(rows, rows))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def write_matrix(matrix, x: np.ndarray, path: Path, dtype: str) -> None:
+    """The CSR file the probe reads: magic, rows, cols, nnz, value bytes, then row pointers (u64),
+    column indices (u32), values and x (float32 or float64)."""
+    kind = np.float64 if dtype == "double" else np.float32
+    with open(path, "wb") as out:
+        out.write(CSR_MAGIC)
+        out.write(struct.pack("<4Q", matrix.shape[0], matrix.shape[1], matrix.nnz, np.dtype(kind).itemsize))
+        out.write(np.asarray(matrix.indptr, dtype="<u8").tobytes())
+        out.write(np.asarray(matrix.indices, dtype="<u4").tobytes())
+        out.write(np.asarray(matrix.data, dtype=kind).tobytes())
+        out.write(np.asarray(x, dtype=kind).tobytes())
+
+
+def spmv_vector(cols: int) -> np.ndarray:
+    return 1.0 + (np.arange(cols) % 7) * 0.125  # exact in float32 too
