@@ -2,8 +2,9 @@
 // OSU Micro-Benchmarks (osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_allreduce …),
 // so that the figures compare with OSU's one to one. Every rank runs this; rank 0 prints.
 //
-// Where each test is timed (network_p2p.cpp and network_collectives.cpp; std::chrono::steady_clock, as every loop of the probe; one read per
-// iteration on the timing rank, so every iteration is a sample and their sum is OSU's timer):
+// How each test is timed (in network_p2p.cpp and network_collectives.cpp; std::chrono::steady_clock,
+// as every loop of the probe; one read per iteration on the timing rank, so every iteration is a
+// sample and their sum is OSU's timer):
 //   latency    ping-pong between rank 0 and a partner; sample = round trip / 2 (one-way)
 //   bw         the sender posts `window` non-blocking sends, waits for all, then takes a 4-byte ack
 //              from the receiver; sample = the time of one window (bytes = size x window)
