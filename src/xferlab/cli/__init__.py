@@ -21,7 +21,7 @@ from . import inventory as inventory_cli
 from . import lab as lab_cli
 from . import measure
 from . import simulate as simulate_cli
-from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema
+from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
 
 app = typer.Typer(
     name="xferlab",
@@ -42,6 +42,7 @@ app.command("simulate")(simulate_cli.simulate)
 app.command("fit")(fit_cli.fit)
 app.add_typer(advise_cli.app, name="advise")
 app.command("report")(report_cli.report)
+app.command("study")(study_cli.study)
 app.add_typer(runtime_cli.app, name="runtime")
 
 

@@ -1,0 +1,76 @@
+"""`xferlab study NAME` (and `xferlab study list`): the seeds' experiments as one command each, on
+this machine; the work is in src/xferlab/studies/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import BadValue
+from ..measure import checks
+from ..units import format_rate, format_time, parse_time
+from .common import CSV, JSON, STORE
+from .output import Column, emit, output_format, stderr
+
+
+def _show(key: str):
+    if key.endswith("bytes_per_second"):
+        return lambda v: "–" if v is None else format_rate(v)
+    if key.endswith("seconds"):
+        return lambda v: "–" if v is None else format_time(v)
+    if key.startswith(("relative", "spread")):
+        return lambda v: "–" if v is None else f"{v:.2f}"
+    return lambda v: "–" if v is None else ("yes" if v is True else "" if v is False else str(v))
+
+
+def study(name: str = typer.Argument(..., help="A study (`xferlab study list` lists them), or 'list'.", metavar="NAME"),
+          budget: str = typer.Option("5m", "--budget", help="Stop starting new steps after this long; run the study "
+                                     "again to go on (steps already stored are reused).", metavar="TIME"),
+          pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
+                                              "new file or a device-DAX device).", metavar="PATH"),
+          iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
+                                                   metavar="N"),
+          backend: Optional[str] = typer.Option(None, "--backend", help="launch: opencl or cuda.", metavar="opencl|cuda"),
+          device_: Optional[int] = typer.Option(None, "--device", help="launch: the device index.", metavar="N"),
+          count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
+                                              metavar="N"),
+          timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
+          store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
+    from ..studies import STUDIES, find
+
+    fmt = output_format(json_, csv_)
+    if name == "list":
+        emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
+             [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
+              Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")
+        return
+    chosen = find(name)
+    given = {"pmem": str(pmem) if pmem else None, "iterations": iterations, "backend": backend, "device": device_,
+             "count": count}
+    for key, value in given.items():
+        if value is not None and key not in chosen.options:
+            takers = sorted(s.name for s in STUDIES.values() if key in s.options)
+            raise BadValue(f"--{key} does not apply to the {name} study; it applies to: {', '.join(takers)}")
+    options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
+    budget_s = parse_time(budget, "--budget", allow_zero=False)
+    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    from ..studies.run import run_study
+
+    result = run_study(chosen, options, store, budget_s, timeout_s)
+    notes = [f"{chosen.seed}: {chosen.experiment}; group {result.group}"]
+    notes += [f"skipped: {s['class']}: {s['reason']}" for s in result.skipped]
+    for s in result.steps:
+        what = {"reused": f"reused run {s['run_id']} (already in the store)", "measured": f"measured, run {s['run_id']}",
+                "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}"}[s["status"]]
+        notes.append(f"step {s['key']} ({s['label']}): {what}")
+    columns = [Column(key, header, _show(key), justify="left" if key in ("class", "kernel", "where") else "right")
+               for key, header in chosen.columns]
+    emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
+         notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})
+    if result.failed:
+        stderr.print(f"error: {len(result.failed)} of {len(result.steps)} steps failed (first: {result.failed[0]['key']}: "
+                     f"{result.failed[0]['failure']}); what was measured is kept", highlight=False, markup=False)
+        raise typer.Exit(3 if len(result.failed) < len(result.steps) else 1)

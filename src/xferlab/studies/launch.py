@@ -1,0 +1,60 @@
+"""Seed 004's launch study (Sandia, oneAPI on an FPGA): empty-kernel launch latency with the
+submitting thread unpinned and pinned to each CPU in turn, with 0 to k buffer arguments; the best
+CPU, the spread across CPUs, and the frequency governor the machine ran under."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..measure.device import DevicePlan, launch_summary, rows_of, steps
+from ..system import inventory as inv
+from .base import Plan, Study, StudyStep
+
+
+def plan(options: dict[str, Any]) -> Plan:
+    device = DevicePlan(backend=options["backend"], device=options["device"], transfers=False, launch=True,
+                        launch_count=options["count"], launch_args=list(options["args"]))
+    device.check()
+    out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device)[:1], rows_of,
+                     {"backend": device.backend, "device": device.device}, {"accelerator": device.info})]
+    for cpu in sorted(os.sched_getaffinity(0))[:options["max_cpus"]]:
+        pinned = DevicePlan(**{**device.__dict__, "pin": cpu})
+        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", steps(pinned)[1:], rows_of,
+                             {"backend": device.backend, "device": device.device, "pin": cpu},
+                             {"accelerator": device.info}))
+    return Plan(out, [])
+
+
+def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per CPU (and unpinned) and argument count: the median launch latency and p99; per argument count
+    the best CPU and the spread (slowest median over fastest) across the pinned CPUs."""
+    out = []
+    for key, mine in rows.items():
+        flat = [{**{k: v for k, v in r.items() if k != "params"}, **(r.get("params") or {})} for r in mine]
+        for s in launch_summary(flat):
+            out.append({"where": key, "kernel_args": s["kernel_args"], "median_seconds": s["median_seconds"],
+                        "p99_seconds": s["p99_seconds"], "count": s["count"]})
+    for nargs in sorted({r["kernel_args"] for r in out}):
+        pinned = [r for r in out if r["kernel_args"] == nargs and r["where"].startswith("cpu")]
+        if pinned:
+            best = min(pinned, key=lambda r: r["median_seconds"])
+            worst = max(r["median_seconds"] for r in pinned)
+            for r in pinned:
+                r["best_cpu"] = best["where"] == r["where"]
+                r["spread_across_cpus"] = worst / best["median_seconds"]
+    governor = inv.inventory().get("frequency_governor")
+    for r in out:
+        r["governor"] = governor
+    return out
+
+
+LAUNCH = Study(
+    name="launch", seed="seed 004",
+    experiment="empty-kernel launch latency pinned to each CPU and unpinned, 0..k buffer arguments",
+    description="Seed 004's launch study: launch latency by the CPU that submits and by argument count; the best "
+                "CPU and the spread across CPUs; the frequency governor recorded.",
+    plan=plan, table=table,
+    columns=[("where", "submitting thread"), ("kernel_args", "args"), ("median_seconds", "median"),
+             ("p99_seconds", "p99"), ("best_cpu", "best CPU"), ("spread_across_cpus", "spread"), ("count", "n")],
+    options={"backend": "opencl", "device": 0, "count": 2000, "args": [0, 1, 4, 8], "max_cpus": 64})

@@ -1,0 +1,70 @@
+"""Studies (`xferlab study`, src/xferlab/studies/): the seeds' experiments in one command, on this
+machine. tiers runs local DRAM and (with --pmem) App-Direct on a file, and says why it skips the
+classes this machine lacks; launch runs unpinned and pinned to each CPU; a study run again reuses
+the steps already in the store. Bad input tried: an unknown study, a budget too small for one step,
+an option the study does not take."""
+
+import json
+import os
+
+import pytest
+
+from xferlab.measure.device import devices
+from xferlab.store import open_store
+
+OPENCL, _ = devices("opencl")
+
+
+def test_list_names_every_study(cli):
+    code, out, err = cli("study", "list", "--json", check=0)
+    names = {r["study"]: r["seed"] for r in json.loads(out)["results"]}
+    assert names == {"tiers": "seed 003", "launch": "seed 004"}
+
+
+def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
+    store = tmp_path / "s.duckdb"
+    pmem = tmp_path / "pmem"
+    pmem.mkdir()
+    args = ["study", "tiers", "--iterations", "3", "--pmem", pmem, "--budget", "2m", "--store", store, "--json"]
+    code, out, err = cli(*args, check=0)
+    doc = json.loads(out)
+    classes = {r["class"] for r in doc["results"]}
+    assert {"local", "app-direct"} <= classes
+    assert all(r["best_bytes_per_second"] > 0 for r in doc["results"])
+    assert all(r["relative_to_local"] == 1.0 for r in doc["results"] if r["class"] == "local")
+    skipped = {s["class"]: s["reason"] for s in doc["skipped"]}
+    if len(os.sched_getaffinity(0)) < 4:
+        assert "compact and spread need at least 4" in skipped["affinity"]
+    assert [s["status"] for s in doc["steps"]] == ["measured"] * len(doc["steps"])
+    # Again, the same options: nothing is measured again, the table is the same.
+    code, out, err = cli(*args, check=0)
+    again = json.loads(out)
+    assert [s["status"] for s in again["steps"]] == ["reused"] * len(doc["steps"])
+    assert again["results"] == doc["results"] and again["group"] == doc["group"]
+    with open_store(store, read_only=True) as db:
+        runs = db.runs()
+    assert len(runs) == len(doc["steps"])  # one run per step, recorded once
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
+def test_launch_pins_to_each_cpu(cli):
+    code, out, err = cli("study", "launch", "--count", "100", "--json", check=0)
+    rows = json.loads(out)["results"]
+    cpus = sorted(os.sched_getaffinity(0))
+    assert {r["where"] for r in rows} == {"unpinned", *(f"cpu{c}" for c in cpus)}
+    pinned = [r for r in rows if r["where"].startswith("cpu") and r["kernel_args"] == 0]
+    assert sum(bool(r["best_cpu"]) for r in pinned) == 1 and all(r["spread_across_cpus"] >= 1 for r in pinned)
+    assert all(r["governor"] for r in rows) and all(r["median_seconds"] > 0 for r in rows)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["study", "cache"], "study 'cache' is not known"),
+    (["study", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
+    (["study", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),
+])
+def test_bad_input_is_one_line(args, fragment, tmp_path, cli):
+    store = tmp_path / "s.duckdb"
+    code, out, err = cli(*args, "--store", store)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and fragment in lines[0], (code, err)
+    assert not store.exists()
