@@ -18,7 +18,7 @@ OPENCL, _ = devices("opencl")
 def test_list_names_every_study(cli):
     code, out, err = cli("study", "list", "--json", check=0)
     names = {r["study"]: r["seed"] for r in json.loads(out)["results"]}
-    assert names == {"tiers": "seed 003", "launch": "seed 004"}
+    assert names == {"tiers": "seed 003", "granularity": "seed 004", "launch": "seed 004"}
 
 
 def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
@@ -57,7 +57,20 @@ def test_launch_pins_to_each_cpu(cli):
     assert all(r["governor"] for r in rows) and all(r["median_seconds"] > 0 for r in rows)
 
 
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
+def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(cli):
+    code, out, err = cli("study", "granularity", "--total", "8Mi", "--chunks", "64Ki,4Mi", "--json", check=0)
+    rows = json.loads(out)["results"]
+    assert {r["direction"] for r in rows} == {"h2d", "d2h"} and {r["chunk_bytes"] for r in rows} == {65536, 4194304}
+    assert {"pageable", "pinned"} <= {r["host_kind"] for r in rows}
+    for r in rows:
+        assert r["transfers"] == 8 * 2**20 // r["chunk_bytes"]
+        assert r["transfer_median_seconds"] <= r["transfer_p99_seconds"] <= r["transfer_max_seconds"]
+        assert (r["relative_to_largest_chunk"] == 1.0) == (r["chunk_bytes"] == 4194304)
+
+
 @pytest.mark.parametrize("args, fragment", [
+    (["study", "granularity", "--total", "1Mi", "--chunks", "2Mi"], "chunk 2 MiB is larger than --total 1 MiB"),
     (["study", "cache"], "study 'cache' is not known"),
     (["study", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
     (["study", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),

@@ -383,6 +383,7 @@ int run_chunks(Args& args) {
   const auto chunks = args.integers("chunks", "81920,8388608", 1, 1ll << 40);
   const auto kind_names = args.words("kinds", "pageable", {"pageable", "pinned", "svm-coarse", "svm-fine", "managed",
                                                            "managed-prefetch"});
+  const auto directions = args.words("directions", "h2d", {"h2d", "d2h"});
   const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
   // Fixed: --repeats timed repeats. With --precision: at least --repeats, at most --max-repeats.
   precision::Policy policy;
@@ -405,24 +406,33 @@ int run_chunks(Args& args) {
     if (!backend->supports(kind)) throw BadArgument("host memory kind '" + n + "' is not supported by this device/backend");
     auto host = backend->allocate_host(kind, static_cast<size_t>(largest));
     fill(host->host, static_cast<size_t>(largest), 2);
+    for (const std::string& direction : directions)
     for (long long c : chunks) {
       const long long transfers = (total + c - 1) / c;
       precision::Repeat repeat(policy);
+      std::vector<double> each(static_cast<size_t>(transfers));
       for (int r = 0;; ++r) {  // repeat 0 is a warm-up
         double host_s = 0.0, dev_s = 0.0;
         for (long long t = 0; t < transfers; ++t) {
           const long long bytes = std::min(c, total - t * c);
-          Timing timing = backend->copy(*dev, *host, static_cast<size_t>(bytes));
+          Timing timing = direction == "h2d" ? backend->copy(*dev, *host, static_cast<size_t>(bytes))
+                                             : backend->copy(*host, *dev, static_cast<size_t>(bytes));
           host_s += timing.host_seconds;
           dev_s += timing.device_seconds;
+          each[static_cast<size_t>(t)] = timing.host_seconds;
         }
-        JsonLine().str("probe", "chunks").str("record", "sample").str("kind", n).integer("chunk_bytes", c)
-            .integer("transfers", transfers).integer("repeat", r).boolean("warmup", r == 0)
-            .number("host_seconds", host_s).number("device_seconds", dev_s).emit();
+        // The spread of the repeat's transfers (seed 004 looks past the median): median, p99, max.
+        std::sort(each.begin(), each.end());
+        const auto at = [&](double q) { return each[std::min(each.size() - 1, static_cast<size_t>(q * each.size()))]; };
+        JsonLine().str("probe", "chunks").str("record", "sample").str("kind", n).str("direction", direction)
+            .integer("chunk_bytes", c).integer("transfers", transfers).integer("repeat", r).boolean("warmup", r == 0)
+            .number("host_seconds", host_s).number("device_seconds", dev_s)
+            .number("transfer_median_seconds", at(0.5)).number("transfer_p99_seconds", at(0.99))
+            .number("transfer_max_seconds", each.back()).emit();
         if (r > 0 && !repeat.more(host_s)) break;
       }
       JsonLine point;
-      point.str("probe", "chunks").str("record", "point").str("kind", n).integer("chunk_bytes", c);
+      point.str("probe", "chunks").str("record", "point").str("kind", n).str("direction", direction).integer("chunk_bytes", c);
       repeat.describe(point).emit();
     }
   }

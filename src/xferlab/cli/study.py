@@ -16,6 +16,10 @@ from .output import Column, emit, output_format, stderr
 
 
 def _show(key: str):
+    if key.endswith("_bytes") or key == "chunk_bytes":
+        from ..units import format_size
+
+        return lambda v: "–" if v is None else format_size(v)
     if key.endswith("bytes_per_second"):
         return lambda v: "–" if v is None else format_rate(v)
     if key.endswith("seconds"):
@@ -36,6 +40,10 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
           device_: Optional[int] = typer.Option(None, "--device", help="launch: the device index.", metavar="N"),
           count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
                                               metavar="N"),
+          total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
+                                              "the seed moved 8 GB).", metavar="SIZE"),
+          chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity: chunk sizes (default the seed's "
+                                               "80 kB and 8 MB).", metavar="LIST"),
           timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
           store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
@@ -48,8 +56,11 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
               Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")
         return
     chosen = find(name)
+    from ..units import parse_list, parse_size
+
     given = {"pmem": str(pmem) if pmem else None, "iterations": iterations, "backend": backend, "device": device_,
-             "count": count}
+             "count": count, "total": parse_size(total, "--total") if total is not None else None,
+             "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None}
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)

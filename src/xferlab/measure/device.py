@@ -83,6 +83,7 @@ class DevicePlan:
     pin: Optional[int] = None               # also measure launches pinned to this CPU
     chunks: list[int] = field(default_factory=list)
     chunk_total: int = 256 * 2**20
+    chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
     info: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> None:
@@ -188,9 +189,11 @@ def steps(plan: DevicePlan) -> list[Step]:
         shared = [k for k in kinds if k.startswith(("svm", "managed"))]
         for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
-                    "--chunks", ",".join(map(str, plan.chunks)), *probe_args(plan.precision, plan.max_time)]
+                    "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
+                    *probe_args(plan.precision, plan.max_time)]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "host_kind": kind}, estimate(4 * sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
+                            {**place, "host_kind": kind}, estimate(4 * len(plan.chunk_directions) *
+                                                                   sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
@@ -264,7 +267,10 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "value": total / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
                              "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
-                             "validated": run.ok})
+                             "direction": r.get("direction", "h2d"),
+                             "transfer_median_seconds": r.get("transfer_median_seconds"),
+                             "transfer_p99_seconds": r.get("transfer_p99_seconds"),
+                             "transfer_max_seconds": r.get("transfer_max_seconds"), "validated": run.ok})
     failure = failure or dropped_reason(dropped)
     if not rows and failure is None:
         failure = "the probe reported no samples"
@@ -339,18 +345,36 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _param(row: dict[str, Any], key: str, default: Any = None) -> Any:
+    """A field of a converted row, or of a stored one (in its params)."""
+    value = row.get(key)
+    return value if value is not None else (row.get("params") or {}).get(key, default)
+
+
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (kind, direction, chunk): the total's median time and bandwidth, and the spread of the single
+    transfers (seed 004 looks past the median): the median over repeats of each repeat's median and p99
+    transfer, and the slowest transfer of all."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] == "chunks" and not r["warmup"]:
-            groups.setdefault((r["host_kind"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], _param(r, "direction", "h2d"), r["size_bytes"]), []).append(r)
     out = []
-    for (kind, chunk), members in groups.items():
+    for (kind, direction, chunk), members in groups.items():
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
-        out.append({"host_kind": kind, "chunk_bytes": chunk, "transfers": members[0]["transfers"], "total_bytes": members[0]["bytes"],
-                    "count": s["count"], "headline": "median", "median_seconds": s["median"],
+        tails = {k: [v for v in (_param(m, k) for m in members) if v is not None]
+                 for k in ("transfer_median_seconds", "transfer_p99_seconds", "transfer_max_seconds")}
+        transfers = _param(members[0], "transfers")
+        out.append({"host_kind": kind, "direction": direction, "chunk_bytes": chunk, "transfers": transfers,
+                    "total_bytes": members[0]["bytes"], "count": s["count"], "headline": "median",
+                    "median_seconds": s["median"], "max_seconds": s["max"],
                     "median_bytes_per_second": members[0]["bytes"] / s["median"], "cov": s["cov"],
+                    "transfer_median_seconds": summarize(tails["transfer_median_seconds"])["median"]
+                    if tails["transfer_median_seconds"] else None,
+                    "transfer_p99_seconds": summarize(tails["transfer_p99_seconds"])["median"]
+                    if tails["transfer_p99_seconds"] else None,
+                    "transfer_max_seconds": max(tails["transfer_max_seconds"]) if tails["transfer_max_seconds"] else None,
                     **ci_fields(secs), **ci_fields(secs, "bytes_per_second", members[0]["bytes"]),
                     "stopped": stopped_of(members)})
     return out

@@ -76,7 +76,7 @@ def estimate(fixed: float, points: int, precision: Optional[float], max_time: Op
 _KEYS = {
     "transfer": (("kind", "direction", "size_bytes"), ("host_kind", "test", "size_bytes")),
     "launch": (("args",), ("kernel_args",)),
-    "chunks": (("kind", "chunk_bytes"), ("host_kind", "size_bytes")),
+    "chunks": (("kind", "direction", "chunk_bytes"), ("host_kind", "direction", "size_bytes")),
     "stream": (("kernel",), ("test",)),
     "latency": (("size_bytes",), ("size_bytes",)),
 }

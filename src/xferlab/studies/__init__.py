@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from ..errors import UnknownName, suggest
 from .base import Study
+from .granularity import GRANULARITY
 from .launch import LAUNCH
 from .tiers import TIERS
 
-STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, LAUNCH)}
+STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH)}
 
 
 def find(name: str) -> Study:
