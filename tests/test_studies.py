@@ -18,7 +18,7 @@ OPENCL, _ = devices("opencl")
 def test_list_names_every_study(cli):
     code, out, err = cli("study", "list", "--json", check=0)
     names = {r["study"]: r["seed"] for r in json.loads(out)["results"]}
-    assert names == {"tiers": "seed 003", "granularity": "seed 004", "launch": "seed 004"}
+    assert names == {"tiers": "seed 003", "granularity": "seed 004", "launch": "seed 004", "characterize": "seed 001"}
 
 
 def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
@@ -67,6 +67,21 @@ def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(cli)
         assert r["transfers"] == 8 * 2**20 // r["chunk_bytes"]
         assert r["transfer_median_seconds"] <= r["transfer_p99_seconds"] <= r["transfer_max_seconds"]
         assert (r["relative_to_largest_chunk"] == 1.0) == (r["chunk_bytes"] == 4194304)
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
+def test_characterize_gives_seed_001s_tables(tmp_path, cli):
+    code, out, err = cli("study", "characterize", "--store", tmp_path / "c.duckdb", "--json", check=0)
+    doc = json.loads(out)
+    parts = {}
+    for r in doc["results"]:
+        parts.setdefault(r["part"], []).append(r)
+    assert {r["what"].split(",")[0] for r in parts["copies"]} == {"h2d", "d2h", "d2d", "bidir"}
+    assert all(r["latency_seconds"] > 0 and r["bandwidth_bytes_per_second"] > 0 for r in parts["copies"])
+    assert {r["what"] for r in parts["collaboration"]} >= {"histogram D"}
+    assert next(r for r in parts["collaboration"] if r["what"] == "histogram D")["relative_to_d"] == 1.0
+    assert parts["network"][0]["what"] == "intra-node, host"  # mpich is a dependency: the network step runs here
+    assert [s["status"] for s in doc["steps"]] == ["measured"] * 3
 
 
 @pytest.mark.parametrize("args, fragment", [

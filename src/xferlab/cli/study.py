@@ -16,7 +16,7 @@ from .output import Column, emit, output_format, stderr
 
 
 def _show(key: str):
-    if key.endswith("_bytes") or key == "chunk_bytes":
+    if key.endswith("_bytes"):
         from ..units import format_size
 
         return lambda v: "–" if v is None else format_size(v)
@@ -77,7 +77,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
         what = {"reused": f"reused run {s['run_id']} (already in the store)", "measured": f"measured, run {s['run_id']}",
                 "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}"}[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
-    columns = [Column(key, header, _show(key), justify="left" if key in ("class", "kernel", "where") else "right")
+    columns = [Column(key, header, _show(key), justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind") else "right")
                for key, header in chosen.columns]
     emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
          notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})

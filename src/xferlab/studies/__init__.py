@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from ..errors import UnknownName, suggest
 from .base import Study
+from .characterize import CHARACTERIZE
 from .granularity import GRANULARITY
 from .launch import LAUNCH
 from .tiers import TIERS
 
-STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH)}
+STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHARACTERIZE)}
 
 
 def find(name: str) -> Study:
