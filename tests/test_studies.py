@@ -46,6 +46,16 @@ def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
     assert len(runs) == len(doc["steps"])  # one run per step, recorded once
 
 
+def test_a_study_has_its_own_report_section(tmp_path, cli):
+    store = tmp_path / "r.duckdb"
+    cli("study", "tiers", "--iterations", "3", "--budget", "2m", "--store", store, check=0)
+    report = tmp_path / "report.html"
+    cli("report", "--store", store, "--output", report, check=0)
+    text = report.read_text()
+    assert "Study tiers (seed 003)" in text
+    assert "skipped: cxl: no memory-only (CXL) NUMA node" in text and "xferlab study tiers --iterations 3" in text
+
+
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_launch_pins_to_each_cpu(cli):
     code, out, err = cli("study", "launch", "--count", "100", "--json", check=0)

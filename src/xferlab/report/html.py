@@ -136,6 +136,11 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
             if "runtime" in kinds:
                 add(f"Offload runtime (run {rid})", f"run-{rid}-runtime",
                     lambda run=run, rows=rows: (collect.runtime_section(run, rows, folder), None))
+        from .study_section import study_groups, study_section
+
+        for group, params in study_groups(runs).items():
+            add(f"Study {params['name']}", f"study-{group}", lambda group=group, params=params: (
+                study_section(db, group, params), None))
         glance, failed_glance = guarded("At a glance", "glance", lambda: kernels_section.glance(
             memory_rows, [r for _, rows in device_samples for r in rows], kernel_rows))
         if failed_glance is not None:

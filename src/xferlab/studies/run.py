@@ -84,7 +84,8 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
         if left <= 1.0:
             entry.update(status="skipped", failure="the time budget was used up (run the study again to go on)")
             continue
-        params = {**step.params, "study": {"name": study.name, "group": group, "step": step.key, "options": options}}
+        params = {**step.params, "study": {"name": study.name, "group": group, "step": step.key, "options": options,
+                                           "skipped": plan.skipped}}
         outcome = measure(f"study {study.name}", step.steps, step.convert, step.suite, params, store_path,
                           timeout=timeout, budget=left, extra_inventory=step.inventory)
         result.store = Path(outcome.store_path)
