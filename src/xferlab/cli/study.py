@@ -36,8 +36,10 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                                               "new file or a device-DAX device).", metavar="PATH"),
           iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
                                                    metavar="N"),
-          backend: Optional[str] = typer.Option(None, "--backend", help="launch: opencl or cuda.", metavar="opencl|cuda"),
-          device_: Optional[int] = typer.Option(None, "--device", help="launch: the device index.", metavar="N"),
+          backend: Optional[str] = typer.Option(None, "--backend", help="launch, granularity, characterize: opencl or "
+                                                "cuda.", metavar="opencl|cuda"),
+          device_: Optional[int] = typer.Option(None, "--device", help="launch, granularity, characterize: the device "
+                                                "index.", metavar="N"),
           count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
                                               metavar="N"),
           total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
