@@ -113,6 +113,23 @@ kernel void spmv(global const ulong* rows, global const uint* cols, global const
 }
 )CLC";
 
+Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local) {
+  const auto& api = dev.api();
+  std::vector<cl::cl_event> events(kernels.size(), nullptr);
+  const auto t0 = Clock::now();
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    cl_check(api.EnqueueNDRangeKernel(dev.queue(k), kernels[k], 1, nullptr, &global, &local, 0, nullptr, &events[k]),
+             "clEnqueueNDRangeKernel");
+    cl_check(api.Flush(dev.queue(k)), "clFlush");
+  }
+  for (size_t k = 0; k < kernels.size(); ++k) cl_check(api.Finish(dev.queue(k)), "clFinish");
+  Launch out;
+  out.host_seconds = since(t0);
+  out.device_seconds = device_span(api, events);
+  for (auto e : events) api.ReleaseEvent(e);
+  return out;
+}
+
 // Device timestamps of a set of events: last end - first start (seconds), -1 if unavailable.
 double device_span(const cl::Api& api, const std::vector<cl::cl_event>& events) {
   cl::cl_ulong first = ~0ull, last = 0;
@@ -152,10 +169,6 @@ using namespace kcl;
 
 const std::vector<std::string> kKernels = {"copy", "mul", "add", "triad", "dot", "read"};
 const std::vector<std::string> kMemories = {"device", "pinned", "host", "svm-coarse", "svm-fine"};
-
-int arrays_moved(const std::string& k) {
-  return (k == "add" || k == "triad") ? 3 : k == "read" ? 1 : 2;
-}
 
 template <class T>
 struct Stream {
@@ -203,41 +216,14 @@ struct Stream {
       }
       kernels.push_back(kern);
     }
-    const double moved = static_cast<double>(arrays_moved(kname)) * static_cast<double>(bytes) * instances;
-    const size_t global = groups * local;
-    const auto& api = dev.api();
+    const StreamPoint point{kname, memory, sizeof(T) == 8, width, static_cast<long long>(groups),
+                            static_cast<long long>(local), instances, !covers, static_cast<long long>(bytes)};
     const auto started = Clock::now();
     int done = 0;
     for (int it = 0; it < warmup + iterations; ++it) {
-      std::vector<cl::cl_event> events(static_cast<size_t>(instances), nullptr);
-      const auto t0 = Clock::now();
-      for (int k = 0; k < instances; ++k) {
-        cl_check(api.EnqueueNDRangeKernel(dev.queue(static_cast<size_t>(k)), kernels[k], 1, nullptr, &global, &local, 0,
-                                          nullptr, &events[k]),
-                 "clEnqueueNDRangeKernel");
-        cl_check(api.Flush(dev.queue(static_cast<size_t>(k))), "clFlush");
-      }
-      for (int k = 0; k < instances; ++k) cl_check(api.Finish(dev.queue(static_cast<size_t>(k))), "clFinish");
-      const double host = since(t0);
-      const double device = device_span(api, events);
-      for (auto e : events) api.ReleaseEvent(e);
+      const Launch timed = launch_all(dev, kernels, groups * local, local);
       if (it < warmup) continue;
-      JsonLine()
-          .str("record", "sample")
-          .str("kernel", kname)
-          .str("memory", memory)
-          .str("type", sizeof(T) == 8 ? "double" : "float")
-          .integer("width", width)
-          .integer("groups", static_cast<long long>(groups))
-          .integer("local", static_cast<long long>(local))
-          .integer("instances", instances)
-          .boolean("grid_stride", !covers)
-          .integer("size_bytes", static_cast<long long>(bytes))
-          .integer("iteration", it - warmup)
-          .number("host_seconds", host)
-          .number("device_seconds", device)
-          .number("bytes", moved)
-          .emit();
+      stream_sample(point, it - warmup, timed.host_seconds, timed.device_seconds);
       ++done;
       if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
     }
@@ -249,7 +235,7 @@ struct Stream {
       (stream_reduces(kname) ? S[k] : which == 'c' ? C[k] : which == 'b' ? B[k] : A[k])->get(out.data());
       what = stream_check(kname, k, a, b, c, out);
     }
-    stream_validation(kname, memory, sizeof(T) == 8, width, static_cast<long long>(groups), instances, what);
+    stream_validation(point, what);
   }
 };
 

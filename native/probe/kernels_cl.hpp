@@ -105,6 +105,13 @@ class Array {
 };
 
 
+// Where a kernel is timed: kernels[k] enqueued on queue k (global x local work-items) for every k,
+// then every queue finished. Host seconds around it all, and the device's own (first event's start
+// to last event's end; -1 when the device gives none).
+struct Launch {
+  double host_seconds = 0, device_seconds = -1;
+};
+Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local);
 // Device timestamps of a set of events: last end - first start (seconds), -1 if unavailable.
 double device_span(const cl::Api& api, const std::vector<cl::cl_event>& events);
 // The work-group size for `kernel`: 256 within the device's and the kernel's limits, a power of two.

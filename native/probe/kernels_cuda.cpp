@@ -227,8 +227,7 @@ void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, siz
     else if (kname == "dot") p = {&A[k]->ptr, &B[k]->ptr, &S[k]->ptr, &n};
     else p = {&A[k]->ptr, &S[k]->ptr, &n};
   };
-  const int arrays = (kname == "add" || kname == "triad") ? 3 : kname == "read" ? 1 : 2;
-  const double moved = static_cast<double>(arrays) * static_cast<double>(bytes) * instances;
+  const StreamPoint point{kname, memory, f64, 1, blocks, threads, instances, true, static_cast<long long>(bytes)};
   const auto started = Clock::now();
   int done = 0;
   for (int it = 0; it < warmup + iterations; ++it) {
@@ -248,12 +247,7 @@ void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, siz
       if (g.d.cuEventElapsedTime(&ms, starts[k], ends[k]) == CUDA_SUCCESS) longest = std::max(longest, ms);
     }
     if (it < warmup) continue;
-    JsonLine()
-        .str("record", "sample").str("kernel", kname).str("memory", memory).str("type", f64 ? "double" : "float")
-        .integer("width", 1).integer("groups", blocks).integer("local", threads).integer("instances", instances)
-        .boolean("grid_stride", true).integer("size_bytes", static_cast<long long>(bytes)).integer("iteration", it - warmup)
-        .number("host_seconds", host).number("device_seconds", longest > 0 ? longest * 1e-3 : -1.0).number("bytes", moved)
-        .emit();
+    stream_sample(point, it - warmup, host, longest > 0 ? longest * 1e-3 : -1.0);
     ++done;
     if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
   }
@@ -269,7 +263,7 @@ void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, siz
     g.d.cuEventDestroy(ends[k]);
     g.d.cuStreamDestroy(streams[k]);
   }
-  stream_validation(kname, memory, f64, 1, blocks, instances, what);
+  stream_validation(point, what);
 }
 
 }  // namespace

@@ -211,7 +211,6 @@ void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, ui
   // Bytes: the matrix (values, column indices, row pointers), x once, y once: the least an SpMV moves.
   const double moved = static_cast<double>(nnz) * (sizeof(T) + 4) + static_cast<double>(rows + 1) * 8 +
                        static_cast<double>(cols + rows) * sizeof(T);
-  const auto& api = dev.api();
   for (long long g : groups_list) {
     const size_t groups = g ? static_cast<size_t>(g) : std::max<size_t>(1, (rows + local - 1) / local);
     const size_t global = groups * local;
@@ -224,18 +223,7 @@ void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, ui
         kernels.push_back(kern);
       }
       for (int it = 0; it < iterations + 1; ++it) {
-        std::vector<cl::cl_event> events(static_cast<size_t>(instances), nullptr);
-        const auto t0 = Clock::now();
-        for (int k = 0; k < instances; ++k) {
-          cl_check(api.EnqueueNDRangeKernel(dev.queue(static_cast<size_t>(k)), kernels[k], 1, nullptr, &global, &local, 0,
-                                            nullptr, &events[k]),
-                   "clEnqueueNDRangeKernel");
-          cl_check(api.Flush(dev.queue(static_cast<size_t>(k))), "clFlush");
-        }
-        for (int k = 0; k < instances; ++k) cl_check(api.Finish(dev.queue(static_cast<size_t>(k))), "clFinish");
-        const double host = since(t0);
-        const double device = device_span(api, events);
-        for (auto e : events) api.ReleaseEvent(e);
+        const Launch timed = launch_all(dev, kernels, global, local);
         if (it == 0) continue;
         JsonLine()
             .str("record", "sample")
@@ -247,8 +235,8 @@ void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, ui
             .integer("local", static_cast<long long>(local))
             .integer("instances", instances)
             .integer("iteration", it - 1)
-            .number("host_seconds", host)
-            .number("device_seconds", device)
+            .number("host_seconds", timed.host_seconds)
+            .number("device_seconds", timed.device_seconds)
             .number("bytes", moved * static_cast<double>(instances))
             .number("flops", 2.0 * static_cast<double>(nnz) * static_cast<double>(instances))
             .emit();

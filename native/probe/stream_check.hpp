@@ -57,16 +57,52 @@ std::string stream_check(const std::string& kernel, int instance, const std::vec
   return "";
 }
 
-inline void stream_validation(const std::string& kernel, const std::string& memory, bool f64, int width, long long groups,
-                              int instances, const std::string& what) {
+// BabelStream's byte counting: the arrays a kernel reads or writes once (copy, mul, dot 2; add, triad 3; read 1).
+inline int stream_arrays(const std::string& kernel) {
+  return (kernel == "add" || kernel == "triad") ? 3 : kernel == "read" ? 1 : 2;
+}
+
+// One point of device STREAM, as its sample and validation records name it.
+struct StreamPoint {
+  std::string kernel, memory;
+  bool f64 = false;
+  int width = 1;
+  long long groups = 0, local = 0;
+  int instances = 1;
+  bool grid_stride = true;
+  long long size_bytes = 0;  // per array
+  double bytes() const { return static_cast<double>(stream_arrays(kernel)) * size_bytes * instances; }
+};
+
+inline void stream_sample(const StreamPoint& p, int iteration, double host_seconds, double device_seconds) {
+  JsonLine()
+      .str("record", "sample")
+      .str("kernel", p.kernel)
+      .str("memory", p.memory)
+      .str("type", p.f64 ? "double" : "float")
+      .integer("width", p.width)
+      .integer("groups", p.groups)
+      .integer("local", p.local)
+      .integer("instances", p.instances)
+      .boolean("grid_stride", p.grid_stride)
+      .integer("size_bytes", p.size_bytes)
+      .integer("iteration", iteration)
+      .number("host_seconds", host_seconds)
+      .number("device_seconds", device_seconds)
+      .number("bytes", p.bytes())
+      .emit();
+}
+
+inline void stream_validation(const StreamPoint& p, const std::string& what) {
+  const std::string& kernel = p.kernel;
   JsonLine()
       .str("record", "validation")
       .str("kernel", kernel)
-      .str("memory", memory)
-      .str("type", f64 ? "double" : "float")
-      .integer("width", width)
-      .integer("groups", groups)
-      .integer("instances", instances)
+      .str("memory", p.memory)
+      .str("type", p.f64 ? "double" : "float")
+      .integer("width", p.width)
+      .integer("groups", p.groups)
+      .integer("instances", p.instances)
       .boolean("ok", what.empty())
       .str("what", !what.empty()             ? what
                    : stream_reduces(kernel) ? "the sum as the host's replay"

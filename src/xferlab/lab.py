@@ -326,10 +326,10 @@ def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], O
 
     plan = NetworkPlan(tests=["latency", "bw", "bibw", "mbw_mr", "allreduce"], latency_counts=((1000, 10), (100, 2)),
                        bandwidth_counts=((20, 2), (5, 1)), collective_counts=((100, 10), (20, 2)), budget=share)
+    if len(os.sched_getaffinity(0)) < 2:
+        return None, "skipped: one CPU (two ranks would share it)"
     try:
         plan.check(len(os.sched_getaffinity(0)))
-        if len(os.sched_getaffinity(0)) < 2:
-            return None, "skipped: one CPU (two ranks would share it)"
         run = measure("lab", [network_step(plan)], network_rows, "network", {"network": plan.params()}, store,
                       timeout=max(60.0, 4 * share), extra_summary=run_summary)
     except XferlabError as error:  # no MPI here: say so and go on

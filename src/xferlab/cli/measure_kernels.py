@@ -19,7 +19,7 @@ from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from .common import CSV, JSON, PLOTS, STORE
 from .measure_outcome import conclude
-from .output import Column, emit, output_format, stderr, stdout
+from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
 
 
@@ -124,16 +124,7 @@ def params(plan: KernelPlan) -> dict[str, Any]:
             "spmv_structure": plan.spmv_structure if plan.spmv else None}
 
 
-def _rate(v: Optional[float]) -> str:
-    return "–" if v is None else format_rate(v)
-
-
-def _time(v: Optional[float]) -> str:
-    return "–" if v is None else format_time(v)
-
-
-def _ratio(v: Optional[float]) -> str:
-    return "–" if v is None else f"{v:.2f}"
+_rate, _time, _ratio = or_dash(format_rate), or_dash(format_time), or_dash(lambda v: f"{v:.2f}")
 
 
 STREAM_COLUMNS = [
@@ -169,7 +160,7 @@ D2D_COLUMNS = [
 SPMV_COLUMNS = [
     Column("type", "type", justify="left"), Column("rows", "rows"), Column("nnz", "entries"), Column("groups", "groups"),
     Column("instances", "inst."), Column("best_bytes_per_second", "best", _rate, no_wrap=True),
-    Column("best_flops_per_second", "GFLOP/s", lambda v: "–" if v is None else f"{v / 1e9:.3g}"), Column("count", "n"),
+    Column("best_flops_per_second", "GFLOP/s", or_dash(lambda v: f"{v / 1e9:.3g}")), Column("count", "n"),
 ]
 
 

@@ -22,7 +22,7 @@ from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
 from .common import CSV, JSON, PLOTS, STORE
 from .measure_outcome import conclude
-from .output import Column, emit, output_format, stderr, stdout
+from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
 
 
@@ -139,16 +139,8 @@ def _other_rank(plan: NetworkPlan, timeout: float) -> int:
     return 0 if run.ok else 1
 
 
-def _time(value: Optional[float]) -> str:
-    return "–" if value is None else format_time(value)
-
-
-def _rate(value: Optional[float]) -> str:
-    return "–" if value is None else format_rate(value)
-
-
-def _messages(value: Optional[float]) -> str:
-    return "–" if value is None else f"{value / 1e6:.3g} M/s"
+_time, _rate = or_dash(format_time), or_dash(format_rate)
+_messages = or_dash(lambda v: f"{v / 1e6:.3g} M/s")
 
 
 _HEAD = [Column("test", "test", justify="left"), Column("size_bytes", "size", format_size, no_wrap=True),

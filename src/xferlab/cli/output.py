@@ -46,6 +46,11 @@ class Column:
     no_wrap: bool = False  # never wrap or cut this column (ids, figures); text columns fold instead
 
 
+def or_dash(show: Callable[[Any], str]) -> Callable[[Any], str]:
+    """``show`` for a table cell that may be empty: None is shown as "–"."""
+    return lambda value: "–" if value is None else show(value)
+
+
 def output_format(json_: bool, csv_: bool) -> str:
     if json_ and csv_:
         raise BadValue("--json and --csv were both given; choose one")

@@ -10,23 +10,10 @@ import typer
 
 from ..errors import BadValue
 from ..measure import checks
-from ..units import format_rate, format_time, parse_time
+from ..report.collect import fmt_value
+from ..units import parse_time
 from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr
-
-
-def _show(key: str):
-    if key.endswith("_bytes"):
-        from ..units import format_size
-
-        return lambda v: "–" if v is None else format_size(v)
-    if key.endswith("bytes_per_second"):
-        return lambda v: "–" if v is None else format_rate(v)
-    if key.endswith("seconds"):
-        return lambda v: "–" if v is None else format_time(v)
-    if key.startswith(("relative", "spread")):
-        return lambda v: "–" if v is None else f"{v:.2f}"
-    return lambda v: "–" if v is None else ("yes" if v is True else "" if v is False else str(v))
 
 
 def study(name: str = typer.Argument(..., help="A study (`xferlab study list` lists them), or 'list'.", metavar="NAME"),
@@ -79,7 +66,8 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
         what = {"reused": f"reused run {s['run_id']} (already in the store)", "measured": f"measured, run {s['run_id']}",
                 "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}"}[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
-    columns = [Column(key, header, _show(key), justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind") else "right")
+    columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
+                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind") else "right")
                for key, header in chosen.columns]
     emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
          notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})

@@ -93,12 +93,11 @@ def fit_groups(groups: list[Group], model: str, limit_link: Link, name_of
     that could not be fitted."""
     rows, links, figures, notes, to_save, skipped = [], [], [], [], [], []
     for g in groups:
-        done = fit_group(g.label, g.sizes, g.seconds, model, g.spec, limit_link, g.limit, g.op, g.ways, g.plot_path,
-                         g.title, g.origin)
-        if isinstance(done, dict):
-            skipped.append(done)
+        try:
+            row, link, figure, more, save = fit_group(g, model, limit_link)
+        except BadValue as error:  # too few sizes, times that do not grow with size …
+            skipped.append({"group": g.label, "reason": str(error)})
             continue
-        row, link, figure, more, save = done
         rows.append({**g.fields, **row})
         links.append(link)
         figures += [figure] if figure else []
@@ -109,20 +108,16 @@ def fit_groups(groups: list[Group], model: str, limit_link: Link, name_of
     return rows, links, figures, notes, skipped
 
 
-def fit_group(group: str, sizes: np.ndarray, seconds: np.ndarray, model: str, spec: Optional[str], limit_link: Link,
-              limit: float, op: str, ways: int, plot_path: Optional[Path], title: str, origin: str):
-    """Fit one group of (size, seconds) samples and set it beside ``limit`` (``limit_link``'s rate for
-    ``op``). Returns {group, reason} when it cannot be fitted, else (the row's fields, the Link (named
-    ``spec`` when it is to be saved as that profile), the plot written or None, notes, and the
-    (name, fields, note) to save or None)."""
+def fit_group(g: Group, model: str, limit_link: Link):
+    """Fit one group's (size, seconds) samples and set it beside ``g.limit`` (``limit_link``'s rate for
+    ``g.op``). Returns the row's fields, the Link (named ``g.spec`` when it is to be saved as that
+    profile), the plot written or None, notes, and the (name, fields, note) to save or None; raises
+    BadValue when the samples cannot be fitted."""
     from ..report.plots import plot_fit  # matplotlib only when plotting
 
-    try:
-        f = select(sizes, seconds, model)
-        name = spec or f.spec()
-        link = build({**f.link_fields(), "name": name}, f"fitted link of {group}")
-    except BadValue as error:
-        return {"group": group, "reason": str(error)}
+    group, sizes, seconds, spec, limit, op, ways = g.label, g.sizes, g.seconds, g.spec, g.limit, g.op, g.ways
+    f = select(sizes, seconds, model)
+    link = build({**f.link_fields(), "name": spec or f.spec()}, f"fitted link of {group}")
     distinct = np.unique(sizes)
     peak = float(max(s / np.median(seconds[sizes == s]) for s in distinct))
     row = {"model": f.model, "description": link.summary(),
@@ -149,10 +144,10 @@ def fit_group(group: str, sizes: np.ndarray, seconds: np.ndarray, model: str, sp
     save = None
     if spec:
         row["profile"] = spec
-        save = (spec, f.link_fields(), f"{origin}; {f.model} model, held-out error {f.cv_relative_error:.1%}")
+        save = (spec, f.link_fields(), f"{g.origin}; {f.model} model, held-out error {f.cv_relative_error:.1%}")
     figure = None
-    if plot_path is not None:
-        figure = plot_fit(sizes, seconds, f, limit_link, plot_path, title, op, ways)
+    if g.plot_path is not None:
+        figure = plot_fit(sizes, seconds, f, limit_link, g.plot_path, g.title, op, ways)
         row["plot"] = str(figure)
     return row, link, figure, notes, save
 

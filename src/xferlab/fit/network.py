@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import BadValue, NothingMeasured
 from ..links import resolve
 from ..links.base import Link
-from ..measure.samples import kept
+from ..measure.samples import kept, value_of
 from .device import Group, fit_groups
 from .linkfit import MODELS
 
@@ -22,8 +22,6 @@ from .linkfit import MODELS
 AGAINST = "ib-edr"
 
 
-def _p(row: dict[str, Any], key: str) -> Any:
-    return (row.get("params") or {}).get(key, row.get(key))
 
 
 def fit_network(samples: list[dict[str, Any]], against: str | Link, plot_dir: Optional[Path], profile_prefix: Optional[str],
@@ -45,11 +43,11 @@ def fit_network(samples: list[dict[str, Any]], against: str | Link, plot_dir: Op
                        "`xferlab measure network --tests latency`")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for s in pings:
-        groups.setdefault((_p(s, "pair"), _p(s, "path")), []).append(s)
+        groups.setdefault((value_of(s, "pair"), value_of(s, "path")), []).append(s)
     limit = limit_link.peak_rate("write")
     planned = []
     for (pair, path), mine in groups.items():
-        planned.append(Group({"pair": pair, "path": path, "buffer": _p(mine[0], "buffer")}, f"{pair}, {path} path",
+        planned.append(Group({"pair": pair, "path": path, "buffer": value_of(mine[0], "buffer")}, f"{pair}, {path} path",
                              np.array([s["size_bytes"] for s in mine], dtype=float),
                              np.array([s["seconds"] for s in mine], dtype=float),
                              f"{profile_prefix}-{pair}-{path}" if profile_prefix else None, limit, "write", 1,

@@ -30,9 +30,9 @@ from typing import Any, Optional
 from ..errors import BadValue
 from . import checks
 from .probe import ProbeRun
-from .samples import validated
+from .samples import validated, value_of
 from ..stats import summarize
-from .steps import Step, dropped_reason, good_time
+from .steps import Step, good_time, step_failure
 
 PATTERNS = ("histogram", "taskqueue")
 VERSIONS = ("D", "U")
@@ -186,19 +186,9 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "device_index": setup.get("device_index"),
             },
         })
-    failure = run.failure or dropped_reason(dropped)
-    unchecked = sum(1 for row in rows if not row["validated"])
-    if unchecked and failure is None:
-        failure = f"the probe ended before validating {unchecked} repeats"
-    if not rows and failure is None:
-        failure = "the probe reported no samples"
-    return rows, failure
+    return rows, step_failure(rows, run.failure, dropped, "repeats")
 
 
-def _split(row: dict[str, Any], key: str) -> float:
-    """A field of a row as converted above, or as read back from the store (the same keys in params)."""
-    params = row.get("params") or {}
-    return params[key] if key in params else row[key]
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -211,15 +201,15 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault((r["test"].removeprefix("collab-"), r["mode"]), []).append(r)
     medians: dict[tuple[str, str], dict[str, Any]] = {}
     for (pattern, version), members in groups.items():
-        total = summarize(_split(m, "total_seconds") for m in members)
+        total = summarize(value_of(m, "total_seconds") for m in members)
         entry: dict[str, Any] = {"pattern": pattern, "version": version, "count": total["count"], "headline": "median",
                                  "total_seconds": total["median"], "total_cov": total["cov"],
                                  "total_min_seconds": total["min"], "total_max_seconds": total["max"]}
         for phase in PHASES:
-            entry[f"{phase}_seconds"] = summarize(_split(m, f"{phase}_seconds") for m in members)["median"]
+            entry[f"{phase}_seconds"] = summarize(value_of(m, f"{phase}_seconds") for m in members)["median"]
         entry["dm_seconds"] = entry["allocation_seconds"] + entry["copy_seconds"]
-        entry["device_share"] = summarize(_split(m, "device_share") for m in members)["median"]
-        entry["host_threads"] = _split(members[0], "host_threads")
+        entry["device_share"] = summarize(value_of(m, "device_share") for m in members)["median"]
+        entry["host_threads"] = value_of(members[0], "host_threads")
         entry["atomics_path"] = (members[0].get("params") or {}).get("atomics_path", members[0].get("atomics_path"))
         medians[(pattern, version)] = entry
     out = []

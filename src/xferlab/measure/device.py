@@ -19,9 +19,9 @@ from ..units import format_size
 from . import checks
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
-from .samples import kept
+from .samples import kept, value_of
 from ..stats import summarize
-from .steps import Step, dropped_reason, good_time
+from .steps import Step, good_time, step_failure
 
 BACKENDS = ("opencl", "cuda")
 KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
@@ -242,9 +242,6 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
                          "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
                          "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
-        unchecked = sum(1 for row in rows if not row["validated"])
-        if unchecked and failure is None:
-            failure = f"the probe ended before validating {unchecked} copies"
     elif step.test == "launch":
         for r in run.records:
             if r.get("record") == "samples":
@@ -271,9 +268,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "transfer_median_seconds": r.get("transfer_median_seconds"),
                              "transfer_p99_seconds": r.get("transfer_p99_seconds"),
                              "transfer_max_seconds": r.get("transfer_max_seconds"), "validated": run.ok})
-    failure = failure or dropped_reason(dropped)
-    if not rows and failure is None:
-        failure = "the probe reported no samples"
+    failure = step_failure(rows, failure, dropped, "copies")
     annotate(step.test, run.records, rows)  # how each point's repetition stopped
     return rows, failure
 
@@ -345,10 +340,6 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _param(row: dict[str, Any], key: str, default: Any = None) -> Any:
-    """A field of a converted row, or of a stored one (in its params)."""
-    value = row.get(key)
-    return value if value is not None else (row.get("params") or {}).get(key, default)
 
 
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -358,14 +349,14 @@ def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] == "chunks" and not r["warmup"]:
-            groups.setdefault((r["host_kind"], _param(r, "direction", "h2d"), r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], value_of(r, "direction", "h2d"), r["size_bytes"]), []).append(r)
     out = []
     for (kind, direction, chunk), members in groups.items():
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
-        tails = {k: [v for v in (_param(m, k) for m in members) if v is not None]
+        tails = {k: [v for v in (value_of(m, k) for m in members) if v is not None]
                  for k in ("transfer_median_seconds", "transfer_p99_seconds", "transfer_max_seconds")}
-        transfers = _param(members[0], "transfers")
+        transfers = value_of(members[0], "transfers")
         out.append({"host_kind": kind, "direction": direction, "chunk_bytes": chunk, "transfers": transfers,
                     "total_bytes": members[0]["bytes"], "count": s["count"], "headline": "median",
                     "median_seconds": s["median"], "max_seconds": s["max"],

@@ -9,12 +9,9 @@ from typing import Any
 from ..stats import summarize
 from .kernels import KERNELS, MEMORIES
 from .precision import ci_fields
-from .samples import kept
+from .samples import kept, value_of
 
 
-def _p(row: dict[str, Any], key: str) -> Any:
-    params = row.get("params") or {}
-    return params.get(key, row.get(key))
 
 
 def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -24,8 +21,8 @@ def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "kernels" and (r["test"] in KERNELS or r["test"] == "spmv"):
-            groups.setdefault((r["test"], r["host_kind"], _p(r, "type"), _p(r, "width"), _p(r, "groups"),
-                               _p(r, "instances")), []).append(r)
+            groups.setdefault((r["test"], r["host_kind"], value_of(r, "type"), value_of(r, "width"), value_of(r, "groups"),
+                               value_of(r, "instances")), []).append(r)
     order = {k: i for i, k in enumerate((*KERNELS, "spmv"))}
     out = []
     for (kernel, memory, type_, width, ngroups, instances), members in sorted(
@@ -35,13 +32,13 @@ def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         s = summarize(secs)
         moved = members[0]["bytes"]
         entry = {"kernel": kernel, "memory": memory, "type": type_, "width": width, "groups": ngroups,
-                 "local": _p(members[0], "local"), "instances": instances, "size_bytes": members[0]["size_bytes"],
+                 "local": value_of(members[0], "local"), "instances": instances, "size_bytes": members[0]["size_bytes"],
                  "count": s["count"], "headline": "best", "best_bytes_per_second": moved / s["min"],
                  "median_bytes_per_second": moved / s["median"], "median_seconds": s["median"], "min_seconds": s["min"],
                  "cov": s["cov"], **ci_fields(secs, "bytes_per_second", moved)}
         if kernel == "spmv":
-            flops = _p(members[0], "flops")
-            entry.update({"rows": _p(members[0], "rows"), "nnz": _p(members[0], "nnz"),
+            flops = value_of(members[0], "flops")
+            entry.update({"rows": value_of(members[0], "rows"), "nnz": value_of(members[0], "nnz"),
                           "best_flops_per_second": flops / s["min"], "median_flops_per_second": flops / s["median"]})
         out.append(entry)
     return out
@@ -77,14 +74,14 @@ def fault_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "kernels" and r["test"] == "first-touch":
-            groups.setdefault((r["host_kind"], _p(r, "stride_bytes")), []).append(r)
+            groups.setdefault((r["host_kind"], value_of(r, "stride_bytes")), []).append(r)
     out = []
     for (memory, stride), members in groups.items():
-        touches = _p(members[0], "touches")
+        touches = value_of(members[0], "touches")
         first = summarize(m["seconds"] for m in members)
-        second = summarize(_p(m, "second_seconds") for m in members)
-        per = summarize(_p(m, "fault_seconds_per_touch") for m in members)
-        back = summarize(_p(m, "host_back_seconds") for m in members)
+        second = summarize(value_of(m, "second_seconds") for m in members)
+        per = summarize(value_of(m, "fault_seconds_per_touch") for m in members)
+        back = summarize(value_of(m, "host_back_seconds") for m in members)
         out.append({"memory": memory, "stride_bytes": stride, "touches": touches, "size_bytes": members[0]["size_bytes"],
                     "count": first["count"], "headline": "median", "first_touch_median_seconds": first["median"],
                     "second_touch_median_seconds": second["median"], "fault_median_seconds_per_touch": per["median"],
@@ -98,7 +95,7 @@ def align_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "kernels" and r["test"] in ("h2d", "d2h"):
-            groups.setdefault((r["host_kind"], _p(r, "offset_bytes"), r["test"]), []).append(r)
+            groups.setdefault((r["host_kind"], value_of(r, "offset_bytes"), r["test"]), []).append(r)
     medians = {k: summarize(m["seconds"] for m in v) for k, v in groups.items()}
     out = []
     for (allocator, offset, direction), members in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
@@ -118,12 +115,12 @@ def d2d_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "kernels" and r["test"] == "d2d-devices":
-            groups.setdefault((_p(r, "path"), r["size_bytes"]), []).append(r)
+            groups.setdefault((value_of(r, "path"), r["size_bytes"]), []).append(r)
     out = []
     for (path, size), members in groups.items():
         s = summarize(m["seconds"] for m in members)
-        out.append({"path": path, "size_bytes": size, "device_index": _p(members[0], "device_index"),
-                    "peer_index": _p(members[0], "peer_index"), "count": s["count"], "headline": "median",
+        out.append({"path": path, "size_bytes": size, "device_index": value_of(members[0], "device_index"),
+                    "peer_index": value_of(members[0], "peer_index"), "count": s["count"], "headline": "median",
                     "median_bytes_per_second": size / s["median"], "best_bytes_per_second": size / s["min"],
                     "median_seconds": s["median"]})
     return out

@@ -34,7 +34,7 @@ from ..errors import BadValue
 from ..units import format_size
 from .probe import ProbeRun
 from .spmv import load_matrix, spmv_vector, write_matrix
-from .steps import Step, dropped_reason, good_time
+from .steps import Step, good_time, step_failure
 
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
 MEMORIES = ("device", "pinned", "host", "svm-coarse", "svm-fine")
@@ -337,12 +337,6 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                                     "device_name": base["device_name"]}})
     if bad:
         failure = failure or f"validation failed at {len(bad)} point(s), first {bad[0]}"
-    failure = failure or dropped_reason(dropped)
-    unchecked = sum(1 for row in rows if not row["validated"])
-    if unchecked and failure is None:
-        failure = f"the probe ended before validating {unchecked} samples"
-    if not rows and failure is None:
-        failure = ("; ".join(unavailable) if unavailable else "the probe reported no samples")
-        if unavailable:
-            failure = "not available: " + failure
-    return rows, failure
+    if not rows and failure is None and unavailable:
+        failure = "not available: " + "; ".join(unavailable)
+    return rows, step_failure(rows, failure, dropped)

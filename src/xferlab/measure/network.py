@@ -34,7 +34,7 @@ from typing import Any, Optional
 from ..errors import BadValue, Unavailable
 from ..units import format_size, parse_list, parse_size
 from .probe import ProbeRun
-from .steps import Step, dropped_reason, good_time
+from .steps import Step, good_time, step_failure
 
 POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr", "multi_lat")
 COLLECTIVES = ("allreduce", "alltoall", "bcast", "allgather", "reduce", "barrier")
@@ -346,20 +346,13 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
                          "validated": _key(r) in good,
                          "params": {"pair": r.get("pair"), "ranks": ",".join(map(str, r.get("ranks", []))),
                                     "rank": r.get("rank"), "buffer": r.get("buffer"), "path": r.get("path"),
-                                    "window": r.get("window"), "pairs": r.get("pairs"),
-                                    "world": setup.get("ranks"), "library": setup.get("library")}})
+                                    "window": r.get("window"), "pairs": r.get("pairs")}})
     failure = run.failure
     if bad:
         first = bad[0]
         failure = failure or (f"validation failed at {len(bad)} point(s), first {first['test']} {first['size_bytes']} B "
                               f"({first.get('path')}): {first.get('what')}")
-    failure = failure or dropped_reason(dropped)
-    unchecked = sum(1 for row in rows if not row["validated"])
-    if unchecked and failure is None:
-        failure = f"the probe ended before validating {unchecked} samples"
-    if not rows and failure is None:
-        failure = "the probe reported no samples"
-    return rows, failure
+    return rows, step_failure(rows, failure, dropped)
 
 
 def run_summary(results) -> dict[str, Any]:

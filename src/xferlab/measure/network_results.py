@@ -8,12 +8,9 @@ from typing import Any
 from ..stats import summarize
 from .network import BANDWIDTH, COLLECTIVES, TESTS, WINDOW
 from .precision import ci_fields
-from .samples import kept
+from .samples import kept, value_of
 
 
-def _p(row: dict[str, Any], key: str) -> Any:
-    params = row.get("params") or {}
-    return params.get(key, row.get(key))
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -27,14 +24,14 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "network" and not r.get("warmup"):
-            groups.setdefault((r["test"], r["size_bytes"], _p(r, "pair"), _p(r, "path")), []).append(r)
+            groups.setdefault((r["test"], r["size_bytes"], value_of(r, "pair"), value_of(r, "path")), []).append(r)
     order = {t: i for i, t in enumerate(TESTS)}
     out = []
     for (test, size, pair, path), members in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "",
                                                                                     kv[0][2] or "", kv[0][1])):
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
-        entry: dict[str, Any] = {"test": test, "size_bytes": size, "pair": pair, "buffer": _p(members[0], "buffer"),
+        entry: dict[str, Any] = {"test": test, "size_bytes": size, "pair": pair, "buffer": value_of(members[0], "buffer"),
                                  "path": path, "count": s["count"], "headline": "mean",
                                  "mean_seconds": s["mean"], "median_seconds": s["median"], "min_seconds": s["min"],
                                  "max_seconds": s["max"], "cov": s["cov"], **ci_fields(secs)}
@@ -44,12 +41,12 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                           "median_bytes_per_second": moved / s["median"], "best_bytes_per_second": moved / s["min"],
                           **ci_fields(secs, "bytes_per_second", moved)})
             if test == "mbw_mr":
-                messages = (_p(members[0], "window") or WINDOW) * (_p(members[0], "pairs") or 1)
+                messages = (value_of(members[0], "window") or WINDOW) * (value_of(members[0], "pairs") or 1)
                 entry["messages_per_second"] = messages * len(secs) / sum(secs)
         if test in COLLECTIVES or test == "multi_lat":
             by_rank: dict[Any, list[float]] = {}
             for m in members:
-                by_rank.setdefault(_p(m, "rank"), []).append(m["seconds"])
+                by_rank.setdefault(value_of(m, "rank"), []).append(m["seconds"])
             means = [sum(v) / len(v) for v in by_rank.values()]
             entry.update({"ranks": len(by_rank), "mean_seconds": sum(means) / len(means),
                           "rank_min_mean_seconds": min(means), "rank_max_mean_seconds": max(means)})

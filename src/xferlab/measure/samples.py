@@ -28,3 +28,12 @@ def kept(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def unvalidated_count(rows: Iterable[dict[str, Any]]) -> int:
     """How many of ``rows`` the probe did not validate."""
     return sum(1 for r in rows if not validated(r))
+
+
+def value_of(row: dict[str, Any], key: str, default: Any = None) -> Any:
+    """A field of a row as a converter made it (``row[key]``) or as the store gives it back (in its
+    ``params``); ``default`` when neither has it."""
+    value = row.get(key)
+    if value is not None:
+        return value
+    return (row.get("params") or {}).get(key, default)

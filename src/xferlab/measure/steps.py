@@ -47,6 +47,20 @@ def dropped_reason(dropped: list[str]) -> Optional[str]:
             f"(first: {dropped[0]})")
 
 
+def step_failure(rows: list[dict[str, Any]], failure: Optional[str], dropped: list[str], what: str = "samples"
+                 ) -> Optional[str]:
+    """Why a step failed, the converters' one rule: the probe's (or a check's) reason; else samples
+    dropped for an impossible time; else rows the probe ended before validating (``what`` names
+    them: copies, repeats …); else no samples at all. None when the step succeeded."""
+    failure = failure or dropped_reason(dropped)
+    unchecked = unvalidated(rows)
+    if unchecked and failure is None:
+        failure = f"the probe ended before validating {unchecked} {what}"
+    if not rows and failure is None:
+        failure = "the probe reported no samples"
+    return failure
+
+
 def unvalidated(rows: list[dict[str, Any]]) -> int:
     """How many of ``rows`` the probe did not validate (kept in the store, left out of statistics)."""
     return unvalidated_count(rows)

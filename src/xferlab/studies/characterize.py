@@ -12,12 +12,13 @@ from typing import Any
 from ..errors import XferlabError
 from ..measure import collab, device, network
 from ..measure.network_results import overview as network_overview, summary as network_summary
+from ..report.collect import flat
 from .base import Plan, Study, StudyStep
 
 
 def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows as the converters made them, also when read back from the store (params spread out)."""
-    return [{**{k: v for k, v in r.items() if k != "params"}, **(r.get("params") or {})} for r in rows]
+    return [flat(r) for r in rows]
 
 
 def plan(options: dict[str, Any]) -> Plan:

@@ -5,9 +5,11 @@ CPU, the spread across CPUs, and the frequency governor the machine ran under.""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from ..measure.device import DevicePlan, launch_summary, rows_of, steps
+from ..report.collect import flat
 from ..system import inventory as inv
 from .base import Plan, Study, StudyStep
 
@@ -16,11 +18,11 @@ def plan(options: dict[str, Any]) -> Plan:
     device = DevicePlan(backend=options["backend"], device=options["device"], transfers=False, launch=True,
                         launch_count=options["count"], launch_args=list(options["args"]))
     device.check()
-    out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device)[:1], rows_of,
+    out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device), rows_of,
                      {"backend": device.backend, "device": device.device}, {"accelerator": device.info})]
     for cpu in sorted(os.sched_getaffinity(0))[:options["max_cpus"]]:
-        pinned = DevicePlan(**{**device.__dict__, "pin": cpu})
-        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", steps(pinned)[1:], rows_of,
+        pinned = [s for s in steps(replace(device, pin=cpu)) if s.placement.get("cpus") == str(cpu)]
+        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", pinned, rows_of,
                              {"backend": device.backend, "device": device.device, "pin": cpu},
                              {"accelerator": device.info}))
     return Plan(out, [])
@@ -31,8 +33,7 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     the best CPU and the spread (slowest median over fastest) across the pinned CPUs."""
     out = []
     for key, mine in rows.items():
-        flat = [{**{k: v for k, v in r.items() if k != "params"}, **(r.get("params") or {})} for r in mine]
-        for s in launch_summary(flat):
+        for s in launch_summary([flat(r) for r in mine]):
             out.append({"where": key, "kernel_args": s["kernel_args"], "median_seconds": s["median_seconds"],
                         "p99_seconds": s["p99_seconds"], "count": s["count"]})
     for nargs in sorted({r["kernel_args"] for r in out}):

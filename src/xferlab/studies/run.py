@@ -26,7 +26,6 @@ class StudyResult:
     table: list[dict[str, Any]]
     skipped: list[dict[str, str]]
     steps: list[dict[str, Any]] = field(default_factory=list)  # key, label, run_id, status, failure
-    store: Optional[Path] = None
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -88,7 +87,6 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
                                            "skipped": plan.skipped}}
         outcome = measure(f"study {study.name}", step.steps, step.convert, step.suite, params, store_path,
                           timeout=timeout, budget=left, extra_inventory=step.inventory)
-        result.store = Path(outcome.store_path)
         failures = [r.failure for r in outcome.results if r.failure]
         entry.update(run_id=outcome.run_id, status="measured" if outcome.exit_code == 0 else "failed",
                      failure="; ".join(failures) or None)
