@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xferlab-installed
 SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -name '*.pyc' 2>/dev/null)
-APT_PACKAGES := cmake g++ make
+APT_PACKAGES := cmake g++ make zlib1g-dev
 # An OpenCL device for the device suite: PoCL runs OpenCL on the CPU (Debian's pocl-opencl-icd).
 OPENCL_PACKAGES := ocl-icd-libopencl1 pocl-opencl-icd
 # Headless Chromium for the report's browser tests (driven by Playwright, which downloads no browser):
@@ -39,6 +39,7 @@ bench: $(STAMP)
 # and we are root; otherwise say what is missing.
 sysdeps:
 	@missing=""; for tool in cmake g++ make; do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	test -f /usr/include/zlib.h || missing="$$missing zlib1g-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing system packages:$$missing"; \

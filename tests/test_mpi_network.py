@@ -197,7 +197,7 @@ def test_buffers_beyond_half_the_available_memory_are_refused(monkeypatch):
     from xferlab.errors import BadValue
     from xferlab.measure import network
 
-    monkeypatch.setattr(network, "_memory_available", lambda: 64 * 2**20)
+    monkeypatch.setattr(network, "memory_available", lambda: 64 * 2**20)
     plan = NetworkPlan(tests=["bw"], sizes=[1 << 20], buffers=["device"])
     assert plan.memory_per_rank() == 2 * (1 << 20) * 65  # send + receive, and a window of pinned slots each
     with pytest.raises(BadValue, match=r"--sizes 1 MiB / --collective-sizes .* need 260 MiB of buffers \(2 rank"):

@@ -62,7 +62,7 @@ constexpr cl_device_svm_capabilities CL_DEVICE_SVM_COARSE_GRAIN_BUFFER = 1 << 0,
                                      CL_DEVICE_SVM_FINE_GRAIN_SYSTEM = 1 << 2, CL_DEVICE_SVM_ATOMICS = 1 << 3;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0, CL_MEM_USE_HOST_PTR = 1 << 3, CL_MEM_ALLOC_HOST_PTR = 1 << 4,
                        CL_MEM_SVM_FINE_GRAIN_BUFFER = 1 << 10, CL_MEM_SVM_ATOMICS = 1 << 11;
-constexpr cl_map_flags CL_MAP_READ = 1 << 0, CL_MAP_WRITE = 1 << 1;
+constexpr cl_map_flags CL_MAP_READ = 1 << 0, CL_MAP_WRITE = 1 << 1, CL_MAP_WRITE_INVALIDATE_REGION = 1 << 2;
 constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;
 constexpr cl_queue_properties CL_QUEUE_PROPERTIES = 0x1093;
 constexpr cl_profiling_info CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;

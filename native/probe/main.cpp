@@ -69,12 +69,16 @@ const char* kUsage =
     "         [--bind none|core] [--budget S] [--inventory FILE] [--corrupt]\n"
     "                       MPI benchmarks with OSU's definitions; run it under mpiexec (every rank runs\n"
     "                       it, rank 0 prints); MPI is $XFERLAB_MPI_LIB (an MPI standard-ABI library)\n"
+    "  deceval [--device N] [--size BYTES] [--chunks B,B,..] [--depth D] [--repeats R] [--level 1-9] [--cpu C]\n"
+    "         [--items stages,staged,direct,pipelined] [--corrupt]\n"
+    "                       seed 000's DecEval: zlib decompression on the host feeding pi on an OpenCL\n"
+    "                       device, each stage alone and the flows end to end, validated\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n"
     "\n"
     "Fault injection (for tests): XFERLAB_PROBE_FAULT=KIND[@N] makes stream, latency, loaded, transfer,\n"
-    "launch, chunks, collab, kernels and network (in rank $XFERLAB_PROBE_FAULT_RANK, default 0) fail on purpose.\n"
+    "launch, chunks, collab, kernels, deceval and network (in rank $XFERLAB_PROBE_FAULT_RANK, default 0) fail on purpose.\n"
     "KIND: crash=SIGSEGV, crash=SIGBUS, crash=abort (die by that signal), hang (never return),\n"
     "garbage (print a non-JSON line on stdout), exit=CODE (exit with CODE).\n"
     "@N: after the N-th sample record is printed (partial output exists); without it, before starting.\n";
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
         command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
-        command == "cuda-ptx" || command == "collab" || command == "network" || command == "kernels") {
+        command == "cuda-ptx" || command == "collab" || command == "network" || command == "kernels" || command == "deceval") {
       xferlab::Args args(argc, argv, 2);
       if (command != "nodes" && command != "devices" && command != "cuda-ptx" && command != "network") {
         try {
@@ -148,6 +152,7 @@ int main(int argc, char** argv) {
       if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
       if (command == "collab") return xferlab::run_collab(args);
       if (command == "kernels") return xferlab::run_kernels(args);
+      if (command == "deceval") return xferlab::run_deceval(args);
       if (command == "network") return xferlab::run_network(args);  // arms the fault in one rank itself
       args.finish();
       return run_nodes();
@@ -180,5 +185,5 @@ int main(int argc, char** argv) {
   }
   return bad_argument("unknown command '" + command +
                       "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks, "
-                      "cuda-ptx, collab, network, kernels)");
+                      "cuda-ptx, collab, network, kernels, deceval)");
 }

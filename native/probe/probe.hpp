@@ -18,5 +18,6 @@ int run_cuda_ptx(Args& args);  // cuda_ptx.cpp: checks the embedded CUDA PTX (no
 int run_collab(Args& args);    // collab.cpp: CHAI-style CPU-device collaboration, D and U versions
 int run_kernels(Args& args);   // kernels.cpp: device STREAM, scaling, kernels on host memory, faults, alignment, SpMV
 int run_network(Args& args);   // network.cpp: MPI point-to-point and collectives (OSU definitions), run by every rank
+int run_deceval(Args& args);   // deceval.cpp: seed 000's DecEval for real: zlib decompression feeding pi on OpenCL
 
 }  // namespace xferlab

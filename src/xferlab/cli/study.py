@@ -25,14 +25,20 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                                                    metavar="N"),
           backend: Optional[str] = typer.Option(None, "--backend", help="launch, granularity, characterize: opencl or "
                                                 "cuda.", metavar="opencl|cuda"),
-          device_: Optional[int] = typer.Option(None, "--device", help="launch, granularity, characterize: the device "
-                                                "index.", metavar="N"),
+          device_: Optional[int] = typer.Option(None, "--device", help="launch, granularity, characterize, deceval: "
+                                                "the device index.", metavar="N"),
           count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
                                               metavar="N"),
           total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
-                                              "the seed moved 8 GB).", metavar="SIZE"),
-          chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity: chunk sizes (default the seed's "
-                                               "80 kB and 8 MB).", metavar="LIST"),
+                                              "the seed moved 8 GB); deceval: bytes the data inflate to (default 64 MiB; "
+                                              "the seed's 1.6GB on request).", metavar="SIZE"),
+          depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
+                                              "(default 2).", metavar="N"),
+          repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval: timed repeats (after a "
+                                                "warm-up).", metavar="N"),
+          chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
+                                               "default the seed's 80 kB and 8 MB; deceval: 256 KiB, 1 MiB, 4 MiB).",
+                                               metavar="LIST"),
           timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
           store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
@@ -48,7 +54,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
     from ..units import parse_list, parse_size
 
     given = {"pmem": str(pmem) if pmem else None, "iterations": iterations, "backend": backend, "device": device_,
-             "count": count, "total": parse_size(total, "--total") if total is not None else None,
+             "count": count, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
              "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None}
     for key, value in given.items():
         if value is not None and key not in chosen.options:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
+from ..system.inventory import memory_available
 from ..units import format_size, parse_list, parse_size
 from .probe import ProbeRun
 from .steps import Step, good_time, step_failure
@@ -113,16 +114,6 @@ def launcher() -> Path:
 
 def _size_item(text: str, where: str) -> int:
     return parse_size(text, where, allow_zero=True)
-
-
-def _memory_available() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 @dataclass
@@ -216,7 +207,7 @@ class NetworkPlan:
             from .checks import memory_node
 
             memory_node(self.node)
-        available = _memory_available()
+        available = memory_available()
         need = self.memory_per_rank() * (self.world if self.inside is None else 1)
         if available and need > MEMORY_SHARE * available:
             raise BadValue(f"--sizes {format_size(max(self.sizes or [0]))} / --collective-sizes "

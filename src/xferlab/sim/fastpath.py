@@ -35,6 +35,19 @@ Application Model", Cabrera, Young, Vetter, ExHET'22)
     t_app = d * t_stage + (n - 1) * t_stage + s
 
 where ``s`` is the serial time outside the pipeline (:func:`balanced_formula`).
+
+Finite buffers (``depth``). With ``d`` buffers between each pair of neighbouring stages, stage ``s``
+may start chunk ``i`` only once stage ``s + 1`` has finished chunk ``i - d`` (it frees the buffer
+chunk ``i`` is written into; the seed's depth d, a producer that blocks on a full queue):
+
+    f_s[i] = max(f_{s-1}[i], f_s[i-1], f_{s+1}[i-d]) + t_s[i].
+
+The new term refers to chunks at least ``d`` back, so blocks of ``d`` chunks are scanned as above,
+each with that term (from the previous block) folded into the ready times. For chunks that all take
+the same time at a stage it has a closed form too: ``d >= 2`` changes nothing (the pace is still the
+slowest stage's), and ``d = 1`` (one buffer: neighbours never overlap) paces the pipeline at its
+slowest pair, ``sum(t) + (n - 1) * max(t_s + t_{s+1})``; ``tests/test_sim.py`` checks both against
+a chunk-by-chunk loop.
 """
 
 from __future__ import annotations
@@ -65,72 +78,89 @@ def _check(stage_seconds: Any, ndim: int, what: str) -> np.ndarray:
 BLOCK = 1 << 15
 
 
-def _scan(t: np.ndarray, out: np.ndarray | None) -> float:
+def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None) -> float:
     """Run the recurrence over ``t`` (stages, chunks), block by block; return the makespan.
 
     A block of chunks ``[a, b)`` is a pipeline of its own whose stage ``s`` may not start before
     ``f_s[a-1]``, the previous block's last finish at that stage (the carry). With ``C`` now summed
     from ``a`` (``C[a-1] = 0``), the module doc's scan becomes
-    ``f_s[i] = C[i] + max(f_s[a-1], max_{a <= j <= i} (f_{s-1}[j] - C[j-1]))``: the carry enters as
-    the first term of the running maximum. Finish times go to ``out`` when it is given; otherwise
-    only two rows of one block are kept, so memory does not grow with the chunk count.
+    ``f_s[i] = C[i] + max(f_s[a-1], max_{a <= j <= i} (r_s[j] - C[j-1]))`` with ``r_s`` the ready
+    times (``f_{s-1}``, or 0 for the first stage): the carry enters as the first term of the running
+    maximum. With ``depth`` the blocks are ``depth`` chunks long and ``r_s`` also holds
+    ``f_{s+1}[i - depth]``, the same chunk's place in the previous block. Finish times go to ``out``
+    when it is given; otherwise only the rows needed are kept, so memory does not grow with the
+    chunk count.
     """
     stages, n = t.shape
     if not stages or not n:
         return 0.0
+    block = depth or BLOCK
     carry = np.zeros(stages)  # f_s[a-1]: the last finish time of each stage so far
-    rows = np.empty((2, min(n, BLOCK))) if out is None else None
-    scratch = np.empty(min(n, BLOCK))
-    for a in range(0, n, BLOCK):
-        b = min(a + BLOCK, n)
+    width = min(n, block)
+    rows = np.empty((stages if depth else 2, width)) if out is None else None
+    before = np.empty((stages, width)) if depth and out is None else None  # the previous block's rows
+    scratch = np.empty(width)
+    zero = np.zeros(width)
+    for a in range(0, n, block):
+        b = min(a + block, n)
+        m = b - a
+        if depth and a and out is None:
+            before[:, :m] = rows[:, :m]
         previous = None
         for s in range(stages):
-            f = out[s, a:b] if rows is None else rows[s % 2, : b - a]
+            f = out[s, a:b] if rows is None else rows[s if depth else s % 2, :m]
+            ready = zero[:m] if previous is None else previous
+            if depth and a and s + 1 < stages:
+                later = out[s + 1, a - depth:a - depth + m] if out is not None else before[s + 1, :m]
+                ready = np.maximum(ready, later)
             np.cumsum(t[s, a:b], out=f)  # C[i], i in [a, b)
-            if previous is None:  # first stage: every chunk is ready at 0, so f = f_0[a-1] + C
-                f += carry[s]
-            else:
-                d = scratch[: b - a]
-                d[0] = max(previous[0], carry[s])  # j = a, and the carry
-                np.subtract(previous[1:], f[:-1], out=d[1:])  # f_{s-1}[j] - C[j-1]
-                np.maximum.accumulate(d, out=d)
-                f += d
+            d = scratch[:m]
+            d[0] = max(ready[0], carry[s])  # j = a, and the carry
+            np.subtract(ready[1:], f[:-1], out=d[1:])  # r_s[j] - C[j-1]
+            np.maximum.accumulate(d, out=d)
+            f += d
             carry[s] = f[-1]
             previous = f
     return float(previous[-1])
 
 
-def pipeline(stage_seconds: Any) -> np.ndarray:
+def pipeline(stage_seconds: Any, depth: int | None = None) -> np.ndarray:
     """Finish times, shape ``(stages, chunks)``, of a linear pipeline given ``t_s[i]`` of that shape.
 
     ``result[s, i]`` is when stage ``s`` finishes chunk ``i``; ``result[-1, -1]`` is the makespan.
+    ``depth``: buffers between neighbouring stages (None: as many as there are chunks).
     Memory: the result, plus one block of scratch.
     """
     t = _check(stage_seconds, 2, "pipeline")
     f = np.empty(t.shape, dtype=np.float64)
-    _scan(t, f)
+    _scan(t, f, _depth(depth))
     return f
 
 
-def pipeline_uniform(stage_seconds: Any, chunks: int) -> np.ndarray:
+def pipeline_uniform(stage_seconds: Any, chunks: int, depth: int | None = None) -> np.ndarray:
     """:func:`pipeline` for chunks that all take ``stage_seconds[s]`` at stage ``s`` (shape ``(stages,)``)."""
     t = _check(stage_seconds, 1, "pipeline_uniform")
-    return pipeline(np.broadcast_to(t[:, None], (t.shape[0], _chunks(chunks))))
+    return pipeline(np.broadcast_to(t[:, None], (t.shape[0], _chunks(chunks))), depth)
 
 
-def pipeline_makespan(stage_seconds: Any, chunks: int | None = None) -> float:
+def pipeline_makespan(stage_seconds: Any, chunks: int | None = None, depth: int | None = None) -> float:
     """When the last chunk leaves the last stage.
 
-    ``stage_seconds`` of shape ``(stages, chunks)`` runs the scan keeping only two rows of one block
+    ``stage_seconds`` of shape ``(stages, chunks)`` runs the scan keeping only the rows of one block
     of chunks (memory independent of the chunk count, beyond the input); of shape ``(stages,)`` with
-    ``chunks`` given, it is the balanced closed form ``sum(t) + (chunks - 1) * max(t)`` (module doc).
-    No chunks or no stages take 0 s.
+    ``chunks`` given, it is the balanced closed form ``sum(t) + (chunks - 1) * max(t)``, or with one
+    buffer (``depth`` 1) ``sum(t) + (chunks - 1) * max(t_s + t_{s+1})`` (module doc). No chunks or
+    no stages take 0 s.
     """
+    depth = _depth(depth)
     if chunks is not None:
         t = _check(stage_seconds, 1, "pipeline_makespan")
         n = _chunks(chunks)
-        return float(t.sum() + (n - 1) * t.max()) if n and t.size else 0.0
-    return _scan(_check(stage_seconds, 2, "pipeline_makespan"), None)
+        if not n or not t.size:
+            return 0.0
+        pace = float((t[:-1] + t[1:]).max()) if depth == 1 and t.size > 1 else float(t.max())
+        return float(t.sum() + (n - 1) * pace)
+    return _scan(_check(stage_seconds, 2, "pipeline_makespan"), None, depth)
 
 
 def balanced_formula(d: Any, n: Any, t_stage: Any, s: Any = 0.0) -> Any:
@@ -140,6 +170,14 @@ def balanced_formula(d: Any, n: Any, t_stage: Any, s: Any = 0.0) -> Any:
     scalars or numpy arrays (broadcast).
     """
     return d * t_stage + (n - 1) * t_stage + s
+
+
+def _depth(depth: Any) -> int | None:
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise BadValue(f"pipeline: depth = {depth!r}; allowed: an integer >= 1 (buffers between stages), or none")
+    return int(depth)
 
 
 def _chunks(chunks: Any) -> int:

@@ -13,7 +13,13 @@ For each edge (producer task → consumer task, bytes) of the workflow:
 
 Resources are the devices (by name, with their concurrency) and each direction of each link
 (``a->b``). A transfer's stand-alone time comes from the link model, ``link.time(bytes, "write")``:
-the sender's DMA engine pushes the data.
+the sender's DMA engine pushes the data. A transfer to or from a device with ``copy_engines: 0``
+runs on that device instead, between its tasks (one in-order queue does both, as in xferlab's own
+DecEval); a pipelined chain then merges the transfer with the device's task into one stage.
+
+Pipelined workflows keep ``depth`` buffers between neighbouring stages (the fast path's and the
+engine's finite-buffer rule, :mod:`.fastpath`); a workflow that is not a chain (fan-out, fan-in) is
+pipelined on the discrete-event engine: every task and transfer once per chunk, each on its resource.
 """
 
 from __future__ import annotations
@@ -48,6 +54,16 @@ def _hops(system: System, a: str, b: str, staged: bool) -> list[tuple[str, str]]
     return [(a, b)]
 
 
+def _carrier(system: System, a: str, b: str) -> tuple[str, str]:
+    """The resource and op kind of a transfer a -> b: the link direction, or the receiving (else the
+    sending) device when it has no copy engine and its queue moves the data."""
+    for end in (b, a):
+        device = system.device(end)
+        if device is not None and device.copy_engines == 0:
+            return end, "task"
+    return f"{a}->{b}", "transfer"
+
+
 def _resources(system: System) -> list[Resource]:
     out = [Resource(d.name, d.concurrency) for d in system.devices]
     for ref in system.links:
@@ -78,8 +94,9 @@ def build(system: System, workflow: Workflow, strategy: Optional[str] = None) ->
         previous = edge.source
         for k, (a, b) in enumerate(_hops(system, src, dst, staged=how == "staged") if src != dst else []):
             name = f"{edge.source}->{edge.target}#{k}"
-            ops.append(Op(name, f"{a}->{b}", float(system.link(a, b).time(edge.bytes, "write")), (previous,),
-                          float(edge.bytes), "transfer"))
+            resource, kind = _carrier(system, a, b)
+            ops.append(Op(name, resource, float(system.link(a, b).time(edge.bytes, "write")), (previous,),
+                          float(edge.bytes), kind))
             previous = name
         waits[edge.target].append(previous)
     for name, task in tasks.items():
@@ -108,10 +125,13 @@ def _pipeline_chunk(workflow: Workflow, chunk: Optional[int]) -> int:
 
 def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
               engine: bool = True) -> FlowResult:
-    """The workflow as one linear pipeline in chunks: every edge pipelined, the tasks a chain."""
+    """The workflow in chunks: a chain as one linear pipeline (the fast path, and the engine when
+    ``engine``), any other DAG on the engine, every edge pipelined, ``workflow.depth`` buffers deep."""
     chunk = _pipeline_chunk(workflow, chunk)
     workflow.check_against(system)
     order = _chain(workflow)
+    if order is None:
+        return _pipelined_dag(system, workflow, chunk)
     tasks = {t.name: t for t in workflow.tasks}
     total = workflow.edges[0].bytes
     if any(e.bytes != total for e in workflow.edges):
@@ -119,32 +139,117 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
     if chunk > total:
         raise BadValue(f"--chunk {chunk} bytes is larger than the {total} bytes the workflow moves")
     n = math.ceil(total / chunk)
-    names, seconds = [], []
+    names: list[str] = []
+    seconds: list[float] = []
+
+    def stage(name: str, time: float) -> None:
+        if names and names[-1] == name:  # a transfer in the device's own queue, then its task: one stage
+            seconds[-1] += time
+        else:
+            names.append(name)
+            seconds.append(time)
+
     used: set[str] = set()  # the devices named so far (a set: linear in the tasks)
     for k, name in enumerate(order):
         task = tasks[name]
-        names.append(task.device if task.device not in used else f"{task.device}:{name}")
+        carried = bool(names) and names[-1] == task.device  # its input came through its own queue
+        stage(task.device if task.device not in used or carried else f"{task.device}:{name}",
+              task.duration(total, n) / n)  # work split, overhead per chunk
         used.add(task.device)
-        seconds.append(task.duration(total, n) / n)  # work split, overhead per chunk
         if k + 1 < len(order):
             src, dst = task.device, tasks[order[k + 1]].device
             for a, b in _hops(system, src, dst, staged=False) if system.link(src, dst) else _hops(system, src, dst, True):
-                names.append(f"{a}->{b}")
-                seconds.append(float(system.link(a, b).time(chunk, "write")))
-    stage = np.asarray(seconds)
-    fast = pipeline_makespan(stage, n)
+                resource, _ = _carrier(system, a, b)
+                stage(resource if resource not in used or resource == dst else f"{resource}:{a}->{b}",
+                      float(system.link(a, b).time(chunk, "write")))
+    stage_seconds = np.asarray(seconds)
+    fast = pipeline_makespan(stage_seconds, n, workflow.depth)
     if not engine:
         return FlowResult("pipelined", None, fast, n)  # type: ignore[arg-type]
-    resources, ops = ops_for_pipeline(names, np.repeat(stage[:, None], n, axis=1))
+    resources, ops = ops_for_pipeline(names, np.repeat(stage_seconds[:, None], n, axis=1), depth=workflow.depth)
     return FlowResult("pipelined", simulate(resources, ops), fast, n)
 
 
-def _chain(workflow: Workflow) -> list[str]:
+#: A pipelined workflow that is not a chain runs on the engine: at most this many ops (tasks and
+#: transfers, all chunks).
+DAG_OPS = 2_000_000
+
+
+def _pipelined_dag(system: System, workflow: Workflow, chunk: int) -> FlowResult:
+    """Any DAG in chunks: each edge's bytes cut into n pieces (n from the largest edge and ``chunk``),
+    every task run once per chunk on its share of its input, each chunk's ops after the same chunk's
+    inputs; a producer's chunk i also waits until its consumers took chunk i - depth."""
+    largest = max(e.bytes for e in workflow.edges)
+    if chunk > largest:
+        raise BadValue(f"--chunk {chunk} bytes is larger than the {largest} bytes of the workflow's largest edge")
+    n = math.ceil(largest / chunk)
+    tasks = {t.name: t for t in workflow.tasks}
+    inbound: dict[str, list] = {name: [] for name in tasks}
+    for edge in workflow.edges:
+        inbound[edge.target].append(edge)
+    per_chunk = len(tasks) + sum(len(_hops(system, tasks[e.source].device, tasks[e.target].device, False)
+                                      if system.link(tasks[e.source].device, tasks[e.target].device) else [1, 1])
+                                 for e in workflow.edges)
+    if per_chunk * n > DAG_OPS:
+        raise BadValue(f"--chunk {chunk} bytes cuts the workflow into {n:,} chunks of {per_chunk} ops each; a workflow "
+                       f"that is not a chain is simulated op by op, at most {DAG_OPS:,} ops: give a larger chunk")
+    order = _topological(workflow)
+    ops: list[Op] = []
+    first_reader: dict[str, list[str]] = {name: [] for name in tasks}  # producer -> the ops that take its output
+    for i in range(n):
+        done: dict[str, list[str]] = {name: [] for name in tasks}  # task -> what it waits for in this chunk
+        for name in order:
+            task = tasks[name]
+            after = list(done[name])
+            if i >= workflow.depth:
+                after += [f"{op}#{i - workflow.depth}" for op in first_reader[name]]
+            data = sum(e.bytes for e in inbound[name])
+            ops.append(Op(f"{name}#{i}", task.device, task.duration(data, n) / n, tuple(after)))
+            for edge in (e for e in workflow.edges if e.source == name):
+                dst = tasks[edge.target].device
+                previous = f"{name}#{i}"
+                hops = _hops(system, task.device, dst, staged=False) if system.link(task.device, dst) else \
+                    _hops(system, task.device, dst, True)
+                for k, (a, b) in enumerate(hops if task.device != dst else []):
+                    op = f"{edge.source}->{edge.target}#{k}"
+                    resource, kind = _carrier(system, a, b)
+                    piece = edge.bytes / n
+                    ops.append(Op(f"{op}#{i}", resource, float(system.link(a, b).time(piece, "write")), (previous,),
+                                  float(piece), kind))
+                    if i == 0 and k == 0:
+                        first_reader[name].append(op)
+                    previous = f"{op}#{i}"
+                if i == 0 and task.device == dst:
+                    first_reader[name].append(edge.target)
+                done[edge.target].append(previous)
+    return FlowResult("pipelined", simulate(_resources(system), ops), None, n)
+
+
+def _topological(workflow: Workflow) -> list[str]:
+    waiting = {t.name: 0 for t in workflow.tasks}
+    for e in workflow.edges:
+        waiting[e.target] += 1
+    ready = [name for name, w in waiting.items() if not w]
+    order = []
+    while ready:
+        name = ready.pop(0)
+        order.append(name)
+        for e in workflow.edges:
+            if e.source == name:
+                waiting[e.target] -= 1
+                if not waiting[e.target]:
+                    ready.append(e.target)
+    return order
+
+
+def _chain(workflow: Workflow) -> Optional[list[str]]:
+    """The tasks in order if they form one chain, else None."""
     nxt = {e.source: e.target for e in workflow.edges}
     targets = {e.target for e in workflow.edges}
     starts = [t.name for t in workflow.tasks if t.name not in targets]
-    if len(starts) != 1 or len(nxt) != len(workflow.edges) or len(workflow.edges) != len(workflow.tasks) - 1:
-        raise BadValue(f"workflow '{workflow.name}': the pipelined strategy needs the tasks to form one chain")
+    if len(starts) != 1 or len(nxt) != len(workflow.edges) or len(workflow.edges) != len(workflow.tasks) - 1 \
+            or len(targets) != len(workflow.edges):
+        return None
     order = [starts[0]]
     while order[-1] in nxt:
         order.append(nxt[order[-1]])
@@ -155,7 +260,8 @@ def run(system: System, workflow: Workflow, strategy: Optional[str] = None, chun
     how = strategy or workflow.strategy
     if how == "pipelined":
         chunk = _pipeline_chunk(workflow, chunk)
-        return pipelined(system, workflow, chunk, engine=math.ceil(workflow.edges[0].bytes / chunk) <= ENGINE_CHUNKS)
+        return pipelined(system, workflow, chunk,
+                         engine=math.ceil(max(e.bytes for e in workflow.edges) / chunk) <= ENGINE_CHUNKS)
     resources, ops = build(system, workflow, strategy)
     return FlowResult(how, simulate(resources, ops))
 
@@ -165,6 +271,9 @@ def chunk_sweep(system: System, workflow: Workflow, sizes) -> list[dict]:
     ``chunk_bytes``, ``chunks`` and ``makespan_seconds``. ``simulate sweep`` prints them and
     ``advise chunk`` searches them; both call this one function."""
     rows = []
+    if _chain(workflow) is None:
+        raise BadValue(f"workflow '{workflow.name}' is not a chain: a chunk sweep runs the fast path of a linear "
+                       "pipeline; simulate a chunk size at a time with `xferlab simulate --strategy pipelined --chunk`")
     for size in sizes:
         result = pipelined(system, workflow, int(size), engine=False)
         rows.append({"chunk_bytes": int(size), "chunks": result.chunks, "makespan_seconds": result.fast_path_seconds})

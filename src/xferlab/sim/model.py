@@ -108,6 +108,7 @@ def ops_for_pipeline(
     stage_resources: Sequence[str],
     stage_seconds: Any,
     stage_bytes: Any = None,
+    depth: int | None = None,
 ) -> tuple[list[Resource], list[Op]]:
     """The DAG of a linear pipeline, for :func:`xferlab.sim.engine.simulate`.
 
@@ -117,7 +118,8 @@ def ops_for_pipeline(
     ``s`` comes after chunk ``i`` of stage ``s - 1``. Ops are named ``"<resource>#<chunk>"`` and are
     all tasks: a link stage here is a DMA engine moving one chunk at a time, which is what the
     fast path's recurrence assumes. ``stage_bytes`` (optional, same shape or broadcastable) is kept
-    for accounting.
+    for accounting. ``depth``: buffers between neighbouring stages; chunk ``i`` of stage ``s`` then
+    also waits for chunk ``i - depth`` of stage ``s + 1`` (the buffer it writes is free again).
     """
     names = [str(r) for r in stage_resources]
     seconds = np.asarray(stage_seconds, dtype=np.float64)
@@ -136,5 +138,7 @@ def ops_for_pipeline(
     for i in range(seconds.shape[1]):
         for s, name in enumerate(names):
             after = (f"{names[s - 1]}#{i}",) if s else ()
+            if depth and i >= depth and s + 1 < len(names):
+                after += (f"{names[s + 1]}#{i - depth}",)
             ops.append(Op(f"{name}#{i}", name, float(seconds[s, i]), after, float(sizes[s, i])))
     return resources, ops

@@ -8,11 +8,12 @@ from __future__ import annotations
 from ..errors import UnknownName, suggest
 from .base import Study
 from .characterize import CHARACTERIZE
+from .deceval import DECEVAL
 from .granularity import GRANULARITY
 from .launch import LAUNCH
 from .tiers import TIERS
 
-STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHARACTERIZE)}
+STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHARACTERIZE, DECEVAL)}
 
 
 def find(name: str) -> Study:

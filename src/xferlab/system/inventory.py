@@ -145,3 +145,14 @@ def inventory() -> dict[str, Any]:
         "pmem_devices": sorted(str(p) for p in Path("/dev").glob("dax*")) + sorted(str(p) for p in Path("/dev").glob("pmem*")),
         "cpu_flags_persistence": [f for f in ("clwb", "clflushopt", "clflush") if f in cpu.get("flags", "").split()],
     }
+
+
+def memory_available() -> int:
+    """Bytes of memory the kernel says can be had without swapping (MemAvailable), 0 if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

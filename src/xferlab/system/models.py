@@ -60,6 +60,9 @@ class Device(BaseModel):
     name: Name
     kind: Literal["cpu", "gpu", "fpga", "memory", "other"] = "other"
     concurrency: int = Field(1, ge=1, description="tasks the device runs at once")
+    copy_engines: int = Field(1, ge=0, description="engines that carry the device's transfers beside its tasks; 0: its "
+                                                   "transfers run in its one in-order queue, between its tasks (a "
+                                                   "GPU without copy engines, an OpenCL CPU device, one queue for all)")
 
 
 class LinkRef(BaseModel):
@@ -108,6 +111,9 @@ class System(BaseModel):
         """The link between devices ``a`` and ``b`` (either order), or None: a dictionary look-up, the
         LINK resolved once when the system was validated."""
         return self._pairs.get(frozenset((a, b)))
+
+    def device(self, name: str) -> Optional[Device]:
+        return next((d for d in self.devices if d.name == name), None)
 
     def link_name(self, a: str, b: str) -> str:
         return f"{a}<->{b}"
