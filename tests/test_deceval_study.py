@@ -36,7 +36,7 @@ def test_deceval_runs_every_flow_validated_and_predicts_it(tmp_path, cli):
         assert r["measured_seconds"] > 0 and r["predicted_seconds"] > 0
         assert r["error"] == pytest.approx(r["predicted_seconds"] / r["measured_seconds"] - 1)
     stages = {r["flow"] for r in doc["results"] if r["part"] == "stage"}
-    assert stages == {"decompress", "copy", "integrate", "submit"}
+    assert stages == {"decompress", "copy", "integrate", "decompress-submit", "handoff"}
     # Stored as one run of the study's group; run again, it is reused.
     again = json.loads(cli(*args, check=0)[1])
     assert [s["status"] for s in again["steps"]] == ["reused"] and again["results"] == doc["results"]
@@ -62,7 +62,7 @@ def test_the_summary_keeps_only_validated_repeats():
     rows, failure = rows_of(step, run_probe(step.args, timeout=60, env=step.env))
     assert failure is None and all(r["validated"] for r in rows)
     names = {(s["kind"], s["name"]) for s in summary(rows)}
-    assert ("flow", "pipelined") in names and ("stage", "submit") in names
+    assert ("flow", "pipelined") in names and ("stage", "decompress-submit") in names
     assert all(s["count"] == 1 for s in summary(rows))  # the warm-up is left out
 
 
@@ -84,14 +84,17 @@ def test_the_probe_refuses_a_size_that_is_not_whole_doubles():
 
 # -- the simulator's new terms -------------------------------------------------------------------
 
-def _loop(t, depth):
-    """The finite-buffer recurrence chunk by chunk: the reference the scan and the engine must match."""
+def _loop(t, depth, release=None, handoff=0.0):
+    """The finite-buffer recurrence chunk by chunk: the reference the scan and the engine must match.
+    Stage s + 1 frees its input ``release[s + 1]`` into its run; the producer learns it ``handoff`` later."""
     stages, n = t.shape
     f = np.zeros((stages, n))
     for i in range(n):
         for s in range(stages):
-            ready = max(f[s - 1, i] if s else 0.0, f[s, i - 1] if i else 0.0,
-                        f[s + 1, i - depth] if depth and s + 1 < stages and i >= depth else 0.0)
+            ready = max(f[s - 1, i] if s else 0.0, f[s, i - 1] if i else 0.0)
+            if depth and s + 1 < stages and i >= depth:
+                held = max(t[s + 1, i - depth] - release[s + 1], 0.0) if release is not None else 0.0
+                ready = max(ready, f[s + 1, i - depth] - held + handoff)
             f[s, i] = ready + t[s, i]
     return f
 
@@ -105,6 +108,22 @@ def test_finite_buffers_match_the_recurrence_on_the_scan_and_the_engine(depth):
         assert np.allclose(pipeline(t, depth), ref)
         resources, ops = ops_for_pipeline([f"r{k}" for k in range(t.shape[0])], t, depth=depth)
         assert simulate(resources, ops).makespan == pytest.approx(ref[-1, -1], rel=1e-12)
+
+
+@pytest.mark.parametrize("depth", [None, 1, 2, 3])
+def test_early_release_and_handoff_match_the_recurrence(depth):
+    """Uniform chunks (the closed forms, or the scan with a hand-off) and the engine's split ops."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        stages, n = int(rng.integers(1, 5)), int(rng.integers(1, 20))
+        t, release, handoff = rng.random(stages), rng.random(stages), float(rng.random()) * rng.integers(0, 2)
+        ref = _loop(np.repeat(t[:, None], n, 1), depth, release, handoff)[-1, -1]
+        assert pipeline_makespan(t, n, depth, release, handoff) == pytest.approx(ref, rel=1e-12)
+        resources, ops = ops_for_pipeline([f"r{k}" for k in range(stages)], np.repeat(t[:, None], n, 1), depth=depth,
+                                          release=release, handoff=handoff)
+        assert simulate(resources, ops).makespan == pytest.approx(ref, rel=1e-12)
+    with pytest.raises(BadValue, match="handoff"):
+        pipeline_makespan(t, n, 1, release, -1.0)
 
 
 def test_one_buffer_paces_the_pipeline_at_its_slowest_pair():

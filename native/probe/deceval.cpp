@@ -10,6 +10,10 @@
 //     call), copy alone (the host buffer to a device buffer, one non-blocking clEnqueueWriteBuffer per
 //     c bytes, then clFinish), integrate alone (one kernel launch per c bytes of the device buffer,
 //     then clFinish): the simulator's stage times, and from their change with c the per-chunk overhead;
+//     decompress-submit (the inflate again, each chunk's copy and kernel enqueued as it comes out,
+//     nothing waited for): against decompress alone, what submitting costs the decompressing thread;
+//     handoff (an 8-byte copy enqueued and waited for, per chunk): how long the host takes to learn a
+//     command is done, which a producer waiting for a free buffer pays;
 //   flows, end to end, each from the first inflate call to pi on the host:
 //     staged     inflate everything into host memory, copy it to the device, integrate;
 //     direct     inflate straight into a device buffer mapped into the host (CL_MEM_ALLOC_HOST_PTR,
@@ -197,7 +201,8 @@ class App {
   App(const Options& o, ClDevice& dev, const std::vector<unsigned char>& input)
       : o_(o), dev_(dev), api_(dev.api()), n_(o.size / 8), inflater_(input), host_(o.size),
         local_(std::min<size_t>(64, dev.max_group ? dev.max_group : 64)), global_(local_ * 4 * std::max<size_t>(1, dev.units)),
-        data_(dev.buffer(o.size)), partial_(dev.buffer(global_ * sizeof(double))) {
+        data_(dev.buffer(o.size)), partial_(dev.buffer(global_ * sizeof(double))),
+        scratch_(dev.buffer(global_ * sizeof(double))) {
     kernel_ = dev.kernel("integrate");
     cl_int err = CL_SUCCESS;
     mapped_ = api_.CreateBuffer(dev.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, o.size, nullptr, &err);
@@ -247,22 +252,42 @@ class App {
     const double integ = since(t0);
     std::string what = sampled;
     const double pi = end_pi(what);
-    // Submit alone: per chunk, its copy and a kernel enqueued on an idle device (as the pipelined flow
-    // finds it when the device keeps up), only the enqueue calls timed, then waited for. The kernel
-    // integrates nothing (count 0), so pi above stays as it was.
-    double alone = 0;
+    // Decompress and submit: the inflate again, each chunk's copy and kernel enqueued as soon as it is
+    // out (the kernels add into a scratch sum, so pi above stays as it was), the device working
+    // meanwhile, nothing waited for: what submitting costs the decompressing thread per chunk, its
+    // runtime calls and what they and the device's reads of fresh data do to its caches, which the
+    // pipelined flow pays (without waiting for buffers: depth is the simulator's part).
+    t0 = Clock::now();
+    inflater_.restart();
     for (size_t off = 0; off < o_.size; off += chunk) {
-      auto s0 = Clock::now();
-      cl_check(api_.EnqueueWriteBuffer(dev_.queue(0), data_.get(), CL_FALSE, off, std::min(chunk, o_.size - off),
+      const size_t bytes = std::min(chunk, o_.size - off);
+      inflater_.fill(host_.d() + off / 8, bytes);
+      cl_check(api_.EnqueueWriteBuffer(dev_.queue(0), data_.get(), CL_FALSE, off, bytes,
                                        reinterpret_cast<char*>(host_.p) + off, 0, nullptr, nullptr),
                "clEnqueueWriteBuffer");
-      integrate(data_.get(), 0, 0);
-      alone += since(s0);
-      dev_.finish();
+      integrate(data_.get(), off / 8, bytes / 8, scratch_.get());
     }
-    const char* names[] = {"decompress", "copy", "integrate", "submit"};
-    const double seconds[] = {dec, copy, integ, alone};
-    for (int k = 0; k < 4; ++k) {
+    inflater_.end();
+    const double alone = since(t0);
+    dev_.finish();
+    // Hand-off, per chunk: an 8-byte copy enqueued on the idle device and waited for (its event): how
+    // long the host takes to learn that a command it just gave is done, which a producer waiting for a
+    // free buffer pays each time it waits.
+    double handoff = 0;
+    for (size_t off = 0; off < o_.size; off += chunk) {
+      cl_event done = nullptr;
+      auto s0 = Clock::now();
+      cl_check(api_.EnqueueWriteBuffer(dev_.queue(0), scratch_.get(), CL_FALSE, 0, 8, host_.p, 0, nullptr, &done),
+               "clEnqueueWriteBuffer");
+      cl_check(api_.Flush(dev_.queue(0)), "clFlush");
+      const cl_int waited = api_.WaitForEvents(1, &done);
+      handoff += since(s0);
+      api_.ReleaseEvent(done);
+      cl_check(waited, "clWaitForEvents");
+    }
+    const char* names[] = {"decompress", "copy", "integrate", "decompress-submit", "handoff"};
+    const double seconds[] = {dec, copy, integ, alone, handoff};
+    for (int k = 0; k < 5; ++k) {
       JsonLine j = sample("stage", names[k], chunk, count, repeat, seconds[k]);
       if (k == 1 || k == 2) j.number("submit_seconds", submit[k]);
       j.emit();
@@ -365,12 +390,12 @@ class App {
  private:
   size_t chunks(size_t chunk) const { return (o_.size + chunk - 1) / chunk; }
 
-  void integrate(cl_mem x, size_t base, size_t count) {
+  void integrate(cl_mem x, size_t base, size_t count, cl_mem sums = nullptr) {
     const cl_ulong b = base, c = count;
     dev_.arg(kernel_, 0, x);
     dev_.arg(kernel_, 1, b);
     dev_.arg(kernel_, 2, c);
-    dev_.arg(kernel_, 3, partial_.get());
+    dev_.arg(kernel_, 3, sums ? sums : partial_.get());
     cl_check(api_.EnqueueNDRangeKernel(dev_.queue(0), kernel_, 1, nullptr, &global_, &local_, 0, nullptr, nullptr),
              "clEnqueueNDRangeKernel");
     cl_check(api_.Flush(dev_.queue(0)), "clFlush");
@@ -427,7 +452,7 @@ class App {
   Inflater inflater_;
   HostMemory host_;
   size_t local_, global_;
-  ClDevice::Buffer data_, partial_;
+  ClDevice::Buffer data_, partial_, scratch_;
   cl_mem mapped_ = nullptr;
   cl_kernel kernel_ = nullptr;
   std::vector<std::unique_ptr<HostMemory>> slots_;

@@ -28,7 +28,7 @@ from .steps import Step, good_time, step_failure
 from ..stats import summarize
 
 FLOWS = ("staged", "direct", "pipelined")
-STAGES = ("decompress", "copy", "integrate", "submit")
+STAGES = ("decompress", "copy", "integrate", "decompress-submit", "handoff")
 DEFAULT_SIZE = 64 * 2**20
 DEFAULT_CHUNKS = (256 * 2**10, 2**20, 4 * 2**20)
 SEED_SIZE = 1_600_000_000  # the seed's data inflate to 1.6 GB

@@ -46,8 +46,15 @@ The new term refers to chunks at least ``d`` back, so blocks of ``d`` chunks are
 each with that term (from the previous block) folded into the ready times. For chunks that all take
 the same time at a stage it has a closed form too: ``d >= 2`` changes nothing (the pace is still the
 slowest stage's), and ``d = 1`` (one buffer: neighbours never overlap) paces the pipeline at its
-slowest pair, ``sum(t) + (n - 1) * max(t_s + t_{s+1})``; ``tests/test_sim.py`` checks both against
-a chunk-by-chunk loop.
+slowest pair, ``sum(t) + (n - 1) * max(t_s + t_{s+1})``; ``tests/test_deceval_study.py`` checks
+both against a chunk-by-chunk loop.
+
+A stage may free its input before it ends (``release[s]`` seconds into each chunk: a device that
+copies a chunk in and then computes on its own copy, in one queue): the bound is then
+``f_{s+1}[i-d] - (t_{s+1}[i-d] - release[s+1])``, and with one buffer the pace is
+``max(max(t), max(t_s + release_{s+1}))``. A ``handoff`` (seconds from a buffer freed to its
+producer knowing it: a host thread woken by the device's completion event) adds to that bound; with
+one, the pipeline is scanned chunk by chunk in blocks of ``d`` (no closed form is claimed).
 """
 
 from __future__ import annotations
@@ -78,7 +85,8 @@ def _check(stage_seconds: Any, ndim: int, what: str) -> np.ndarray:
 BLOCK = 1 << 15
 
 
-def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None) -> float:
+def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None,
+          release: np.ndarray | None = None, handoff: float = 0.0) -> float:
     """Run the recurrence over ``t`` (stages, chunks), block by block; return the makespan.
 
     A block of chunks ``[a, b)`` is a pipeline of its own whose stage ``s`` may not start before
@@ -87,7 +95,8 @@ def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None) -> fl
     ``f_s[i] = C[i] + max(f_s[a-1], max_{a <= j <= i} (r_s[j] - C[j-1]))`` with ``r_s`` the ready
     times (``f_{s-1}``, or 0 for the first stage): the carry enters as the first term of the running
     maximum. With ``depth`` the blocks are ``depth`` chunks long and ``r_s`` also holds
-    ``f_{s+1}[i - depth]``, the same chunk's place in the previous block. Finish times go to ``out``
+    ``f_{s+1}[i - depth]`` (less what stage s + 1 runs after its ``release``), the same chunk's place
+    in the previous block. Finish times go to ``out``
     when it is given; otherwise only the rows needed are kept, so memory does not grow with the
     chunk count.
     """
@@ -112,7 +121,10 @@ def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None) -> fl
             ready = zero[:m] if previous is None else previous
             if depth and a and s + 1 < stages:
                 later = out[s + 1, a - depth:a - depth + m] if out is not None else before[s + 1, :m]
-                ready = np.maximum(ready, later)
+                if release is not None:
+                    run = t[s + 1, a - depth:a - depth + m]
+                    later = later - np.maximum(run - release[s + 1], 0.0)
+                ready = np.maximum(ready, later + handoff)
             np.cumsum(t[s, a:b], out=f)  # C[i], i in [a, b)
             d = scratch[:m]
             d[0] = max(ready[0], carry[s])  # j = a, and the carry
@@ -124,16 +136,18 @@ def _scan(t: np.ndarray, out: np.ndarray | None, depth: int | None = None) -> fl
     return float(previous[-1])
 
 
-def pipeline(stage_seconds: Any, depth: int | None = None) -> np.ndarray:
+def pipeline(stage_seconds: Any, depth: int | None = None, release: Any = None, handoff: float = 0.0) -> np.ndarray:
     """Finish times, shape ``(stages, chunks)``, of a linear pipeline given ``t_s[i]`` of that shape.
 
     ``result[s, i]`` is when stage ``s`` finishes chunk ``i``; ``result[-1, -1]`` is the makespan.
-    ``depth``: buffers between neighbouring stages (None: as many as there are chunks).
-    Memory: the result, plus one block of scratch.
+    ``depth``: buffers between neighbouring stages (None: as many as there are chunks);
+    ``release``: per stage, when into each chunk it frees its input buffer (default: when it ends);
+    ``handoff``: seconds from a buffer freed to its producer knowing it. Memory: the result, plus one
+    block of scratch.
     """
     t = _check(stage_seconds, 2, "pipeline")
     f = np.empty(t.shape, dtype=np.float64)
-    _scan(t, f, _depth(depth))
+    _scan(t, f, _depth(depth), _release(release, t.shape[0]), _handoff(handoff))
     return f
 
 
@@ -143,24 +157,32 @@ def pipeline_uniform(stage_seconds: Any, chunks: int, depth: int | None = None) 
     return pipeline(np.broadcast_to(t[:, None], (t.shape[0], _chunks(chunks))), depth)
 
 
-def pipeline_makespan(stage_seconds: Any, chunks: int | None = None, depth: int | None = None) -> float:
+def pipeline_makespan(stage_seconds: Any, chunks: int | None = None, depth: int | None = None,
+                      release: Any = None, handoff: float = 0.0) -> float:
     """When the last chunk leaves the last stage.
 
     ``stage_seconds`` of shape ``(stages, chunks)`` runs the scan keeping only the rows of one block
     of chunks (memory independent of the chunk count, beyond the input); of shape ``(stages,)`` with
     ``chunks`` given, it is the balanced closed form ``sum(t) + (chunks - 1) * max(t)``, or with one
-    buffer (``depth`` 1) ``sum(t) + (chunks - 1) * max(t_s + t_{s+1})`` (module doc). No chunks or
-    no stages take 0 s.
+    buffer (``depth`` 1) ``sum(t) + (chunks - 1) * max(t_s + release_{s+1})`` (module doc). No
+    chunks or no stages take 0 s.
     """
     depth = _depth(depth)
+    handoff = _handoff(handoff)
     if chunks is not None:
         t = _check(stage_seconds, 1, "pipeline_makespan")
         n = _chunks(chunks)
         if not n or not t.size:
             return 0.0
-        pace = float((t[:-1] + t[1:]).max()) if depth == 1 and t.size > 1 else float(t.max())
+        if handoff and depth:
+            return _scan(np.broadcast_to(t[:, None], (t.size, n)), None, depth, _release(release, t.size), handoff)
+        pace = float(t.max())
+        if depth == 1 and t.size > 1:
+            freed = np.minimum(_release(release, t.size), t) if release is not None else t
+            pace = max(pace, float((t[:-1] + freed[1:]).max()))
         return float(t.sum() + (n - 1) * pace)
-    return _scan(_check(stage_seconds, 2, "pipeline_makespan"), None, depth)
+    t = _check(stage_seconds, 2, "pipeline_makespan")
+    return _scan(t, None, depth, _release(release, t.shape[0]), handoff)
 
 
 def balanced_formula(d: Any, n: Any, t_stage: Any, s: Any = 0.0) -> Any:
@@ -170,6 +192,21 @@ def balanced_formula(d: Any, n: Any, t_stage: Any, s: Any = 0.0) -> Any:
     scalars or numpy arrays (broadcast).
     """
     return d * t_stage + (n - 1) * t_stage + s
+
+
+def _release(release: Any, stages: int) -> np.ndarray | None:
+    if release is None:
+        return None
+    r = _check(release, 1, "pipeline release")
+    if r.shape[0] != stages:
+        raise BadValue(f"pipeline: release has {r.shape[0]} values for {stages} stages")
+    return r
+
+
+def _handoff(handoff: Any) -> float:
+    if isinstance(handoff, bool) or not isinstance(handoff, (int, float, np.floating)) or not 0 <= handoff < np.inf:
+        raise BadValue(f"pipeline: handoff = {handoff!r}; allowed: a finite number of seconds >= 0")
+    return float(handoff)
 
 
 def _depth(depth: Any) -> int | None:

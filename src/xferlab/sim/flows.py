@@ -17,8 +17,9 @@ the sender's DMA engine pushes the data. A transfer to or from a device with ``c
 runs on that device instead, between its tasks (one in-order queue does both, as in xferlab's own
 DecEval); a pipelined chain then merges the transfer with the device's task into one stage.
 
-Pipelined workflows keep ``depth`` buffers between neighbouring stages (the fast path's and the
-engine's finite-buffer rule, :mod:`.fastpath`); a workflow that is not a chain (fan-out, fan-in) is
+Pipelined workflows keep ``depth`` buffers between neighbouring stages, a freed buffer reaching its
+producer ``handoff`` seconds later (the fast path's and the engine's finite-buffer rule,
+:mod:`.fastpath`); a workflow that is not a chain (fan-out, fan-in) is
 pipelined on the discrete-event engine: every task and transfer once per chunk, each on its resource.
 """
 
@@ -141,13 +142,15 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
     n = math.ceil(total / chunk)
     names: list[str] = []
     seconds: list[float] = []
+    release: list[float] = []  # when into each chunk a stage frees its input buffer
 
     def stage(name: str, time: float) -> None:
-        if names and names[-1] == name:  # a transfer in the device's own queue, then its task: one stage
-            seconds[-1] += time
+        if names and names[-1] == name:  # a transfer in the device's own queue, then its task: one stage,
+            seconds[-1] += time          # whose input buffer is free once the transfer is done
         else:
             names.append(name)
             seconds.append(time)
+            release.append(time)
 
     used: set[str] = set()  # the devices named so far (a set: linear in the tasks)
     for k, name in enumerate(order):
@@ -163,10 +166,11 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
                 stage(resource if resource not in used or resource == dst else f"{resource}:{a}->{b}",
                       float(system.link(a, b).time(chunk, "write")))
     stage_seconds = np.asarray(seconds)
-    fast = pipeline_makespan(stage_seconds, n, workflow.depth)
+    fast = pipeline_makespan(stage_seconds, n, workflow.depth, release, workflow.handoff)
     if not engine:
         return FlowResult("pipelined", None, fast, n)  # type: ignore[arg-type]
-    resources, ops = ops_for_pipeline(names, np.repeat(stage_seconds[:, None], n, axis=1), depth=workflow.depth)
+    resources, ops = ops_for_pipeline(names, np.repeat(stage_seconds[:, None], n, axis=1), depth=workflow.depth,
+                                      release=release, handoff=workflow.handoff)
     return FlowResult("pipelined", simulate(resources, ops), fast, n)
 
 

@@ -109,6 +109,8 @@ def ops_for_pipeline(
     stage_seconds: Any,
     stage_bytes: Any = None,
     depth: int | None = None,
+    release: Any = None,
+    handoff: float = 0.0,
 ) -> tuple[list[Resource], list[Op]]:
     """The DAG of a linear pipeline, for :func:`xferlab.sim.engine.simulate`.
 
@@ -120,6 +122,11 @@ def ops_for_pipeline(
     fast path's recurrence assumes. ``stage_bytes`` (optional, same shape or broadcastable) is kept
     for accounting. ``depth``: buffers between neighbouring stages; chunk ``i`` of stage ``s`` then
     also waits for chunk ``i - depth`` of stage ``s + 1`` (the buffer it writes is free again).
+    ``release[s]`` (seconds, per stage): stage ``s`` frees its input that far into each chunk; such a
+    stage is two ops per chunk on its resource, ``"<resource>#<chunk>:in"`` (up to the release, what
+    the depth rule waits for) and ``"<resource>#<chunk>"`` (the rest), each chunk's first after the
+    previous chunk's second (one in-order queue). ``handoff`` (seconds) delays each such wait: an op
+    ``"<resource>#<chunk>~handoff"`` on a resource of its own (one slot per chunk, so they never queue).
     """
     names = [str(r) for r in stage_resources]
     seconds = np.asarray(stage_seconds, dtype=np.float64)
@@ -134,11 +141,24 @@ def ops_for_pipeline(
     sizes = np.broadcast_to(np.asarray(0.0 if stage_bytes is None else stage_bytes, dtype=np.float64),
                             seconds.shape)
     resources = [Resource(name) for name in names]
+    if handoff and depth:
+        resources += [Resource(f"{name}~handoff", max(1, seconds.shape[1])) for name in names]
     ops: list[Op] = []
+    free = None if release is None else np.asarray(release, dtype=np.float64)
+    split = [free is not None and bool((free[s] < seconds[s]).any()) for s in range(len(names))]
     for i in range(seconds.shape[1]):
         for s, name in enumerate(names):
             after = (f"{names[s - 1]}#{i}",) if s else ()
             if depth and i >= depth and s + 1 < len(names):
-                after += (f"{names[s + 1]}#{i - depth}",)
-            ops.append(Op(f"{name}#{i}", name, float(seconds[s, i]), after, float(sizes[s, i])))
+                freed = f"{names[s + 1]}#{i - depth}" + (":in" if split[s + 1] else "")
+                if handoff:
+                    ops.append(Op(f"{name}#{i}~handoff", f"{name}~handoff", float(handoff), (freed,)))
+                    freed = f"{name}#{i}~handoff"
+                after += (freed,)
+            if split[s]:
+                first = min(float(free[s]), float(seconds[s, i]))
+                ops.append(Op(f"{name}#{i}:in", name, first, after + ((f"{name}#{i - 1}",) if i else ()), 0.0))
+                ops.append(Op(f"{name}#{i}", name, float(seconds[s, i]) - first, (f"{name}#{i}:in",), float(sizes[s, i])))
+            else:
+                ops.append(Op(f"{name}#{i}", name, float(seconds[s, i]), after, float(sizes[s, i])))
     return resources, ops

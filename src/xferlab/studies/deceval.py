@@ -10,8 +10,13 @@ The model, from the stage samples only (never from a flow's own time):
   ``W`` its work (the task's ``seconds``), ``o`` what each chunk costs it (a kernel
   launch, an inflate call, a copy's start-up); the copy's fit is the link host -> device
   (``simple:bandwidth=size/W,latency=o``);
-* the decompressing thread also submits each chunk's copy and kernel; the ``submit`` stage times
-  those enqueue calls on an idle device, and its time per chunk joins the decompress task's overhead;
+* the decompressing thread also submits each chunk's copy and kernel as it goes; the
+  ``decompress-submit`` stage does just that (nothing waited for), and what it takes beyond
+  decompress alone, per chunk (least squares through 0 over the chunk sizes), joins the decompress
+  task's overhead: the runtime's calls and what they, and the device reading fresh data, do to the
+  decompressing thread's caches;
+* ``handoff``: an 8-byte copy enqueued and waited for, per chunk: how long the host takes to learn a
+  command is done; a producer that waits for a free buffer (``depth``) pays it each time;
 * the device runs copies and kernels in one in-order queue: it has no copy engine
   (``copy_engines: 0``), so in the pipelined flow its copy and its kernel are one stage;
 * flows: ``staged`` is the simulator's staged strategy, ``direct`` its coherent one (the device reads
@@ -61,22 +66,26 @@ def model(stats: list[dict[str, Any]]):
     from ..system.models import System, Workflow
 
     stages = {name: [(s["chunks"], s["median_seconds"]) for s in stats if s["kind"] == "stage" and s["name"] == name]
-              for name in ("decompress", "copy", "integrate", "submit")}
+              for name in ("decompress", "copy", "integrate", "decompress-submit", "handoff")}
     size = next(s["size"] for s in stats)
     depth = next(s["depth"] for s in stats)
     fits = {name: fit_line(points) for name, points in stages.items() if points}
-    submit = float(np.median([t / n for n, t in stages["submit"]])) if stages["submit"] else 0.0
+    alone = dict(stages["decompress"])
+    extra = [(n, t - alone[n]) for n, t in stages["decompress-submit"] if n in alone]
+    submit = max(0.0, sum(n * d for n, d in extra) / sum(n * n for n, _ in extra)) if extra else 0.0
+    handoff = float(np.median([t / n for n, t in stages["handoff"]])) if stages["handoff"] else 0.0
     (w_dec, o_dec), (w_copy, o_copy), (w_int, o_int) = fits["decompress"], fits["copy"], fits["integrate"]
     system = System.model_validate({
         "name": "this machine", "host": "host",
         "devices": [{"name": "host", "kind": "cpu"}, {"name": "device", "kind": "other", "copy_engines": 0}],
         "links": [{"between": ["host", "device"], "link": f"simple:bandwidth={size / w_copy:.6g},latency={o_copy:.6g}"}]})
     workflow = Workflow.model_validate({
-        "name": "deceval", "depth": depth,
+        "name": "deceval", "depth": depth, "handoff": handoff,
         "tasks": [{"name": "decompress", "device": "host", "seconds": w_dec, "overhead": o_dec + submit},
                   {"name": "integrate", "device": "device", "seconds": w_int, "overhead": o_int}],
         "edges": [{"from": "decompress", "to": "integrate", "bytes": size}]})
-    terms = {"decompress": (w_dec, o_dec), "copy": (w_copy, o_copy), "integrate": (w_int, o_int), "submit": (0.0, submit)}
+    terms = {"decompress": (w_dec, o_dec), "copy": (w_copy, o_copy), "integrate": (w_int, o_int),
+             "decompress-submit": (w_dec, o_dec + submit), "handoff": (0.0, handoff)}
     return system, workflow, terms
 
 

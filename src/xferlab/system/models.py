@@ -158,6 +158,8 @@ class Workflow(BaseModel):
     strategy: Strategy = "staged"
     chunk: Optional[Bytes] = None
     depth: int = Field(2, ge=1, description="pipelined: buffers between stages")
+    handoff: Seconds = Field(0.0, ge=0, description="pipelined: from a buffer freed to its producer knowing it (a "
+                                                    "host thread woken by a device's completion event)")
 
     @model_validator(mode="after")
     def _check(self) -> "Workflow":
