@@ -42,6 +42,10 @@ def test_deceval_runs_every_flow_validated_and_predicts_it(tmp_path, cli):
     assert [s["status"] for s in again["steps"]] == ["reused"] and again["results"] == doc["results"]
     with open_store(store, read_only=True) as db:
         assert len(db.runs()) == 1
+    report = tmp_path / "report.html"
+    cli("report", "--store", store, "--output", report, check=0)
+    text = report.read_text()
+    assert "Study deceval (seed 000)" in text and "xferlab study deceval --total 4194304" in text
 
 
 @needs_device

@@ -81,11 +81,11 @@ def plot_command(run: dict[str, Any], suite: str, option: str = "--plots DIR") -
 
 
 def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
-    """What a run holds: memory, transfers, chunks, launch, collab, runtime, network."""
+    """What a run holds: memory, transfers, chunks, launch, collab, runtime, network, kernels, deceval."""
     out = set()
     for r in rows:
         test = str(r["test"])
-        if r["suite"] in ("memory", "network", "kernels"):
+        if r["suite"] in ("memory", "network", "kernels", "deceval"):
             out.add(r["suite"])
         elif r["suite"] == "runtime":
             out.add("runtime")
