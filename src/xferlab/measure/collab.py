@@ -148,8 +148,8 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     validation record right after its sample: a row is ``validated`` once that record came out
     right; a repeat printed before a crash or kill is kept, unvalidated, out of the statistics.
     Samples with a non-positive or non-finite total time are dropped."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
-    checks = [r for r in run.records if r.get("record") == "validation"]
+    setup = run.first("setup")
+    checks = run.of("validation")
     bad = [r for r in checks if not r.get("ok")]
     if bad:
         first = bad[0]
@@ -158,9 +158,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     checked = {(r.get("pattern"), r.get("version"), r.get("repeat")) for r in checks}
     rows = []
     dropped: list[str] = []
-    for r in run.records:
-        if r.get("record") != "sample":
-            continue
+    for r in run.of("sample"):
         if not good_time(r.get("total_seconds")):
             dropped.append(f"repeat {r.get('repeat')}: {r.get('total_seconds')} s")
             continue

@@ -117,8 +117,8 @@ def steps(plan: DecevalPlan, corrupt: bool = False) -> list[Step]:
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
     """One row per sample (a stage at a chunk size, or a flow), ``validated`` once its validation
     record came out right; a failed validation fails the step, naming what was wrong."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
-    checks = [r for r in run.records if r.get("record") == "validation"]
+    setup = run.first("setup")
+    checks = run.of("validation")
     bad = [r for r in checks if not r.get("ok")]
     if bad:
         first = bad[0]
@@ -126,9 +126,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                     f"repeat {first.get('repeat')}: {first.get('what')}")
     checked = {(r.get("name"), r.get("chunk_bytes"), r.get("repeat")) for r in checks}
     rows, dropped = [], []
-    for r in run.records:
-        if r.get("record") != "sample":
-            continue
+    for r in run.of("sample"):
         if not good_time(r.get("seconds")):
             dropped.append(f"{r.get('name')} repeat {r.get('repeat')}: {r.get('seconds')} s")
             continue

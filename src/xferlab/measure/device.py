@@ -215,7 +215,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     validation record, right; launch and chunk samples (the probe checks nothing there) once the
     probe ended cleanly. Unvalidated rows are kept for the record and left out of statistics;
     samples with a non-positive or non-finite host time are dropped."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    setup = run.first("setup")
     device = setup.get("device", {})
     base = {"suite": "device", "node": step.placement.get("node"), "backend": setup.get("backend"),
             "device_name": device.get("name"), "device_index": device.get("index")}
@@ -223,16 +223,14 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     dropped: list[str] = []
     failure = run.failure
     if step.test == "transfer":
-        checks = [r for r in run.records if r.get("record") == "validation"]
+        checks = run.of("validation")
         bad = [r for r in checks if not r.get("ok")]
         if bad:
             first = bad[0]
             return [], (f"validation failed: {len(bad)} copies wrong, first {first['kind']} {first['direction']} "
                         f"{first['size_bytes']} B at byte {first['first_wrong_byte']}")
         checked = {(r["kind"], r["direction"], r["size_bytes"]) for r in checks}
-        for r in run.records:
-            if r.get("record") != "sample":
-                continue
+        for r in run.of("sample"):
             if not good_time(r.get("host_seconds")):
                 dropped.append(f"{r.get('kind')} {r.get('direction')} {r.get('size_bytes')} B: {r.get('host_seconds')} s")
                 continue

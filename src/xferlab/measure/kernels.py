@@ -229,7 +229,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     """Tidy rows of one kernels step, and why it failed (None if it did not). A point is validated
     once its check came out right (the probe's, or for SpMV SciPy's here); rows of a failed check are
     kept unvalidated and fail the step."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    setup = run.first("setup")
     base = {"suite": "kernels", "device_name": setup.get("device_name"), "device_index": setup.get("device_index")}
     rows: list[dict[str, Any]] = []
     dropped: list[str] = []
@@ -241,9 +241,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     if step.test == "d2d":
         checks = {r["path"]: r for r in run.records if r.get("record") == "validation"}
         bad = [f"{p}: {r.get('what')}" for p, r in checks.items() if not r.get("ok")]
-        for r in run.records:
-            if r.get("record") != "sample":
-                continue
+        for r in run.of("sample"):
             if not good_time(r.get("host_seconds")):
                 dropped.append(f"d2d {r.get('path')}: {r.get('host_seconds')} s")
                 continue
@@ -255,13 +253,11 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                                     "path": r["path"], "peer_index": setup.get("peer_index"),
                                     "peer_name": setup.get("peer_name"), "device_name": base["device_name"]}})
     elif step.test in ("stream", "align"):
-        checks = [r for r in run.records if r.get("record") == "validation"]
+        checks = run.of("validation")
         keyf = _key if step.test == "stream" else (lambda r: (r.get("allocator"), r.get("offset_bytes"), r.get("direction")))
         good = {keyf(r) for r in checks if r.get("ok")}
         bad = [f"{' '.join(str(v) for v in keyf(r) if v is not None)}: {r.get('what')}" for r in checks if not r.get("ok")]
-        for r in run.records:
-            if r.get("record") != "sample":
-                continue
+        for r in run.of("sample"):
             if not good_time(r.get("host_seconds")):
                 dropped.append(f"{keyf(r)}: {r.get('host_seconds')} s")
                 continue
@@ -282,9 +278,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "params": {"variant": variant(r), "offset_bytes": r["offset_bytes"], "device_seconds": device,
                                         "device_name": base["device_name"]}})
     elif step.test == "faults":
-        for r in run.records:
-            if r.get("record") != "sample":
-                continue
+        for r in run.of("sample"):
             if not good_time(r.get("first_seconds")) or not good_time(r.get("second_seconds")):
                 dropped.append(f"{r.get('memory')} repeat {r.get('repeat')}")
                 continue
@@ -306,9 +300,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
         dtype = np.float64 if step.placement["type"] == "double" else np.float32
         tol = 1e-10 if dtype is np.float64 else 1e-4
         good = set()
-        for r in run.records:
-            if r.get("record") != "result":
-                continue
+        for r in run.of("result"):
             try:
                 got = np.fromfile(r["file"], dtype=dtype).reshape(r["instances"], matrix.shape[0])
                 Path(r["file"]).unlink()
@@ -320,9 +312,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 good.add((r["groups"], r["instances"]))
             else:
                 bad.append(f"{r['groups']} groups x {r['instances']}: y differs from SciPy's by {err:.2g} (relative)")
-        for r in run.records:
-            if r.get("record") != "sample":
-                continue
+        for r in run.of("sample"):
             if not good_time(r.get("host_seconds")):
                 dropped.append(f"spmv {r.get('groups')} groups: {r.get('host_seconds')} s")
                 continue

@@ -190,12 +190,12 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     validation record came out right; a latency or loaded-latency row (nothing to validate) once
     the probe ended cleanly. Rows of a probe that crashed or was killed first are kept, unvalidated,
     and left out of statistics. Samples with a non-positive or non-finite time are dropped."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    setup = run.first("setup")
     base = {"suite": "memory", **step.placement}
     rows: list[dict[str, Any]] = []
     dropped: list[str] = []
     failure = run.failure
-    samples = [r for r in run.records if r.get("record") == "sample"]
+    samples = run.of("sample")
     if step.test == "stream":
         validation = next((r for r in run.records if r.get("record") == "validation"), None)
         if validation is None:

@@ -314,17 +314,15 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
     A point's rows are ``validated`` once rank 0 printed its validation record, right: every
     receiver held the bytes sent. A point whose check failed keeps its rows, unvalidated, and fails
     the step with the rank and offset; rows printed before a rank died are kept, unvalidated."""
-    setup = next((r for r in run.records if r.get("record") == "setup"), {})
+    setup = run.first("setup")
     step_.learned["setup"] = setup
-    step_.learned["stopped"] = next((r for r in run.records if r.get("record") == "stopped"), None)
-    checks = [r for r in run.records if r.get("record") == "validation"]
+    step_.learned["stopped"] = run.first("stopped") or None
+    checks = run.of("validation")
     good = {_key(r) for r in checks if r.get("ok")}
     bad = [r for r in checks if not r.get("ok")]
     rows: list[dict[str, Any]] = []
     dropped: list[str] = []
-    for r in run.records:
-        if r.get("record") != "samples":
-            continue
+    for r in run.of("samples"):
         moved = _moved(r)
         for i, s in enumerate(r.get("seconds") or []):
             if not good_time(s):

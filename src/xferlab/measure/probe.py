@@ -52,6 +52,14 @@ class ProbeRun:
     def ok(self) -> bool:
         return self.failure is None
 
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        """The records of one kind (their ``record`` field: setup, sample, validation …), in order."""
+        return [r for r in self.records if r.get("record") == kind]
+
+    def first(self, kind: str) -> dict[str, Any]:
+        """The first record of one kind, or {} (a run that ended before printing it)."""
+        return next(iter(self.of(kind)), {})
+
 
 def run_probe(args: list[str], timeout: float = 60.0, launcher: Optional[list[str]] = None,
               env: Optional[dict[str, str]] = None, pass_fds: tuple[int, ...] = ()) -> ProbeRun:
