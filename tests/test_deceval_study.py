@@ -2,7 +2,8 @@
 application runs on the OpenCL device, every flow validated, and the simulator predicts each flow from
 the stages alone; the simulator's finite buffers, copy-engine-less devices and non-chain pipelines.
 Bad input tried: a chunk larger than the input, a --total above the memory there is, a depth of 0, a
-size that is not a whole number of doubles (the probe), a corrupted value (the validation fails the step)."""
+budget too small for the run, an option of another study, a size that is not a whole number of
+doubles (the probe), a negative hand-off, a corrupted value (the validation fails the step)."""
 
 import json
 
@@ -70,13 +71,15 @@ def test_the_summary_keeps_only_validated_repeats():
     assert all(s["count"] == 1 for s in summary(rows))  # the warm-up is left out
 
 
-def test_bad_input_is_refused_with_one_line(cli):
+def test_bad_input_is_refused_with_one_line(cli, tmp_path):
     code, out, err = cli("study", "deceval", "--total", "1MiB", "--chunks", "2MiB", check=None)
     assert code == 2 and "chunk 2 MiB is larger than the input (1 MiB)" in err
     code, out, err = cli("study", "deceval", "--total", "1TiB", check=None)
     assert code == 2 and "above the" in err and "available" in err
     code, out, err = cli("study", "deceval", "--depth", "0", check=None)
     assert code == 2 and "--depth 0" in err
+    code, out, err = cli("study", "deceval", "--budget", "1s", "--store", tmp_path / "b.duckdb", check=None)
+    assert code == 2 and "too small to run one step of the deceval study" in err
     code, out, err = cli("study", "deceval", "--count", "3", check=None)
     assert code == 2 and "--count does not apply to the deceval study" in err
 

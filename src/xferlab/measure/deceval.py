@@ -27,11 +27,8 @@ from .samples import validated
 from .steps import Step, good_time, step_failure
 from ..stats import summarize
 
-FLOWS = ("staged", "direct", "pipelined")
-STAGES = ("decompress", "copy", "integrate", "decompress-submit", "handoff")
 DEFAULT_SIZE = 64 * 2**20
 DEFAULT_CHUNKS = (256 * 2**10, 2**20, 4 * 2**20)
-SEED_SIZE = 1_600_000_000  # the seed's data inflate to 1.6 GB
 
 
 @dataclass
@@ -107,9 +104,11 @@ class DecevalPlan:
 
 def steps(plan: DecevalPlan, corrupt: bool = False) -> list[Step]:
     cpu, env = plan.placement()
-    # per repeat: ~4 passes per chunk size (stages) and 2 + chunks flows, at ~0.3 GB/s on a small machine
-    passes = 4 * len(plan.chunks) + 2 + len(plan.chunks)
-    estimate = 2.0 + plan.size / 50e6 + (plan.repeats + 1) * passes * plan.size / 300e6
+    # Inflate (~0.35 GB/s of output on a small machine) dominates: per repeat, about 3.2 passes per chunk
+    # size (decompress, decompress-submit, copy, integrate, the pipelined flow) and 2 (staged, direct);
+    # then deflating the input once (~0.1 GB/s).
+    passes = 3.2 * len(plan.chunks) + 2
+    estimate = 2.0 + plan.size / 100e6 + (plan.repeats + 1) * passes * plan.size / 0.35e9
     return [Step("deceval", "deceval", plan.probe_args(corrupt), {"cpus": None if cpu is None else str(cpu)},
                  estimate, env=env or None)]
 

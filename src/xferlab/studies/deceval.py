@@ -34,7 +34,7 @@ from ..measure.deceval import DEFAULT_CHUNKS, DEFAULT_SIZE, DecevalPlan, rows_of
 from ..report.collect import flat
 from .base import Plan, Study, StudyStep
 
-TOLERANCE = 0.15  # the bar: every flow predicted within 15 % of its measured time
+STAGES = ("decompress", "copy", "integrate", "decompress-submit", "handoff")  # what the probe times alone
 
 
 def plan(options: dict[str, Any]) -> Plan:
@@ -66,7 +66,7 @@ def model(stats: list[dict[str, Any]]):
     from ..system.models import System, Workflow
 
     stages = {name: [(s["chunks"], s["median_seconds"]) for s in stats if s["kind"] == "stage" and s["name"] == name]
-              for name in ("decompress", "copy", "integrate", "decompress-submit", "handoff")}
+              for name in STAGES}
     size = next(s["size"] for s in stats)
     depth = next(s["depth"] for s in stats)
     fits = {name: fit_line(points) for name, points in stages.items() if points}
