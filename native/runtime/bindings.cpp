@@ -124,6 +124,21 @@ NB_MODULE(_runtime, m) {
                            self};
           },
           "op"_a, "a"_a = 0, "b"_a = 0, "c"_a = 0, "One request by opcode (tests: unknown or failing opcodes).")
+      .def(
+          "trace", [](PyRuntime& r, bool on) { r.get().trace(on); }, "on"_a = true,
+          "Record the request stream from now on (see `traced`).")
+      .def_prop_ro(
+          "traced",
+          [](PyRuntime& r) {
+            const xferlab::runtime::Trace& t = r.get().traced();
+            nb::dict d;
+            d["producers"] = t.producers;
+            d["read_at"] = t.read_at;
+            return d;
+          },
+          "The recorded stream: `producers`, 3 per request, the 1-based request whose result each operand is (0: a "
+          "host value); `read_at`, per request, how many requests had been issued when the host first read its "
+          "result (0: never).")
       .def("flush", [](PyRuntime& r) { r.get().flush(); })
       .def("drain", [](PyRuntime& r) { r.get().drain(); })
       .def(

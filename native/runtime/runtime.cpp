@@ -154,6 +154,11 @@ CellRef Runtime::submit(uint32_t op, const Operand& a, const Operand& b, const O
   cell->window = window_id_;
   cell->level = level;
   cell->out_index = static_cast<uint32_t>(pending_.size());
+  cell->request = counters_.requests + 1;
+  if (tracing_) {
+    for (const Operand* o : {&a, &b, &c}) trace_.producers.push_back(o->cell ? o->cell->request : 0);
+    trace_.read_at.push_back(0);
+  }
   uint64_t want = options_.mode == Mode::forward ? 0 : XF_WANT;
   words[0] = (op & 0xFFFFu) | (static_cast<uint64_t>(kinds) << 16) | want | (static_cast<uint64_t>(level) << 32);
   words[1] = dst | (static_cast<uint64_t>(cell->out_index) << 32);
@@ -210,6 +215,7 @@ void Runtime::drain() {
 
 uint64_t Runtime::read(const CellRef& cell) {
   if (!cell) throw std::invalid_argument("no value");
+  if (cell->rt == this) note_read(*cell);
   if (cell->on_host) return cell->value;
   if (cell->rt != this) throw std::runtime_error("the runtime that computes this value was closed before it was read");
   if (cell->window == window_id_) flush();
@@ -246,6 +252,7 @@ Posit fma(const Posit& a, const Posit& b, const Posit& c) {
   return Posit(*a.rt_, a.rt_->submit(XF_OP_P_FMA, a.cell_, b.cell_, c.cell_));
 }
 uint64_t value_of(const CellRef& cell) {
+  if (cell->rt) cell->rt->note_read(*cell);
   if (cell->on_host) return cell->value;
   if (!cell->rt) throw std::runtime_error("the runtime that computes this value was closed before it was read");
   return cell->rt->read(cell);

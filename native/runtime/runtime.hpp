@@ -81,6 +81,7 @@ struct Cell {
   uint64_t window = 0;     // the window that computes it
   uint32_t level = 0;      // its level in that window
   uint32_t out_index = 0;  // parallel/sync: its place in the window's out entries
+  uint64_t request = 0;    // 1-based number of the request that computes it (0: a host value)
 };
 using CellRef = std::shared_ptr<Cell>;
 
@@ -91,6 +92,14 @@ struct Operand {
   Operand() = default;
   Operand(uint64_t v) : value(v) {}
   Operand(CellRef c) : cell(std::move(c)) {}
+};
+
+// The request stream as the program issued it, for the opportunity analysis (seed 002's argument:
+// how often operands come from recent requests, how much is independent, what the host reads).
+// Off unless asked for (Runtime::trace): two words per request.
+struct Trace {
+  std::vector<uint64_t> producers;  // per request, 3 entries: the request whose result each operand is (0: none)
+  std::vector<uint64_t> read_at;    // per request: requests issued when the host first read its result (0: never)
 };
 
 struct Options {
@@ -118,6 +127,13 @@ class Runtime {
   // Wait until every launched window has run (reads nothing; checks for device errors).
   void drain();
 
+  // Record the request stream from now on (Trace); the host's reads count when it asks for a value.
+  void trace(bool on) { tracing_ = on; }
+  const Trace& traced() const { return trace_; }
+  void note_read(const Cell& cell) {
+    if (tracing_ && cell.request && !trace_.read_at[cell.request - 1]) trace_.read_at[cell.request - 1] = counters_.requests;
+  }
+
   const Counters& counters() const { return counters_; }
   const Options& options() const { return options_; }
   Bus& backend() { return *backend_; }
@@ -139,6 +155,8 @@ class Runtime {
   std::vector<CellRef> pending_;  // the open window's results
   uint32_t levels_ = 0;
   bool launched_unread_ = false;  // a window was launched since the last blocking read
+  bool tracing_ = false;
+  Trace trace_;
 };
 
 // The value of a cell: at once if the host has it, else read from its runtime's device (blocks); a cell

@@ -15,7 +15,8 @@ from .output import Column, emit, output_format, stderr
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
 
 
-def _latencies(text: str) -> list[float]:
+def parse_latencies(text: str, option: str = "--latency") -> list[float]:
+    """Latencies as a LIST of times, ranges or the presets' names (cxl, ccip, pcie3)."""
     from ..runtime import LATENCY_PRESETS
 
     out = []
@@ -24,7 +25,7 @@ def _latencies(text: str) -> list[float]:
         if item in LATENCY_PRESETS:
             out.append(LATENCY_PRESETS[item])
         else:
-            out += parse_list(item, lambda t, w: parse_time(t, w, allow_zero=True), "--latency")
+            out += parse_list(item, lambda t, w: parse_time(t, w, allow_zero=True), option)
     return out
 
 
@@ -60,7 +61,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
         for opt, given in (("--latency", latency), ("--bandwidth", bandwidth)):
             if given is not None:
                 raise BadValue(f"{opt} sets the emulated bus; --backend {backend} runs over the real device's bus")
-    lats: list[Optional[float]] = _latencies(latency or "1us") if backend == "emulated" else [None]
+    lats: list[Optional[float]] = parse_latencies(latency or "1us") if backend == "emulated" else [None]
     size = parse_count(problem_size, "--problem-size") if problem_size is not None else 0
     names = [w.strip() for w in workload.split(",")] if workload else workload_names()
     if opset:

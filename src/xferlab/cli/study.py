@@ -34,8 +34,13 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                                               "the seed's 1.6GB on request).", metavar="SIZE"),
           depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
                                               "(default 2).", metavar="N"),
-          repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval: timed repeats (after a "
-                                                "warm-up).", metavar="N"),
+          repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval, offload: timed repeats "
+                                                "(after a warm-up; offload: runs per mode and latency).", metavar="N"),
+          workloads: Optional[str] = typer.Option(None, "--workloads", help="offload: the runtime's workloads (default "
+                                                  "all: cg, mg, bubble, gcd, kadane).", metavar="LIST"),
+          latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "
+                                                  "times or presets (cxl, ccip, pcie3; default 0, cxl, ccip, 2us).",
+                                                  metavar="LIST"),
           chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
                                                "default the seed's 80 kB and 8 MB; deceval: 256 KiB, 1 MiB, 4 MiB).",
                                                metavar="LIST"),
@@ -52,10 +57,13 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
         return
     chosen = find(name)
     from ..units import parse_list, parse_size
+    from .runtime import parse_latencies
 
     given = {"pmem": str(pmem) if pmem else None, "iterations": iterations, "backend": backend, "device": device_,
              "count": count, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
-             "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None}
+             "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None,
+             "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
+             "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None}
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
@@ -73,7 +81,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                 "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}"}[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
     columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
-                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind") else "right")
+                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind", "workload", "flow") else "right")
                for key, header in chosen.columns]
     emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
          notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})

@@ -27,6 +27,9 @@ class Step:
     env: Optional[dict[str, str]] = None
     pass_fds: tuple[int, ...] = ()
     learned: dict[str, Any] = field(default_factory=dict)  # what the run said of itself (the MPI setup)
+    #: a step done in Python instead of by the probe (the offload runtime's, which lives in this process):
+    #: called with the step's time limit, it returns what a probe run would, its records and failure
+    call: Optional[Callable[[float], ProbeRun]] = None
 
 
 
@@ -85,7 +88,8 @@ def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_res
             result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
         else:
             limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
-            run = run_probe(step.args, timeout=limit, launcher=step.launcher, env=step.env, pass_fds=step.pass_fds)
+            run = step.call(limit) if step.call else run_probe(step.args, timeout=limit, launcher=step.launcher,
+                                                                env=step.env, pass_fds=step.pass_fds)
             rows, failure = convert(step, run)
             result = StepResult(step, rows, failure, time.monotonic() - t0)
         on_result(result)

@@ -10,7 +10,6 @@ device there is no free bus to measure T_acc with.
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import BadValue
-from . import BACKENDS, MODES, open_runtime, workload_names, workload_opset
+from . import BACKENDS, MODES, open_runtime, workload_names
 
 COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesced_lines", "lines_read", "result_reads",
             "waits", "forwarded", "drains", "flushes_for_dependency", "bytes_to_device", "bytes_from_device")
@@ -110,6 +109,13 @@ def prepare(backend: str, latencies: list[Optional[float]], workloads: list[str]
     open_runtime(backend, modes[0], ring, window, max(x or 0.0 for x in latencies), bandwidth, device).close()
 
 
+def sample_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A bench row as the store keeps it: suite 'runtime', its wall time, the rest in params."""
+    return {"suite": "runtime", "test": row["workload"], "metric": "seconds", "value": row["seconds"], "mode": row["mode"],
+            "size_bytes": None, "seconds": row["seconds"],
+            "params": {k: v for k, v in row.items() if k not in ("workload", "mode", "seconds")}}
+
+
 @contextmanager
 def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional[list[str]] = None):
     """A `runtime bench` run in the store, open while the bench runs: yields (run id, store path, add),
@@ -125,9 +131,7 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
         added = []
 
         def add(r: dict[str, Any]) -> None:
-            store.add_samples(run_id, [{"suite": "runtime", "test": r["workload"], "metric": "seconds", "value": r["seconds"],
-                                        "mode": r["mode"], "size_bytes": None, "seconds": r["seconds"],
-                                        "params": {k: v for k, v in r.items() if k not in ("workload", "mode", "seconds")}}])
+            store.add_samples(run_id, [sample_of(r)])
             added.append(r)
 
         status = "interrupted"

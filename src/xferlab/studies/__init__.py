@@ -11,9 +11,10 @@ from .characterize import CHARACTERIZE
 from .deceval import DECEVAL
 from .granularity import GRANULARITY
 from .launch import LAUNCH
+from .offload import OFFLOAD
 from .tiers import TIERS
 
-STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHARACTERIZE, DECEVAL)}
+STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHARACTERIZE, DECEVAL, OFFLOAD)}
 
 
 def find(name: str) -> Study:

@@ -1,0 +1,113 @@
+"""Seed 002's opportunity analysis (Chen, Zhang and Austin, "Zipper: Latency-Tolerant Optimizations for
+High-Performance Buses"): for each of the runtime's workloads, first the request stream's statistics
+the paper argues from (:mod:`xferlab.runtime.stream`: operands from the last 7 requests, independent
+requests per level, results the host reads, issue-to-use distance), then the three modes measured on
+the emulated bus over a latency sweep (``runtime bench``'s code): so a user sees why forwarding pays
+for a stream, and from what latency on.
+
+Both steps run in this process (the runtime is a Python extension), as steps with a ``call`` in place
+of a probe run: recorded, budgeted and reused like any other study step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import BadValue
+from ..measure.probe import ProbeRun
+from ..measure.steps import Step, step_failure
+from ..runtime import LATENCY_PRESETS, MAX_LATENCY, MODES, bench
+from ..runtime.stream import RECENT, trace_workload
+from .base import Plan, Study, StudyStep
+
+STATS = ("requests", "recent_operand_share", "level_width_mean", "level_width_median", "level_width_p90",
+         "level_width_max", "ideal_parallelism", "host_read_share", "unused_share", "use_distance_median",
+         "use_distance_p90", "use_distance_max")
+
+
+def _call(work) -> Any:
+    """A step's call: its records, or the error that stopped it as the failure (records before kept)."""
+    def call(limit: float) -> ProbeRun:
+        run = ProbeRun(["python"])
+        try:
+            work(run.records)
+        except (RuntimeError, ValueError) as error:  # a wrong result, a device error
+            run.failure = str(error)
+        return run
+    return call
+
+
+def _trace_rows(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], str | None]:
+    rows = [{"suite": "stream", "test": r["workload"], "metric": "requests", "value": r["requests"], "mode": "trace", "size_bytes": None, "validated": True,
+             "params": {k: v for k, v in r.items() if k not in ("workload", "record")}} for r in run.records]
+    return rows, step_failure(rows, run.failure, [], "workloads")
+
+
+def _bench_rows(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], str | None]:
+    rows = [{**bench.sample_of({k: v for k, v in r.items() if k != "record"}), "validated": True} for r in run.records]
+    return rows, step_failure(rows, run.failure, [], "runs")
+
+
+def plan(options: dict[str, Any]) -> Plan:
+    workloads, latencies, repeats = list(options["workloads"]), [float(x) for x in options["latencies"]], options["repeats"]
+    for x in latencies:
+        if not 0 <= x <= MAX_LATENCY:
+            raise BadValue(f"--latencies {x:g} s: one-way bus latencies from 0 s to {MAX_LATENCY:g} s")
+    if not 1 <= repeats <= 1000:
+        raise BadValue(f"--repeats {repeats}: runs per workload, mode and latency, 1 to 1000")
+    bench.check("emulated", workloads, list(MODES))
+
+    def trace(records: list[dict[str, Any]]) -> None:
+        for w in workloads:
+            records.append({"record": "stream", **trace_workload(w, recent=options["recent"])})
+
+    def sweep(records: list[dict[str, Any]]) -> None:
+        bench.bench("emulated", latencies, workloads, list(MODES), repeats=repeats, checked=True,
+                    on_row=lambda r: records.append({"record": "bench", **r}))
+
+    # ~10,000 requests a run; sync waits two legs a request, the others about a window's worth
+    bus_estimate = sum(repeats * (0.05 + 2.2 * 1e4 * x) for x in latencies) * len(workloads) * len(MODES)
+    steps = [
+        StudyStep("trace", f"request streams of {', '.join(workloads)} (forward, latency 0)", "stream",
+                  [Step("trace", "trace", [], {}, 0.2 * len(workloads) + 1, call=_call(trace))], _trace_rows,
+                  {"backend": "emulated"}),
+        StudyStep("bus", f"sync, parallel and forward on the emulated bus at {len(latencies)} latencies", "runtime",
+                  [Step("bus", "bench", [], {}, bus_estimate + 1, call=_call(sweep))], _bench_rows,
+                  {"backend": "emulated", "latencies": latencies}),
+    ]
+    return Plan(steps, [])
+
+
+def _value(row: dict[str, Any], key: str) -> Any:
+    return row.get(key, (row.get("params") or {}).get(key))
+
+
+def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per workload and latency: the stream's figures beside sync's time and the speedups of parallel
+    and forward over it."""
+    streams = {r["test"]: {k: _value(r, k) for k in STATS} for r in rows.get("trace", [])}
+    runs: dict[tuple[str, float], dict[str, float]] = {}
+    for r in rows.get("bus", []):
+        runs.setdefault((r["test"], _value(r, "latency_seconds")), {})[r["mode"]] = r["value"]
+    out = []
+    for (workload, latency), modes in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        sync = modes.get("sync")
+        out.append({"workload": workload, **streams.get(workload, {}), "latency_seconds": latency,
+                    "sync_seconds": sync,
+                    **{f"{m}_speedup": sync / modes[m] if sync and modes.get(m) else None for m in ("parallel", "forward")}})
+    out += [{"workload": w, **s} for w, s in streams.items() if not any(k[0] == w for k in runs)]
+    return out
+
+
+OFFLOAD = Study(
+    name="offload", seed="seed 002",
+    experiment="the request streams' statistics (operands from the last 7 requests, level width, host reads, "
+               "issue-to-use distance), then sync, parallel and forward over a bus-latency sweep",
+    description="Seed 002's opportunity analysis: why forwarding and windows pay for each workload's request "
+                "stream, and the three modes measured on the emulated bus at each latency.",
+    plan=plan, table=table,
+    columns=[("workload", "workload"), ("recent_operand_share", "from last 7"), ("level_width_mean", "width"),
+             ("host_read_share", "host reads"), ("use_distance_median", "use dist."), ("latency_seconds", "latency"),
+             ("sync_seconds", "sync"), ("parallel_speedup", "parallel x"), ("forward_speedup", "forward x")],
+    options={"workloads": ["cg", "mg", "bubble", "gcd", "kadane"],
+             "latencies": [0.0, LATENCY_PRESETS["cxl"], LATENCY_PRESETS["ccip"], 2e-6], "repeats": 3,
+             "recent": RECENT})

@@ -1,0 +1,95 @@
+"""The offload study (`xferlab study offload`, studies/offload.py, runtime/stream.py): seed 002's
+request-stream statistics from the runtime's trace, checked on streams small enough to count by
+hand, then the modes over a latency sweep, stored as one study group and reused. Bad input tried: an
+unknown workload, a latency above the emulator's 1 s, a negative latency, a trace whose lengths do
+not match."""
+
+import json
+
+import pytest
+
+from xferlab.errors import BadValue
+from xferlab.runtime import open_runtime
+from xferlab.runtime.stream import statistics
+from xferlab.store import open_store
+
+
+def _traced(program):
+    rt = open_runtime("emulated", "forward", latency=0.0)
+    rt.trace()
+    program(rt)
+    traced = rt.traced
+    rt.close()
+    return traced
+
+
+def test_a_chain_of_three_requests():
+    def chain(rt):
+        x = rt.posit(1.5)  # a host value: no request
+        y = x * x          # request 1
+        z = y + x          # request 2: y from request 1
+        w = z * y          # request 3: z from 2, y from 1
+        assert float(w) == 8.4375  # the host reads request 3's result after 3 requests
+
+    t = _traced(chain)
+    assert t == {"producers": [0, 0, 0, 1, 0, 0, 2, 1, 0], "read_at": [0, 0, 3]}
+    s = statistics(t["producers"], t["read_at"])
+    assert s["requests"] == 3 and s["operands_from_requests"] == 3
+    assert s["recent_operand_share"] == 1.0
+    assert statistics(t["producers"], t["read_at"], recent=1)["recent_operand_share"] == pytest.approx(2 / 3)
+    assert s["level_width_mean"] == 1.0 and s["ideal_parallelism"] == 1.0  # each request waits for the one before
+    assert s["host_read_share"] == pytest.approx(1 / 3) and s["unused_share"] == 0.0
+    # first uses: 1 by request 2 (distance 1), 2 by request 3 (1), 3 by the host right away (0)
+    assert (s["use_distance_median"], s["use_distance_max"]) == (1.0, 1)
+
+
+def test_independent_requests_share_a_level():
+    def fan(rt):
+        x = rt.posit(2.0)
+        a = x * x      # 1
+        b = x + x      # 2: independent of 1
+        c = a * b      # 3
+        d = x - x      # 4: independent, never used
+        float(c)
+
+    t = _traced(fan)
+    s = statistics(t["producers"], t["read_at"])
+    assert s["level_width_mean"] == 2.0 and s["level_width_max"] == 3  # levels {1, 2, 4} and {3}
+    assert s["ideal_parallelism"] == 2.0 and s["unused_share"] == 0.25
+    # windows of two requests: {1, 2} one level, {3, 4} one level (3's inputs came before the window)
+    assert statistics(t["producers"], t["read_at"], window=2)["level_width_mean"] == 2.0
+    with pytest.raises(BadValue, match="3 per request"):
+        statistics([0, 0], [0])
+
+
+def test_the_study_measures_stores_and_reuses(tmp_path, cli):
+    store = tmp_path / "o.duckdb"
+    args = ["study", "offload", "--workloads", "kadane,gcd", "--latencies", "0,1us", "--repeats", "1",
+            "--store", store, "--json"]
+    code, out, err = cli(*args, check=0)
+    doc = json.loads(out)
+    assert {(r["workload"], r["latency_seconds"]) for r in doc["results"]} == {
+        (w, x) for w in ("kadane", "gcd") for x in (0.0, 1e-6)}
+    for r in doc["results"]:
+        assert 0 <= r["recent_operand_share"] <= 1 and r["level_width_mean"] >= 1 and r["requests"] > 0
+        assert r["sync_seconds"] > 0 and r["forward_speedup"] > 0 and r["parallel_speedup"] > 0
+    # kadane's running sums take each operand from the request just before
+    assert next(r for r in doc["results"] if r["workload"] == "kadane")["recent_operand_share"] == 1.0
+    again = json.loads(cli(*args, check=0)[1])
+    assert [s["status"] for s in again["steps"]] == ["reused", "reused"] and again["results"] == doc["results"]
+    with open_store(store, read_only=True) as db:
+        assert len(db.runs()) == 2
+    report = tmp_path / "report.html"
+    cli("report", "--store", store, "--output", report, check=0)
+    assert "Study offload (seed 002)" in report.read_text()
+
+
+def test_bad_input_is_refused_with_one_line(cli):
+    code, out, err = cli("study", "offload", "--workloads", "nope", check=None)
+    assert code == 2 and "--workload 'nope' is not known" in err
+    code, out, err = cli("study", "offload", "--latencies", "2s", check=None)
+    assert code == 2 and "--latencies 2 s" in err
+    code, out, err = cli("study", "offload", "--latencies", "-1us", check=None)
+    assert code == 2 and "--latencies" in err
+    code, out, err = cli("study", "deceval", "--workloads", "cg", check=None)
+    assert code == 2 and "--workloads does not apply to the deceval study" in err
