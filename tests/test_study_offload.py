@@ -93,3 +93,32 @@ def test_bad_input_is_refused_with_one_line(cli):
     assert code == 2 and "--latencies" in err
     code, out, err = cli("study", "deceval", "--workloads", "cg", check=None)
     assert code == 2 and "--workloads does not apply to the deceval study" in err
+
+
+def test_an_interrupted_study_keeps_its_finished_steps_and_goes_on(tmp_path):
+    """SIGINT while the bus step runs: the trace step's run stays in the store (ok), the bus step's run
+    is finished as interrupted, exit 130; run again, the trace is reused and the bus step measured."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "i.duckdb"
+    args = [sys.executable, "-m", "xferlab", "study", "offload", "--workloads", "cg,mg", "--latencies", "0,50us",
+            "--repeats", "3", "--store", str(store)]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    deadline = time.monotonic() + 120
+    while "trace: 2 samples stored" not in seen and time.monotonic() < deadline:
+        seen += process.stderr.readline()
+    time.sleep(0.5)  # the bus step is running (about 10 s in all)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + err
+    with open_store(store, read_only=True) as db:
+        statuses = sorted(r["status"] for r in db.runs())
+    assert statuses == ["interrupted", "ok"]
+    done = subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=300, env=os.environ)
+    doc = json.loads(done.stdout)
+    assert [s["status"] for s in doc["steps"]] == ["reused", "measured"]
