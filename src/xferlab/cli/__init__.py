@@ -22,6 +22,7 @@ from . import lab as lab_cli
 from . import measure
 from . import simulate as simulate_cli
 from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
+from . import sweep as sweep_cli
 
 app = typer.Typer(
     name="xferlab",
@@ -44,6 +45,7 @@ app.add_typer(advise_cli.app, name="advise")
 app.command("report")(report_cli.report)
 app.command("study")(study_cli.study)
 app.add_typer(runtime_cli.app, name="runtime")
+app.add_typer(sweep_cli.app, name="sweep")
 
 
 def _version(value: bool) -> None:

@@ -130,7 +130,7 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
     ``engine``), any other DAG on the engine, every edge pipelined, ``workflow.depth`` buffers deep."""
     chunk = _pipeline_chunk(workflow, chunk)
     workflow.check_against(system)
-    order = _chain(workflow)
+    order = chain(workflow)
     if order is None:
         return _pipelined_dag(system, workflow, chunk)
     tasks = {t.name: t for t in workflow.tasks}
@@ -246,7 +246,7 @@ def _topological(workflow: Workflow) -> list[str]:
     return order
 
 
-def _chain(workflow: Workflow) -> Optional[list[str]]:
+def chain(workflow: Workflow) -> Optional[list[str]]:
     """The tasks in order if they form one chain, else None."""
     nxt = {e.source: e.target for e in workflow.edges}
     targets = {e.target for e in workflow.edges}
@@ -275,7 +275,7 @@ def chunk_sweep(system: System, workflow: Workflow, sizes) -> list[dict]:
     ``chunk_bytes``, ``chunks`` and ``makespan_seconds``. ``simulate sweep`` prints them and
     ``advise chunk`` searches them; both call this one function."""
     rows = []
-    if _chain(workflow) is None:
+    if chain(workflow) is None:
         raise BadValue(f"workflow '{workflow.name}' is not a chain: a chunk sweep runs the fast path of a linear "
                        "pipeline; simulate a chunk size at a time with `xferlab simulate --strategy pipelined --chunk`")
     for size in sizes:

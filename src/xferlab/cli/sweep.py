@@ -1,0 +1,130 @@
+"""`xferlab sweep run FILE`: a design-space sweep (src/xferlab/sweep/) in this process or on Dask."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadValue
+from ..units import format_size, format_time
+from .common import CSV, JSON, STORE
+from .output import Column, emit, output_format, stderr
+
+app = typer.Typer(no_args_is_help=True, help="Design-space sweeps: systems x links x workflows x strategies x chunks.")
+
+
+@app.command("run")
+def run(file: Path = typer.Argument(..., help="The sweep file (YAML; `xferlab schema sweep`).", metavar="FILE"),
+        workers: Optional[int] = typer.Option(None, "--workers", help="Run on a local Dask cluster of N worker "
+                                              "processes (default: in this process; 0: one per core).", metavar="N"),
+        scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on the Dask scheduler at ADDR "
+                                                "(tcp://host:8786; see docs/scaleout.md for Slurm).", metavar="ADDR"),
+        connect_timeout: str = typer.Option("10s", "--connect-timeout", help="How long a --scheduler has to answer.",
+                                            metavar="TIME"),
+        resume: bool = typer.Option(False, "--resume", help="Evaluate only the points no earlier run of this sweep "
+                                    "stored (an interrupted one included)."),
+        batch: int = typer.Option(0, "--batch", help="Points per task (0: chosen from the grid and the workers).",
+                                  metavar="N"),
+        parquet: Optional[Path] = typer.Option(None, "--parquet", help="Also write every point to FILE (Parquet).",
+                                               metavar="FILE"),
+        heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Plot the pipelined points' speedup over link "
+                                               "and chunk size (the first system and workflow) to FILE.", metavar="FILE"),
+        store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Evaluate every point of a sweep with the flow simulator; results stream into the store."""
+    import os
+
+    from ..sweep.run import run_sweep
+    from ..sweep.spec import Sweep
+    from ..system.yamlfile import load
+
+    fmt = output_format(json_, csv_)
+    if workers is not None and scheduler is not None:
+        raise BadValue("--workers starts a local cluster and --scheduler uses one that runs: give one of them")
+    if workers == 0:
+        workers = len(os.sched_getaffinity(0))
+    if heatmap is not None:
+        from ..report.plots import check_plot_path
+
+        check_plot_path(heatmap, "--heatmap")
+    from ..units import parse_time
+
+    wait = parse_time(connect_timeout, "--connect-timeout", allow_zero=False)
+    spec = load(file, Sweep, "sweep")
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=stderr) as bar:
+        task = bar.add_task(f"sweep {spec.name}", total=spec.size())
+        result = run_sweep(spec, store, workers, scheduler, resume, batch, connect=wait,
+                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+    rows = result["rows"]
+    if parquet is not None:
+        write_parquet(rows, parquet)
+    if heatmap is not None:
+        plot_heatmap(rows, heatmap)
+    best = [r for r in rows if r["best"]]
+    notes = [f"{len(rows)} points ({result['evaluated']} evaluated {result['where']}, {result['reused']} from earlier "
+             f"runs, {result['failed']} could not run); run {result['run_id']}, group {result['group']}"]
+    notes += [f"best for {r['system']}, {r['link'] or 'its own links'}, {r['workflow']}: {r['strategy']}"
+              + (f" in {format_size(r['chunk_bytes'])} chunks" if r["chunk_bytes"] else "")
+              + f", {format_time(r['makespan_seconds'])}" for r in best]
+    columns = [Column("system", "system", justify="left"), Column("link", "link", lambda v: v or "–", justify="left"),
+               Column("workflow", "workflow", justify="left"), Column("strategy", "strategy", justify="left"),
+               Column("chunk_bytes", "chunk", lambda v: format_size(v) if v else "–"),
+               Column("makespan_seconds", "makespan", format_time),
+               Column("speedup", "speedup", lambda v: "–" if v is None else f"{v:.3g}x"),
+               Column("best", "best", lambda v: "best" if v else "")]
+    emit("sweep run", rows, columns, fmt, title=f"Sweep {spec.name}", notes=notes,
+         extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")} | {"best": best})
+    if result["failed"]:
+        stderr.print(f"error: {result['failed']} points could not run (their reasons are the run's failures: "
+                     f"xferlab results show {result['run_id']})", highlight=False, markup=False)
+        raise typer.Exit(3)
+
+
+def write_parquet(rows: list[dict], path: Path) -> None:
+    """Every point to a Parquet file, through DuckDB (read_json, COPY), whole or not at all."""
+    import duckdb
+
+    from ..report.paths import write_atomic
+
+    with tempfile.TemporaryDirectory() as folder:
+        lines = Path(folder) / "points.json"
+        lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+        def write(temporary: Path) -> None:
+            duckdb.connect().execute(f"COPY (SELECT * FROM read_json_auto('{lines}')) TO '{temporary}' (FORMAT parquet)")
+
+        write_atomic(path, write, "--parquet file")
+
+
+def plot_heatmap(rows: list[dict], path: Path) -> None:
+    """Speedup of the pipelined points over link (rows) and chunk size (columns), for the first system
+    and workflow of the sweep."""
+    import numpy as np
+
+    from ..report.plots import _axes, _write
+
+    piped = [r for r in rows if r["strategy"] == "pipelined"]
+    if not piped:
+        raise BadValue("--heatmap draws the pipelined points' speedup over link and chunk: the sweep has none")
+    first = (piped[0]["system"], piped[0]["workflow"])
+    piped = [r for r in piped if (r["system"], r["workflow"]) == first]
+    links = list(dict.fromkeys(r["link"] or "as given" for r in piped))
+    chunks = sorted({r["chunk_bytes"] for r in piped})
+    grid = np.full((len(links), len(chunks)), np.nan)
+    for r in piped:
+        grid[links.index(r["link"] or "as given"), chunks.index(r["chunk_bytes"])] = r["speedup"] or np.nan
+    plt, fig, ax = _axes()
+    image = ax.imshow(grid, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(chunks)), [format_size(c) for c in chunks], rotation=45, ha="right")
+    ax.set_yticks(range(len(links)), links)
+    for (i, j), v in np.ndenumerate(grid):
+        if not np.isnan(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="white", fontsize=8)
+    fig.colorbar(image, ax=ax, label="speedup over the baseline")
+    ax.set_title(f"{first[1]} on {first[0]}: pipelined speedup by link and chunk")
+    _write(plt, fig, path)

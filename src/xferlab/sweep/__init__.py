@@ -1,0 +1,10 @@
+"""Design-space sweeps: systems x links x workflows x strategies x chunk sizes, every point evaluated
+by the flow simulator (the max-plus fast path for pipelined chains, the SimPy engine otherwise), in
+this process or on Dask (a local cluster or an existing scheduler), results streamed into the store.
+
+* :mod:`.spec`: the sweep file (YAML, validated; ``xferlab schema sweep``) and its grid of points;
+* :mod:`.evaluate`: one batch of points -> rows (what a Dask worker runs);
+* :mod:`.run`: the executor seam (``concurrent.futures``: in-process, a local Dask cluster, a
+  scheduler), batching, the store, resume, and the summary (speedup against the baseline, best
+  configuration per question).
+"""

@@ -1,0 +1,82 @@
+"""The sweep file and its grid. A sweep::
+
+    kind: sweep
+    name: deceval-links
+    systems: [seed-testbed]            # YAML files or packaged names
+    replace: host-gpu                  # the link of each system the `links` stand in for (a LINK or a-b)
+    links: [pcie3x16, pcie4x16, "pcie5x16:mps=128", cxl2x16]   # presets, fitted profiles, overrides
+    workflows: [deceval]
+    strategies: [staged, direct, pipelined]
+    chunks: [1MiB, 16MiB, 64MiB]       # pipelined points only
+    baseline: staged                   # speedups are against this strategy, same system, link, workflow
+
+Without ``replace``/``links`` each system keeps its own links. The grid is the product of the lists;
+a pipelined point comes once per chunk size, the others once. Every point has a key (its coordinates
+as text) by which a resumed sweep knows it is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..links.base import Bytes
+from ..system.models import STRATEGIES, Name, Strategy
+
+MAX_POINTS = 10_000_000
+
+
+class Sweep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["sweep"] = "sweep"
+    name: Name
+    description: str = ""
+    systems: list[str] = Field(min_length=1, description="systems: YAML files or packaged names")
+    replace: Optional[str] = Field(None, description="the link of each system that `links` replace (a LINK or a-b)")
+    links: list[str] = Field([], description="LINKs standing in for `replace`: presets, profiles, overrides")
+    workflows: list[str] = Field(min_length=1, description="workflows: YAML files or packaged names")
+    strategies: list[Strategy] = Field(list(STRATEGIES), min_length=1)
+    chunks: list[Bytes] = Field([], description="pipelined points: bytes per chunk")
+    baseline: Strategy = Field("staged", description="speedups are against this strategy")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Sweep":
+        if bool(self.links) != bool(self.replace):
+            raise ValueError("links: `links` and `replace` go together: the links stand in for the `replace` link")
+        if "pipelined" in self.strategies and not self.chunks:
+            raise ValueError("chunks: the pipelined strategy needs chunk sizes")
+        if self.baseline not in self.strategies:
+            raise ValueError(f"baseline: '{self.baseline}' is not one of the strategies ({', '.join(self.strategies)})")
+        if self.size() > MAX_POINTS:
+            raise ValueError(f"the grid has {self.size():,} points; at most {MAX_POINTS:,}")
+        return self
+
+    def size(self) -> int:
+        per = sum(len(self.chunks) if s == "pipelined" else 1 for s in self.strategies)
+        return len(self.systems) * max(1, len(self.links)) * len(self.workflows) * per
+
+    def points(self) -> list[dict]:
+        """Every point of the grid, in a fixed order: system, link, workflow, strategy, chunk_bytes, key."""
+        out = []
+        for system in self.systems:
+            for link in self.links or [None]:
+                for workflow in self.workflows:
+                    for strategy in self.strategies:
+                        for chunk in self.chunks if strategy == "pipelined" else [None]:
+                            point = {"system": system, "link": link, "workflow": workflow, "strategy": strategy,
+                                     "chunk_bytes": None if chunk is None else int(chunk)}
+                            point["key"] = key_of(point)
+                            out.append(point)
+        return out
+
+    def digest(self) -> str:
+        """The sweep's identity for resuming: its name and grid, not its description."""
+        grid = self.model_dump(exclude={"description"})
+        return hashlib.sha1(json.dumps(grid, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def key_of(point: dict) -> str:
+    return "|".join(str(point[k]) for k in ("system", "link", "workflow", "strategy", "chunk_bytes"))
