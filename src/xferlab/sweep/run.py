@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -62,6 +63,9 @@ def executor(workers: Optional[int], scheduler: Optional[str],
 
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
+        import importlib
+
+        client.run(importlib.import_module, __package__ + ".evaluate")  # each worker imports the simulator once, now
         try:
             yield client.get_executor(), f"on a local Dask cluster of {workers} worker processes"
         finally:
@@ -113,7 +117,8 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
               resume: bool = False, batch: int = 0, connect: float = CONNECT_TIMEOUT, argv: Optional[list[str]] = None,
               progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, Any]:
     """Evaluate the sweep's points (only those not stored yet, with ``resume``) and return
-    {"run_id", "group", "where", "evaluated", "reused", "failed", "rows"}; rows cover every point."""
+    {"run_id", "group", "where", "evaluated", "reused", "failed", "evaluation_seconds" (first batch sent to
+    last one stored, the cluster's start left out), "rows"}; rows cover every point."""
     from ..measure.run import versions
     from ..system.inventory import inventory
 
@@ -127,13 +132,16 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     done = stored(store_path, group) if resume else {}
     todo = [p for p in points if p["key"] not in done]
     with executor(workers, scheduler, connect) as (pool, where):
-        size = batch or max(1, min(500, math.ceil(len(todo) / (8 * max(1, workers or 1)))))
+        # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
+        # process writes every batch), enough to even out the workers' loads and to keep a resume close.
+        size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
         with open_store(store_path) as db:
             run_id = db.start_run("sweep run", sys.argv[1:] if argv is None else argv, inventory(), versions(),
                                   {"sweep": {"name": spec.name, "group": group, "points": len(points),
                                              "resumed": len(done), "where": where}})
             status, failed, fresh = "interrupted", 0, []
             try:
+                started = time.perf_counter()
                 futures = [pool.submit(evaluate_batch, loaded, spec.replace, todo[i:i + size])
                            for i in range(0, len(todo), size)]
                 for future in concurrent.futures.as_completed(futures):
@@ -148,11 +156,12 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                     progress(len(fresh) + failed, len(todo))
                 status = "ok"
             finally:
+                elapsed = time.perf_counter() - started if "started" in locals() else 0.0
                 db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": failed, "reused": len(done)})
     every = {**done, **{r["key"]: r for r in fresh}}
     rows = [every[p["key"]] for p in points if p["key"] in every]
     return {"run_id": run_id, "group": group, "where": where, "evaluated": len(fresh), "reused": len(done),
-            "failed": failed, "rows": summarize(rows, spec.baseline)}
+            "failed": failed, "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline)}
 
 
 def summarize(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
