@@ -32,11 +32,6 @@ def compare(system: System, workflow: Workflow, old: str, new: str, strategy: Op
             chunk: Optional[int] = None) -> dict[str, Any]:
     """Makespans before and after the replacement, for the given strategy (or the workflow's)."""
     changed = replace_link(system, old, new)
-
-    def makespan(s: System) -> float:
-        result = flows.run(s, workflow, strategy, chunk)
-        return result.timeline.makespan if result.timeline is not None else result.fast_path_seconds
-
-    before, after = makespan(system), makespan(changed)
+    before, after = (flows.makespan(s, workflow, strategy, chunk) for s in (system, changed))
     return {"system": system.name, "replaced": old, "by": new, "strategy": strategy or workflow.strategy,
             "before_seconds": before, "after_seconds": after, "speedup": before / after}

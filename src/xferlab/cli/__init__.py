@@ -22,7 +22,7 @@ from . import lab as lab_cli
 from . import measure
 from . import simulate as simulate_cli
 from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
-from . import sweep as sweep_cli
+from . import campaign as campaign_cli, sweep as sweep_cli
 
 app = typer.Typer(
     name="xferlab",
@@ -46,6 +46,7 @@ app.command("report")(report_cli.report)
 app.command("study")(study_cli.study)
 app.add_typer(runtime_cli.app, name="runtime")
 app.add_typer(sweep_cli.app, name="sweep")
+app.add_typer(campaign_cli.app, name="campaign")
 
 
 def _version(value: bool) -> None:

@@ -1,6 +1,7 @@
-"""`xferlab results …`: the runs recorded in the results store: list them, show one, export its samples.
+"""`xferlab results …`: the runs recorded in the results store: list them, show one, export its samples,
+import runs exported elsewhere.
 
-These commands only read: they open the store read-only and never create it. ``STORE`` is the
+These commands only read (but import): they open the store read-only and never create it. ``STORE`` is the
 ``--store PATH`` option, shared with the commands that record runs.
 """
 
@@ -20,7 +21,7 @@ from ..units import format_rate, format_size, format_time
 from .common import CSV, JSON, STORE
 from .output import Column, emit, output_format, stderr, stdout
 
-app = typer.Typer(no_args_is_help=True, help="The runs recorded in the results store: list, show, export.")
+app = typer.Typer(no_args_is_help=True, help="The runs recorded in the results store: list, show, export, import.")
 
 RUN = typer.Argument(..., help="A run id, a unique prefix of one, or 'latest'.", metavar="RUN")
 
@@ -192,3 +193,22 @@ def export(run: str = RUN,
         count = db.run(run_id)["samples"]
     stderr.print(f"{count} samples of run {run_id} written as {fmt}", highlight=False)
     print(written)
+
+
+@app.command("import")
+def import_(shards: list[Path] = typer.Argument(..., help="Files written by `results export` (JSON or Parquet): a "
+                                                 "campaign's nodes, another machine's runs.", metavar="SHARD..."),
+            store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Merge runs recorded elsewhere into the store, by run id: a run already here is left as it is."""
+    from ..store.shards import import_shards, read_shard
+
+    fmt = output_format(json_, csv_)
+    for shard in shards:  # every shard readable before anything is written
+        read_shard(shard)
+    with open_store(store) as db:
+        rows = import_shards(db, shards)
+    new = sum(r["imported"] for r in rows)
+    emit("results import", rows, [Column("shard", "shard", justify="left"), Column("run_id", "run", justify="left"),
+                                  Column("samples", "samples"),
+                                  Column("imported", "imported", lambda v: "imported" if v else "already in the store")],
+         fmt, title="Imported shards", notes=[f"{new} of {len(rows)} runs imported"])

@@ -270,6 +270,14 @@ def run(system: System, workflow: Workflow, strategy: Optional[str] = None, chun
     return FlowResult(how, simulate(resources, ops))
 
 
+def makespan(system: System, workflow: Workflow, strategy: Optional[str] = None, chunk: Optional[int] = None) -> float:
+    """One point's makespan, as sweeps and what-ifs ask for it: the max-plus fast path for a pipelined
+    chain (no timeline), the discrete-event engine otherwise."""
+    if (strategy or workflow.strategy) == "pipelined" and chain(workflow) is not None:
+        return float(pipelined(system, workflow, chunk, engine=False).fast_path_seconds)
+    return float(run(system, workflow, strategy, chunk).timeline.makespan)
+
+
 def chunk_sweep(system: System, workflow: Workflow, sizes) -> list[dict]:
     """The pipelined workflow's makespan at each chunk size (the max-plus fast path): rows of
     ``chunk_bytes``, ``chunks`` and ``makespan_seconds``. ``simulate sweep`` prints them and

@@ -260,6 +260,37 @@ class Store:
         if run_id in self._mine:
             self._mine.remove(run_id)
 
+    def import_run(self, run: dict, samples: list[dict], failures: list[dict]) -> bool:
+        """Add a run recorded elsewhere (a shard: ``results export`` JSON or Parquet) with its own id, its
+        samples (their ``seq`` kept) and failures, in one transaction; False, adding nothing, when a run
+        of that id is here already (importing twice is harmless). A run still running there is imported
+        as ``interrupted``: nothing will finish it here."""
+        run_id = run.get("run_id")
+        if not isinstance(run_id, str) or not run_id or not run.get("command") or not run.get("started_utc"):
+            raise BadValue("the shard's run has no run_id, command or started_utc; not a run written by xferlab")
+        status = run.get("status") if run.get("status") in STATUSES else "interrupted"
+        with self._transaction() as conn:
+            check(conn)
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is not None:
+                return False
+            conn.execute("INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, "
+                         "params, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [run_id, run["started_utc"], run.get("finished_utc"), run["command"],
+                          dumps(run.get("argv") or []), status, run.get("xferlab_version"), dumps(run.get("params") or {}),
+                          None if run.get("summary") is None else dumps(run["summary"])])
+            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, dumps(run.get("inventory") or {}),
+                                                                    dumps(run.get("versions") or {})])
+            if samples:
+                cleaned = [sample({k: v for k, v in row.items() if k not in ("run_id", "seq")}, i)
+                           for i, row in enumerate(samples)]
+                columns = [[row[name] for row in cleaned] for name in SAMPLE_COLUMNS]
+                seqs = [int(row.get("seq") or i + 1) for i, row in enumerate(samples)]
+                conn.execute(_INSERT_SAMPLES, [[run_id] * len(cleaned), seqs, *columns, [r["params"] for r in cleaned]])
+            for f in failures:
+                conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)",
+                             [run_id, f.get("suite"), f.get("what"), f.get("reason"), f.get("at_utc") or run["started_utc"]])
+        return True
+
     # -- reads ------------------------------------------------------------------------------------
 
     def resolve_run(self, ref: str) -> str:
@@ -360,11 +391,15 @@ class Store:
             row["median_ci_low"], row["median_ci_high"] = (values[k - 1], values[len(values) - k]) if k else (None, None)
         return rows
 
-    def copy_samples(self, run_id: str, target: Path, fmt: str) -> None:
+    def copy_samples(self, run_id: str, target: Path, fmt: str, metadata: dict | None = None) -> None:
         """Write the run's samples, in store order, to the file ``target`` with DuckDB's COPY (``csv``
-        with a header, or ``parquet``). An error writing ``target`` (rather than reading the store)
-        comes out as :class:`OutputError` with DuckDB's error as its cause."""
+        with a header, or ``parquet``, with ``metadata`` as its key-value metadata, each value JSON). An
+        error writing ``target`` (rather than reading the store) comes out as :class:`OutputError` with
+        DuckDB's error as its cause."""
         options = "FORMAT csv, HEADER" if fmt == "csv" else "FORMAT parquet"
+        if fmt == "parquet" and metadata:
+            pairs = ", ".join(f"{key}: {_sql_text(json.dumps(value, default=str))}" for key, value in metadata.items())
+            options += f", KV_METADATA {{{pairs}}}"
         with self._session() as conn:
             try:
                 conn.execute(f"COPY (SELECT * FROM samples WHERE run_id = {_sql_text(self.resolve_run(run_id))} "

@@ -1,5 +1,6 @@
-"""Exporting one run's samples to a file: CSV or Parquet (written by DuckDB's COPY, no pyarrow needed)
-or JSON (one object ``{"run": {...}, "samples": [...], "failures": [...]}``).
+"""Exporting one run's samples to a file: CSV or Parquet (written by DuckDB's COPY, no pyarrow needed;
+Parquet carries the run and its failures in its key-value metadata) or JSON (one object ``{"run": {...},
+"samples": [...], "failures": [...]}``). JSON and Parquet exports are shards ``results import`` reads.
 
 The file is written beside its destination under a temporary name, ``.{name}.{pid}.{hex}.tmp``, and
 renamed into place, so an export that fails or is interrupted (SIGINT, SIGTERM) leaves any earlier
@@ -93,7 +94,10 @@ def export_run(store: Store, ref: str, fmt: str, path: Path, *, overwrite: bool 
             temporary.write_text(json.dumps(jsonable(doc), indent=1) + "\n")
         else:
             try:
-                store.copy_samples(run_id, temporary, fmt)
+                from .shards import META_KEY
+
+                shard = {META_KEY: jsonable({"run": store.run(run_id), "failures": store.failures(run_id)})}
+                store.copy_samples(run_id, temporary, fmt, shard if fmt == "parquet" else None)
             except OutputError as error:
                 raise _unwritable(path, error.__cause__ or error) from None
         os.replace(temporary, path)

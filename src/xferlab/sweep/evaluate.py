@@ -14,14 +14,6 @@ from ..sim import flows
 from ..system.models import System, Workflow
 
 
-def makespan(system: System, workflow: Workflow, strategy: str, chunk: int | None) -> float:
-    """The simulator's makespan of one point: the fast path for a pipelined chain, the engine otherwise."""
-    if strategy == "pipelined" and flows.chain(workflow) is not None:
-        return float(flows.pipelined(system, workflow, chunk, engine=False).fast_path_seconds)
-    result = flows.run(system, workflow, strategy, chunk)
-    return float(result.timeline.makespan)
-
-
 def evaluate_batch(models: dict[str, dict[str, Any]], replace: str | None, points: list[dict]) -> list[dict]:
     """Rows for ``points``: the point, ``makespan_seconds`` (NaN where the point cannot run) and ``error``."""
     systems: dict[tuple, System] = {}
@@ -36,7 +28,7 @@ def evaluate_batch(models: dict[str, dict[str, Any]], replace: str | None, point
                 systems[key] = replace_link(system, replace, p["link"]) if p["link"] else system
             if p["workflow"] not in workflows:
                 workflows[p["workflow"]] = Workflow.model_validate(models["workflows"][p["workflow"]])
-            value, error = makespan(systems[key], workflows[p["workflow"]], p["strategy"], p["chunk_bytes"]), None
+            value, error = flows.makespan(systems[key], workflows[p["workflow"]], p["strategy"], p["chunk_bytes"]), None
         except XferlabError as problem:  # a point that cannot run (no link for direct, a chunk too large)
             value, error = math.nan, str(problem)
         rows.append({**p, "makespan_seconds": value, "error": error, "seconds": time.perf_counter() - t0})

@@ -125,6 +125,8 @@ def inventory() -> dict[str, Any]:
                     if line.startswith("PRETTY_NAME=")), "")
     return {
         "hostname": platform.node(),
+        # the node a campaign names (`xferlab campaign`: $XFERLAB_NODE), else the host's name
+        "node": os.environ.get("XFERLAB_NODE") or platform.node(),
         "cpu_model": cpu.get("model name", platform.processor()),
         "cpu_vendor": cpu.get("vendor_id", ""),
         "architecture": platform.machine(),

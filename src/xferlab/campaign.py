@@ -1,0 +1,117 @@
+"""Measurement campaigns across a cluster's nodes (`xferlab campaign run`): the same xferlab command on
+every node, each node recording into its own store and exporting its runs as shards (JSON, as
+`results export` writes them), the shards merged into one store (`results import`), and the nodes
+compared figure by figure, a node more than k MADs from the median flagged: the slow node is why
+people run campaigns.
+
+Where the nodes come from: the site's launcher (``--launcher "srun --ntasks-per-node=1"`` or
+``"mpiexec -f hosts -ppn 1"``), which starts `xferlab campaign node` once per node; or, to try it on one
+machine, ``--nodes N`` local processes, one after another (so that they do not contend for this
+machine's CPUs), each named ``local-K`` ($XFERLAB_NODE, recorded in its inventory as ``node``)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from .errors import BadValue
+
+RANK_VARIABLES = ("SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def node_name() -> str:
+    """This node's name: $XFERLAB_NODE, else the host's name (with the launcher's rank when there is one)."""
+    if os.environ.get("XFERLAB_NODE"):
+        return os.environ["XFERLAB_NODE"]
+    rank = next((os.environ[v] for v in RANK_VARIABLES if os.environ.get(v)), None)
+    return platform.node() + (f"-{rank}" if rank is not None else "")
+
+
+def _xferlab() -> list[str]:
+    return [sys.executable, "-m", "xferlab"]
+
+
+def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) -> list[Path]:
+    """On one node: run ``xferlab COMMAND`` into a store of its own, then export each of its runs as a
+    shard into ``shards``; returns the shard files. The command's own exit code is kept (a failed
+    step still leaves its run and samples to compare)."""
+    name = node_name()
+    shards.mkdir(parents=True, exist_ok=True)
+    store = shards / f".{name}.duckdb"
+    env = {**os.environ, "XFERLAB_NODE": name}
+    done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=env, timeout=timeout,
+                          stdout=sys.stderr.fileno())
+    if not store.exists():
+        raise BadValue(f"node {name}: `xferlab {shlex.join(command)}` recorded nothing (exit {done.returncode})")
+    from .store import export_run, open_store
+
+    written = []
+    with open_store(store, read_only=True) as db:
+        for run in db.runs():
+            written.append(export_run(db, run["run_id"], "json", shards / f"{name}-{run['run_id']}.json", overwrite=True))
+    return written
+
+
+def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes: Optional[int] = None,
+                 launcher: Optional[str] = None, timeout: Optional[float] = None) -> dict[str, Any]:
+    """Run ``command`` on every node (``launcher``, or ``nodes`` local processes), import every shard
+    into ``store``; returns {"imported": [...], "runs": [run ids of this campaign]}."""
+    if (nodes is None) == (launcher is None):
+        raise BadValue("give --nodes N (local processes) or --launcher COMMAND (the site's: srun, mpiexec), one of them")
+    if nodes is not None and not 1 <= nodes <= 256:
+        raise BadValue(f"--nodes {nodes}: 1 to 256 local processes")
+    if not command:
+        raise BadValue("give the xferlab command each node runs after --, e.g. -- measure memory --threads 1")
+    if "--store" in command:
+        raise BadValue("the node command takes no --store: each node records into its own, merged into --store")
+    shards.mkdir(parents=True, exist_ok=True)
+    before = set(shards.glob("*.json"))
+    node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]
+    if launcher is not None:
+        done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout, stdout=sys.stderr.fileno())
+        if done.returncode:
+            print(f"warning: the launcher exited {done.returncode}; the shards written are imported", file=sys.stderr)
+    else:
+        for k in range(nodes):
+            subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"}, timeout=timeout,
+                           stdout=sys.stderr.fileno())
+    fresh = sorted(set(shards.glob("*.json")) - before)
+    if not fresh:
+        raise BadValue(f"no node wrote a shard into '{shards}'; nothing to import")
+    from .store import open_store
+    from .store.shards import import_shards
+
+    with open_store(store) as db:
+        imported = import_shards(db, fresh)
+    return {"imported": imported, "runs": [r["run_id"] for r in imported]}
+
+
+def compare_nodes(db, run_ids: list[str], k: float = 3.0) -> list[dict[str, Any]]:
+    """Per figure (suite, test, metric, size, threads, mode) and node: the node's median and its
+    distance from the median over nodes in MADs (median absolute deviations); ``outlier`` beyond ``k``."""
+    per: dict[tuple, dict[str, float]] = {}
+    for run_id in run_ids:
+        node = ((db.run(run_id).get("inventory") or {}).get("node")) or run_id
+        for g in db.stats(run_id):
+            if g.get("median") is None:
+                continue
+            figure = (g["suite"], g["test"], g["metric"], g.get("size_bytes"), g.get("threads"), g.get("mode"))
+            per.setdefault(figure, {})[node] = g["median"]
+    out = []
+    for figure, nodes in per.items():
+        if len(nodes) < 2:
+            continue
+        center = statistics.median(nodes.values())
+        mad = statistics.median(abs(v - center) for v in nodes.values())
+        for node, value in sorted(nodes.items()):
+            distance = abs(value - center) / mad if mad else (0.0 if value == center else float("inf"))
+            out.append({"suite": figure[0], "test": figure[1], "metric": figure[2], "size_bytes": figure[3],
+                        "threads": figure[4], "mode": figure[5], "node": node, "median": value,
+                        "median_over_nodes": center, "mads": distance, "outlier": distance > k})
+    return out

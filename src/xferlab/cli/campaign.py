@@ -1,0 +1,71 @@
+"""`xferlab campaign run|node`: the same measurement on every node of an allocation, one store, the
+nodes compared (src/xferlab/campaign.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import CSV, JSON, STORE
+from .output import Column, emit, output_format
+
+app = typer.Typer(no_args_is_help=True, help="Measurement campaigns across a cluster's nodes, merged into one store.")
+EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+@app.command("run", context_settings=EXTRA)
+def run(ctx: typer.Context,
+        nodes: Optional[int] = typer.Option(None, "--nodes", help="N local processes as nodes, one after another "
+                                            "(to try a campaign on one machine).", metavar="N"),
+        launcher: Optional[str] = typer.Option(None, "--launcher", help="The site's launcher, one task per node: "
+                                               "\"srun --ntasks-per-node=1\", \"mpiexec -f hosts -ppn 1\".",
+                                               metavar="COMMAND"),
+        shards: Path = typer.Option(Path("shards"), "--shards", help="Where the nodes write their shards (a folder "
+                                    "every node sees).", metavar="DIR"),
+        mads: float = typer.Option(3.0, "--mads", help="Flag a node this many median absolute deviations from the "
+                                   "median over nodes.", metavar="K"),
+        store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Run `xferlab ARGS` (after --) on every node; merge the shards into --store; compare the nodes."""
+    from ..campaign import compare_nodes, run_campaign
+    from ..errors import BadValue
+    from ..store import open_store
+    from ..units import format_size
+
+    fmt = output_format(json_, csv_)
+    if not mads > 0:
+        raise BadValue(f"--mads {mads}: a distance above 0")
+    done = run_campaign(list(ctx.args), shards, store, nodes, launcher)
+    with open_store(store, read_only=True) as db:
+        rows = compare_nodes(db, done["runs"], mads)
+    from .results import show_value
+
+    for r in rows:  # the figures in their unit, as `results show` prints them
+        r["median"], r["median_over_nodes"] = (show_value(r["metric"], r["median"]) or f"{r['median']:.4g}",
+                                               show_value(r["metric"], r["median_over_nodes"]) or
+                                               f"{r['median_over_nodes']:.4g}") if fmt == "table" else (
+            r["median"], r["median_over_nodes"])
+    flagged = [r for r in rows if r["outlier"]]
+    notes = [f"{len(done['runs'])} runs from {len({r['node'] for r in rows}) or len(done['runs'])} nodes in the store; "
+             f"{sum(r['imported'] for r in done['imported'])} newly imported"]
+    notes += [f"outlier: {r['node']}: {r['test']} {r['metric']} {r['median']} against {r['median_over_nodes']} "
+              f"over nodes ({r['mads']:.1f} MADs)" for r in flagged]
+    emit("campaign run", rows, [Column("test", "test", justify="left"), Column("metric", "metric", justify="left"),
+                                Column("size_bytes", "size", lambda v: format_size(v) if v else "–"),
+                                Column("threads", "threads", lambda v: "–" if v is None else str(v)),
+                                Column("node", "node", justify="left"), Column("median", "median"),
+                                Column("median_over_nodes", "over nodes"),
+                                Column("mads", "MADs", lambda v: f"{v:.1f}"),
+                                Column("outlier", "outlier", lambda v: "OUTLIER" if v else "")],
+         fmt, title="Nodes compared, figure by figure", notes=notes,
+         extra={"runs": done["runs"], "imported": done["imported"]})
+
+
+@app.command("node", context_settings=EXTRA, hidden=True)
+def node(ctx: typer.Context, shards: Path = typer.Option(..., "--shards", metavar="DIR")) -> None:
+    """One node's part (started by `campaign run` or the launcher): run `xferlab ARGS`, write its shards."""
+    from ..campaign import run_node
+
+    for path in run_node(shards, list(ctx.args)):
+        print(path)

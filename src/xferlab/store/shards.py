@@ -1,0 +1,70 @@
+"""Shards: runs recorded on other machines (a campaign's nodes, a colleague's store), as files
+``results export`` writes: JSON (``{"run", "samples", "failures"}``) or Parquet (the samples, with the
+run and its failures in the file's key-value metadata, ``xferlab_run``). ``results import`` merges
+them into a store by run id: importing the same shard twice adds nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadFile
+from .db import Store
+
+META_KEY = "xferlab_run"
+
+
+def read_shard(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(run, samples, failures) of a shard file; :class:`BadFile` naming it if it is not one."""
+    path = Path(path)
+    if not path.is_file():
+        raise BadFile(f"shard '{path}' is not a file")
+    if path.suffix.lower() == ".parquet":
+        return _parquet(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BadFile(f"shard '{path}' is not JSON written by `xferlab results export` ({error})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) or not isinstance(doc.get("samples"), list):
+        raise BadFile(f"shard '{path}' has no run and samples; give a file written by `xferlab results export`")
+    return doc["run"], doc["samples"], doc.get("failures") or []
+
+
+def _parquet(path: Path):
+    import duckdb
+
+    conn = duckdb.connect()
+    try:
+        meta = conn.execute("SELECT value::VARCHAR FROM parquet_kv_metadata(?) WHERE key::VARCHAR = ?",
+                            [str(path), META_KEY]).fetchall()
+        rows = conn.execute("SELECT * FROM read_parquet(?) ORDER BY seq", [str(path)]).fetchall()
+        names = [d[0] for d in conn.description]
+    except duckdb.Error as error:
+        raise BadFile(f"shard '{path}' is not a Parquet file xferlab can read ({str(error).splitlines()[0]})") from None
+    if not meta:
+        raise BadFile(f"shard '{path}' has no run in its metadata ('{META_KEY}'): export it again with this xferlab")
+    doc = json.loads(_unescape(meta[0][0]))
+    samples = []
+    for row in rows:
+        r = dict(zip(names, row))
+        r["params"] = json.loads(r["params"]) if isinstance(r.get("params"), str) else (r.get("params") or {})
+        samples.append({k: v for k, v in r.items() if v is not None or k == "params"})
+    return doc["run"], samples, doc.get("failures") or []
+
+
+def _unescape(text: str) -> str:
+    """DuckDB shows non-printable bytes of a BLOB as \\xNN; the JSON is ASCII apart from those."""
+    import re
+
+    return re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def import_shards(store: Store, paths: list[Path]) -> list[dict[str, Any]]:
+    """Each shard into ``store``: per shard its run id, samples and whether it was new."""
+    out = []
+    for path in paths:
+        run, samples, failures = read_shard(path)
+        added = store.import_run(run, samples, failures)
+        out.append({"shard": str(path), "run_id": run["run_id"], "samples": len(samples), "imported": added})
+    return out
