@@ -26,6 +26,10 @@ def test_two_local_nodes_make_one_store_and_the_node_table(tmp_path, cli):
         runs = db.runs()
         nodes = {db.run(r["run_id"])["inventory"]["node"] for r in runs}
     assert len(runs) == 2 and nodes == {"local-0", "local-1"}
+    report = tmp_path / "report.html"
+    cli("report", "--store", store, "--output", report, check=0)
+    text = report.read_text()
+    assert "Nodes compared: measure memory" in text and "local-0" in text and "local-1" in text
 
 
 def test_a_shard_imported_twice_adds_nothing(tmp_path, cli):

@@ -13,7 +13,7 @@ import numpy as np
 from ..links import resolve
 from ..links.base import Link
 from ..units import format_size, format_time
-from .collect import Figure, Section, Table, command_of
+from .collect import Figure, Section, Table
 
 #: Links the measured machine is set beside in the advice: the seed's PCIe Gen3 testbed, a current
 #: PCIe generation, CXL 2.0 and NVLink-C2C.

@@ -141,6 +141,10 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
         for group, params in study_groups(runs).items():
             add(f"Study {params['name']}", f"study-{group}", lambda group=group, params=params: (
                 study_section(db, group, params), None))
+        from .nodes_section import node_groups, nodes_section
+
+        for ids in node_groups(db):
+            add(f"Nodes compared ({ids[0]})", f"nodes-{ids[0]}", lambda ids=ids: (nodes_section(db, ids), None))
         glance, failed_glance = guarded("At a glance", "glance", lambda: kernels_section.glance(
             memory_rows, [r for _, rows in device_samples for r in rows], kernel_rows))
         if failed_glance is not None:

@@ -10,7 +10,8 @@ from typing import Any
 from .collect import Section, Table
 
 #: The study options `xferlab study` takes on its command line (cli/study.py).
-CLI_OPTIONS = ("pmem", "iterations", "backend", "device", "count", "total", "chunks")
+CLI_OPTIONS = ("pmem", "iterations", "backend", "device", "count", "total", "chunks", "depth", "repeats", "workloads",
+               "latencies")
 
 
 def study_groups(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
