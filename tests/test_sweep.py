@@ -97,3 +97,24 @@ def test_bad_input(sweep_file, tmp_path, cli):
     assert code == 2 and "no Dask scheduler answered within 2 s" in err and len(err.strip().splitlines()) == 1
     code, out, err = cli("sweep", "run", sweep_file, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9", check=None)
     assert code == 2 and "give one of them" in err
+
+
+def test_link_costs_mark_the_pareto_front(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(SWEEP + "costs: {pcie3x16: 1, pcie4x16: 1.5, \"pcie5x16:mps=128\": 3}\n")
+    spec = load(path, Sweep, "sweep")
+    rows = run_sweep(spec, tmp_path / "c.duckdb", argv=["test"])["rows"]
+    front = [r for r in rows if r["pareto"]]
+    assert front and all(r["cost"] is not None for r in rows)
+    for r in front:  # nothing on the front is beaten by a point at most as costly
+        assert not any(o["cost"] <= r["cost"] and o["makespan_seconds"] < r["makespan_seconds"] for o in rows)
+    for r in rows:  # and every point off it is
+        if not r["pareto"]:
+            assert any(o["cost"] <= r["cost"] and o["makespan_seconds"] <= r["makespan_seconds"] and o is not r
+                       for o in rows)
+    cheapest_best = min((r for r in rows if r["cost"] == 1), key=lambda r: r["makespan_seconds"])
+    assert cheapest_best["pareto"]
+    bad = tmp_path / "b.yaml"
+    bad.write_text(SWEEP + "costs: {nvlink4: 2}\n")
+    with pytest.raises(BadFile, match="costs: 'nvlink4' is not one of the links"):
+        load(bad, Sweep, "sweep")

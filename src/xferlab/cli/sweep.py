@@ -77,6 +77,12 @@ def run(file: Path = typer.Argument(..., help="The sweep file (YAML; `xferlab sc
                Column("makespan_seconds", "makespan", format_time),
                Column("speedup", "speedup", lambda v: "–" if v is None else f"{v:.3g}x"),
                Column("best", "best", lambda v: "best" if v else "")]
+    if spec.costs:
+        columns += [Column("cost", "cost", lambda v: "–" if v is None else f"{v:g}"),
+                    Column("pareto", "Pareto", lambda v: "front" if v else "")]
+        notes += [f"Pareto front ({r['system']}, {r['workflow']}): {r['link']} {r['strategy']}"
+                  + (f" in {format_size(r['chunk_bytes'])} chunks" if r["chunk_bytes"] else "")
+                  + f", {format_time(r['makespan_seconds'])} at cost {r['cost']:g}" for r in rows if r.get("pareto")]
     emit("sweep run", rows, columns, fmt, title=f"Sweep {spec.name}", notes=notes,
          extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")} | {"best": best})
     if result["failed"]:

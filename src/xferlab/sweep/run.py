@@ -161,12 +161,14 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     every = {**done, **{r["key"]: r for r in fresh}}
     rows = [every[p["key"]] for p in points if p["key"] in every]
     return {"run_id": run_id, "group": group, "where": where, "evaluated": len(fresh), "reused": len(done),
-            "failed": failed, "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline)}
+            "failed": failed, "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline, spec.costs)}
 
 
-def summarize(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+def summarize(rows: list[dict[str, Any]], baseline: str, costs: Optional[dict[str, float]] = None) -> list[dict[str, Any]]:
     """Each point with ``speedup`` (the baseline strategy's makespan at the same system, link and
-    workflow over its own) and ``best`` (the fastest point of its system, link and workflow)."""
+    workflow over its own) and ``best`` (the fastest point of its system, link and workflow); with
+    link ``costs``, its ``cost`` and ``pareto``: no point of its system and workflow is at most as
+    costly and faster, or cheaper and as fast."""
     def where(r):
         return r["system"], r["link"], r["workflow"]
 
@@ -180,4 +182,12 @@ def summarize(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]
         out.append({k: r[k] for k in ("system", "link", "workflow", "strategy", "chunk_bytes", "makespan_seconds")}
                    | {"speedup": b / r["makespan_seconds"] if b and r["makespan_seconds"] else None,
                       "best": r["makespan_seconds"] == fastest[where(r)]})
+    if costs:
+        for r in out:
+            r["cost"] = costs.get(r["link"])
+        for r in out:
+            rivals = [o for o in out if (o["system"], o["workflow"]) == (r["system"], r["workflow"]) and o["cost"] is not None]
+            r["pareto"] = r["cost"] is not None and not any(
+                o["cost"] <= r["cost"] and o["makespan_seconds"] <= r["makespan_seconds"]
+                and (o["cost"] < r["cost"] or o["makespan_seconds"] < r["makespan_seconds"]) for o in rivals)
     return out

@@ -9,6 +9,7 @@
     strategies: [staged, direct, pipelined]
     chunks: [1MiB, 16MiB, 64MiB]       # pipelined points only
     baseline: staged                   # speedups are against this strategy, same system, link, workflow
+    costs: {pcie3x16: 1, pcie4x16: 1.3}  # optional, per link: the Pareto front of makespan against cost
 
 Without ``replace``/``links`` each system keeps its own links. The grid is the product of the lists;
 a pipelined point comes once per chunk size, the others once. Every point has a key (its coordinates
@@ -41,6 +42,8 @@ class Sweep(BaseModel):
     strategies: list[Strategy] = Field(list(STRATEGIES), min_length=1)
     chunks: list[Bytes] = Field([], description="pipelined points: bytes per chunk")
     baseline: Strategy = Field("staged", description="speedups are against this strategy")
+    costs: dict[str, float] = Field({}, description="a cost per LINK of `links` (any unit: price, watts): the "
+                                                    "Pareto front of makespan against cost is marked")
 
     @model_validator(mode="after")
     def _check(self) -> "Sweep":
@@ -48,6 +51,11 @@ class Sweep(BaseModel):
             raise ValueError("links: `links` and `replace` go together: the links stand in for the `replace` link")
         if "pipelined" in self.strategies and not self.chunks:
             raise ValueError("chunks: the pipelined strategy needs chunk sizes")
+        unknown = sorted(set(self.costs) - set(self.links))
+        if unknown:
+            raise ValueError(f"costs: '{unknown[0]}' is not one of the links ({', '.join(self.links) or 'none'})")
+        if any(not (0 <= c < float("inf")) for c in self.costs.values()):
+            raise ValueError("costs: every cost is a finite number >= 0")
         if self.baseline not in self.strategies:
             raise ValueError(f"baseline: '{self.baseline}' is not one of the strategies ({', '.join(self.strategies)})")
         if self.size() > MAX_POINTS:
