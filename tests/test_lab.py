@@ -26,6 +26,10 @@ def test_lab_writes_results(cli, tmp_path):
     assert summary["devices"] or all("budget" in s for s in summary["skipped_devices"])
     # the runtime ran, or was skipped for the budget and said so
     assert summary["runtime_runs"] or all("budget" in f for f in summary["runtime_failures"])
+    # DecEval measured and simulated ran, or was skipped with the reason (30 s gives it 1.5 s: too little)
+    deceval = json.loads((out / "deceval-measured.json").read_text())
+    assert deceval == summary["deceval"]
+    assert "skipped" in deceval or (deceval["flows"] and deceval["largest_error"] < 0.5)
 
 
 def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_path):

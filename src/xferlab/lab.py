@@ -11,7 +11,7 @@ report.
 
 The budget bounds every stage. The memory stage may use half of it, each accelerator 60 % of what
 is left, its collaboration patterns and the runtime what is left after, the 2-rank MPI network
-step at most 5 % of the whole; a stage that would start
+step and DecEval (seed 000's application measured against the simulator) at most 5 % of the whole each; a stage that would start
 with too little time is skipped and said so. Each stage's share is passed down as the time budget
 of its steps, and the memory and device points repeat until their median's 95 % interval is within
 :data:`PRECISION` (2 %) of it, for at most the timed seconds per point that the share allows
@@ -59,6 +59,7 @@ MAX_TIME_MEMORY = 0.5  # seconds of timed work per memory point (kernel x thread
 MAX_TIME_DEVICE = 0.25  # seconds of timed work per device point (size x direction, chunk size), at most
 MIN_TIME_PER_POINT = 0.005  # seconds: below this a point has too few repetitions to say anything
 NETWORK_SHARE = 0.05  # of the budget, at most, for the 2-rank network step
+DECEVAL_SHARE = 0.05  # of the budget, at most, for DecEval measured and simulated (16 MiB: about 2 s here)
 #: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
 PROFILE_PREFIX = "lab"
 MEMORY_SHARE = 0.5  # of the budget, at most
@@ -227,6 +228,18 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
         if failure and not failure.startswith("skipped:"):
             failed.append(("network", failure))
 
+    say("[5/7] DecEval for real (seed 000): zlib decompression feeding pi on the OpenCL device, measured and simulated")
+    if not any(p.backend == "opencl" for p in plans):
+        summary["deceval"] = {"skipped": "no OpenCL device"}
+    elif left() < DECEVAL_SHARE * seconds:
+        summary["deceval"] = {"skipped": "time budget used up"}
+    else:
+        summary["deceval"], failure = deceval_stage(min(DECEVAL_SHARE * seconds, left()), store)
+        recorded += summary["deceval"].get("run_ids", [])
+        if failure:
+            failed.append(("deceval", failure))
+    _json(folder / "deceval-measured.json", summary["deceval"])
+
     say("[6/7] link presets")
     presets = [{"name": name, **resolve(name).parameters(), "peak_write_bytes_per_second": resolve(name).peak_rate("write"),
                 "description": resolve(name).summary()} for name in PRESETS]
@@ -316,6 +329,28 @@ def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds
                   timeout=max(60.0, seconds), budget=share, extra_inventory={"accelerator": plan.info})
     return (overview(stream_summary(run.rows)), run.run_id if run.rows else None,
             [{"step": r.step.label, "reason": r.failure} for r in (run.results or []) if r.failure])
+
+
+def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], Optional[str]]:
+    """`xferlab study deceval` at 16 MiB on OpenCL device 0: its table (measured against predicted per
+    flow) and the runs, and why it failed if it did."""
+    from .studies import find
+    from .studies.run import run_study
+
+    study = find("deceval")
+    options = {**study.options, "total": 16 * 2**20, "repeats": 2}
+    try:
+        needed = sum(step.estimate_seconds for s in study.plan(options).steps for step in s.steps)
+        if needed > share:
+            return {"skipped": f"needs about {needed:.0f} s, its share of the budget is {share:.0f} s"}, None
+        result = run_study(study, options, store, share, timeout=max(60.0, 4 * share))
+    except XferlabError as error:
+        return {"failure": str(error)}, str(error)
+    flows = [r for r in result.table if r["part"] == "flow"]
+    entry = {"group": result.group, "run_ids": [s["run_id"] for s in result.steps if s["run_id"]], "flows": flows,
+             "largest_error": max((abs(r["error"]) for r in flows), default=None)}
+    failure = "; ".join(s["failure"] for s in result.failed) or None
+    return entry, failure
 
 
 def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], Optional[str]]:
