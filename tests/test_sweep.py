@@ -118,3 +118,19 @@ def test_link_costs_mark_the_pareto_front(tmp_path):
     bad.write_text(SWEEP + "costs: {nvlink4: 2}\n")
     with pytest.raises(BadFile, match="costs: 'nvlink4' is not one of the links"):
         load(bad, Sweep, "sweep")
+
+
+def test_the_grid_as_command_line_lists(tmp_path, cli):
+    doc = cli.json("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--replace", "pcie3x16",
+                   "--links", "pcie3x16;pcie4x16:mps=128", "--strategies", "staged,pipelined", "--chunks", "1MiB,16MiB",
+                   "--store", tmp_path / "l.duckdb")
+    assert {(r["link"], r["strategy"], r["chunk_bytes"]) for r in doc["results"]} == {
+        (link, "staged", None) for link in ("pcie3x16", "pcie4x16:mps=128")} | {
+        (link, "pipelined", c) for link in ("pcie3x16", "pcie4x16:mps=128") for c in (2**20, 16 * 2**20)}
+    code, out, err = cli("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies",
+                         "staged,teleport", check=None)
+    assert code == 2 and err.strip() == "error: --strategies: 'teleport': Input should be 'staged', 'direct', " \
+                                        "'coherent' or 'pipelined'"
+    code, out, err = cli("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies",
+                         "pipelined", check=None)
+    assert code == 2 and "--chunks: the pipelined strategy needs chunk sizes" in err

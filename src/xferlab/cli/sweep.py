@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -18,7 +19,24 @@ app = typer.Typer(no_args_is_help=True, help="Design-space sweeps: systems x lin
 
 
 @app.command("run")
-def run(file: Path = typer.Argument(..., help="The sweep file (YAML; `xferlab schema sweep`).", metavar="FILE"),
+def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; `xferlab schema sweep`), or the "
+                                             "grid as lists: --systems, --workflows …", metavar="[FILE]"),
+        name: str = typer.Option("sweep", "--name", help="Lists: the sweep's name (with its grid, what --resume "
+                                 "matches).", metavar="NAME"),
+        systems: Optional[str] = typer.Option(None, "--systems", help="Lists: systems, files or packaged names.",
+                                              metavar="LIST"),
+        replace: Optional[str] = typer.Option(None, "--replace", help="Lists: the link of each system --links stand "
+                                              "in for.", metavar="LINK"),
+        links: Optional[str] = typer.Option(None, "--links", help="Lists: LINKs in place of --replace (separated by "
+                                            "';' when a LINK has commas).", metavar="LIST"),
+        workflows: Optional[str] = typer.Option(None, "--workflows", help="Lists: workflows, files or packaged names.",
+                                                metavar="LIST"),
+        strategies: Optional[str] = typer.Option(None, "--strategies", help="Lists: staged, direct, coherent, "
+                                                 "pipelined (default all).", metavar="LIST"),
+        chunks: Optional[str] = typer.Option(None, "--chunks", help="Lists: chunk sizes of the pipelined points.",
+                                             metavar="LIST"),
+        baseline: Optional[str] = typer.Option(None, "--baseline", help="Lists: the strategy speedups are against "
+                                               "(default staged).", metavar="STRATEGY"),
         workers: Optional[int] = typer.Option(None, "--workers", help="Run on a local Dask cluster of N worker "
                                               "processes (default: in this process; 0: one per core).", metavar="N"),
         scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on the Dask scheduler at ADDR "
@@ -53,7 +71,15 @@ def run(file: Path = typer.Argument(..., help="The sweep file (YAML; `xferlab sc
     from ..units import parse_time
 
     wait = parse_time(connect_timeout, "--connect-timeout", allow_zero=False)
-    spec = load(file, Sweep, "sweep")
+    lists = {"systems": systems, "replace": replace, "links": links, "workflows": workflows, "strategies": strategies,
+             "chunks": chunks, "baseline": baseline}
+    given = {k: v for k, v in lists.items() if v is not None}
+    if file is not None:
+        if given:
+            raise BadValue(f"give a sweep FILE or the grid as lists (--{next(iter(given))} …), not both")
+        spec = load(file, Sweep, "sweep")
+    else:
+        spec = from_lists(name, given)
     from rich.progress import Progress
 
     with Progress(transient=True, console=stderr) as bar:
@@ -89,6 +115,39 @@ def run(file: Path = typer.Argument(..., help="The sweep file (YAML; `xferlab sc
         stderr.print(f"error: {result['failed']} points could not run (their reasons are the run's failures: "
                      f"xferlab results show {result['run_id']})", highlight=False, markup=False)
         raise typer.Exit(3)
+
+
+GRID_OPTIONS = ("systems", "replace", "links", "workflows", "strategies", "chunks", "baseline")
+
+
+def from_lists(name: str, given: dict):
+    """The Sweep the command line's lists describe, checked as a file is; the first problem in one line."""
+    from pydantic import ValidationError
+
+    from ..sweep.spec import Sweep
+    from ..system.yamlfile import where
+
+    if not given.get("systems") or not given.get("workflows"):
+        raise BadValue("give a sweep FILE, or at least --systems and --workflows")
+    data: dict = {"name": name}
+    for key, value in given.items():
+        if key in ("replace", "baseline"):
+            data[key] = value
+        else:
+            separator = ";" if key == "links" and ";" in value else ","
+            data[key] = [item.strip() for item in value.split(separator) if item.strip()]
+    try:
+        return Sweep.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        message = str(first["msg"]).removeprefix("Value error, ")
+        field = where(tuple(first["loc"])).split("[")[0]
+        named = re.match(r"(\w+): ", message)  # checks across fields name theirs first: "chunks: …"
+        if not field and named:
+            field, message = named[1], message[named.end():]
+        if len(first["loc"]) > 1 and isinstance(first.get("input"), str):  # one item of a list: name it
+            message = f"'{first['input']}': {message}"
+        raise BadValue(f"--{field or 'grid'}: {message}" if field in GRID_OPTIONS else f"{field}: {message}") from None
 
 
 def write_parquet(rows: list[dict], path: Path) -> None:
