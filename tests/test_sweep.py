@@ -122,7 +122,7 @@ def test_link_costs_mark_the_pareto_front(tmp_path):
 
 def test_the_grid_as_command_line_lists(tmp_path, cli):
     doc = cli.json("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--replace", "pcie3x16",
-                   "--links", "pcie3x16;pcie4x16:mps=128", "--strategies", "staged,pipelined", "--chunks", "1MiB,16MiB",
+                   "--replace-with", "pcie3x16;pcie4x16:mps=128", "--strategies", "staged,pipelined", "--chunks", "1MiB,16MiB",
                    "--store", tmp_path / "l.duckdb")
     assert {(r["link"], r["strategy"], r["chunk_bytes"]) for r in doc["results"]} == {
         (link, "staged", None) for link in ("pcie3x16", "pcie4x16:mps=128")} | {

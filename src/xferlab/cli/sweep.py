@@ -25,10 +25,10 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
                                  "matches).", metavar="NAME"),
         systems: Optional[str] = typer.Option(None, "--systems", help="Lists: systems, files or packaged names.",
                                               metavar="LIST"),
-        replace: Optional[str] = typer.Option(None, "--replace", help="Lists: the link of each system --links stand "
-                                              "in for.", metavar="LINK"),
-        links: Optional[str] = typer.Option(None, "--links", help="Lists: LINKs in place of --replace (separated by "
-                                            "';' when a LINK has commas).", metavar="LIST"),
+        replace: Optional[str] = typer.Option(None, "--replace", help="Lists: the link of each system that "
+                                              "--replace-with's links stand in for.", metavar="LINK"),
+        links: Optional[str] = typer.Option(None, "--replace-with", help="Lists: LINKs in place of --replace "
+                                            "(separated by ';' when a LINK has commas).", metavar="LIST"),
         workflows: Optional[str] = typer.Option(None, "--workflows", help="Lists: workflows, files or packaged names.",
                                                 metavar="LIST"),
         strategies: Optional[str] = typer.Option(None, "--strategies", help="Lists: staged, direct, coherent, "
@@ -76,7 +76,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     given = {k: v for k, v in lists.items() if v is not None}
     if file is not None:
         if given:
-            raise BadValue(f"give a sweep FILE or the grid as lists (--{next(iter(given))} …), not both")
+            raise BadValue(f"give a sweep FILE or the grid as lists (--{GRID_OPTIONS[next(iter(given))]} …), not both")
         spec = load(file, Sweep, "sweep")
     else:
         spec = from_lists(name, given)
@@ -117,7 +117,8 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         raise typer.Exit(3)
 
 
-GRID_OPTIONS = ("systems", "replace", "links", "workflows", "strategies", "chunks", "baseline")
+GRID_OPTIONS = {"systems": "systems", "replace": "replace", "links": "replace-with", "workflows": "workflows",
+                "strategies": "strategies", "chunks": "chunks", "baseline": "baseline"}  # field -> its option
 
 
 def from_lists(name: str, given: dict):
@@ -147,7 +148,7 @@ def from_lists(name: str, given: dict):
             field, message = named[1], message[named.end():]
         if len(first["loc"]) > 1 and isinstance(first.get("input"), str):  # one item of a list: name it
             message = f"'{first['input']}': {message}"
-        raise BadValue(f"--{field or 'grid'}: {message}" if field in GRID_OPTIONS else f"{field}: {message}") from None
+        raise BadValue(f"--{GRID_OPTIONS[field]}: {message}" if field in GRID_OPTIONS else f"{field or 'grid'}: {message}") from None
 
 
 def write_parquet(rows: list[dict], path: Path) -> None:
