@@ -178,8 +178,12 @@ def test_latency_points_respect_max_time():
     assert run.ok, run.failure
     points = [r for r in run.records if r.get("record") == "point"]
     assert len(points) == 2
-    for p in points:  # a 0.01 % target is out of reach: each size stops at its time limit
-        assert p["stopped"] == "max-time" and 0.05 <= p["timed_seconds"] < 0.05 + 0.01
+    for p in points:  # a 0.01 % target is out of reach: each size stops at its time limit, at the first
+        # sample that reaches it (how far past depends on that sample's length, which a loaded machine stretches)
+        samples = [r for r in run.records if r.get("record") == "sample" and r["size_bytes"] == p["size_bytes"]]
+        last = samples[-1]["latency_seconds"] * samples[-1]["loads"]
+        assert p["stopped"] == "max-time" and len(samples) == p["iterations"]
+        assert p["timed_seconds"] >= 0.05 > p["timed_seconds"] - last * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("value", ["0", "1", "-0.1", "1.5", "abc", "nan"])
