@@ -2,7 +2,7 @@
 in this process and on a local Dask cluster with the same results, streamed into the store; an
 interrupted sweep resumed gives the same points as one that ran through. Bad input tried: a malformed
 sweep file (file:line: field: message), links without the link they replace, a scheduler address
-that does not answer, --workers with --scheduler."""
+that does not answer, --workers with --scheduler, the pipelined strategy as the baseline."""
 
 import json
 
@@ -10,7 +10,7 @@ import pytest
 
 from xferlab.errors import BadFile
 from xferlab.store import open_store
-from xferlab.sweep.run import run_sweep
+from xferlab.sweep.run import crossovers, mark_pareto, run_sweep, summarize
 from xferlab.sweep.spec import Sweep
 from xferlab.system.yamlfile import load
 
@@ -134,3 +134,45 @@ def test_the_grid_as_command_line_lists(tmp_path, cli):
     code, out, err = cli("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies",
                          "pipelined", check=None)
     assert code == 2 and "--chunks: the pipelined strategy needs chunk sizes" in err
+
+
+def test_the_pareto_front_is_the_definition_on_ties_and_random_points():
+    """mark_pareto (sorted, n log n) against the definition checked pair by pair, on points with
+    many equal costs and equal makespans and on a point without a cost."""
+    import random
+
+    rng = random.Random(7)
+    rows = [{"system": "s", "workflow": rng.choice("ab"), "cost": rng.choice([1, 2, 2.5, 4, None]),
+             "makespan_seconds": rng.choice([1.0, 1.5, 2.0, 3.0]) + rng.choice([0, 0, 0.25]), "pareto": False}
+            for _ in range(400)]
+    mark_pareto(rows)
+
+    def dominated(r):
+        return any(o["cost"] is not None and (o["system"], o["workflow"]) == (r["system"], r["workflow"])
+                   and o["cost"] <= r["cost"] and o["makespan_seconds"] <= r["makespan_seconds"]
+                   and (o["cost"] < r["cost"] or o["makespan_seconds"] < r["makespan_seconds"]) for o in rows)
+
+    expected = [r["cost"] is not None and not dominated(r) for r in rows]
+    assert [r["pareto"] for r in rows] == expected and 2 <= sum(expected) < 40
+
+
+def test_crossovers_say_where_pipelining_beats_the_baseline():
+    def row(strategy, chunk, seconds, link="l"):
+        return {"system": "s", "link": link, "workflow": "w", "strategy": strategy, "chunk_bytes": chunk,
+                "makespan_seconds": seconds}
+
+    rows = summarize([row("staged", None, 10.0), row("pipelined", 1, 12.0), row("pipelined", 2, 8.0),
+                      row("pipelined", 4, 9.0), row("pipelined", 8, 11.0),
+                      row("staged", None, 1.0, "m"), row("pipelined", 1, 2.0, "m")], "staged")
+    by_link = {c["link"]: c for c in crossovers(rows, "staged")}
+    assert by_link["l"] == {"system": "s", "link": "l", "workflow": "w", "baseline": "staged",
+                                 "faster_from_bytes": 2, "faster_up_to_bytes": 4, "faster_chunks": 2,
+                                 "swept_chunks": 4, "best_chunk_bytes": 2, "best_speedup": 10.0 / 8.0}
+    assert by_link["m"]["faster_chunks"] == 0 and by_link["m"]["faster_from_bytes"] is None
+
+
+def test_the_pipelined_strategy_is_no_baseline(tmp_path):
+    bad = tmp_path / "b.yaml"
+    bad.write_text(SWEEP + "baseline: pipelined\n")
+    with pytest.raises(BadFile, match="baseline: 'pipelined' has a point per chunk size"):
+        load(bad, Sweep, "sweep")

@@ -55,7 +55,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     """Evaluate every point of a sweep with the flow simulator; results stream into the store."""
     import os
 
-    from ..sweep.run import run_sweep
+    from ..sweep.run import crossovers, run_sweep
     from ..sweep.spec import Sweep
     from ..system.yamlfile import load
 
@@ -109,8 +109,16 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         notes += [f"Pareto front ({r['system']}, {r['workflow']}): {r['link']} {r['strategy']}"
                   + (f" in {format_size(r['chunk_bytes'])} chunks" if r["chunk_bytes"] else "")
                   + f", {format_time(r['makespan_seconds'])} at cost {r['cost']:g}" for r in rows if r.get("pareto")]
+    crossing = crossovers(rows, spec.baseline)
+    notes += [f"pipelined beats {c['baseline']} for {c['system']}, {c['link'] or 'its own links'}, {c['workflow']}: "
+              + (f"at {c['faster_chunks']} of {c['swept_chunks']} chunk sizes, {format_size(c['faster_from_bytes'])} "
+                 f"to {format_size(c['faster_up_to_bytes'])}" if c["faster_chunks"] else
+                 f"at none of {c['swept_chunks']} chunk sizes")
+              + (f"; best {format_size(c['best_chunk_bytes'])} ({c['best_speedup']:.3g}x)" if c["best_chunk_bytes"] else "")
+              for c in crossing]
     emit("sweep run", rows, columns, fmt, title=f"Sweep {spec.name}", notes=notes,
-         extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")} | {"best": best})
+         extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")}
+         | {"best": best, "crossovers": crossing})
     if result["failed"]:
         stderr.print(f"error: {result['failed']} points could not run (their reasons are the run's failures: "
                      f"xferlab results show {result['run_id']})", highlight=False, markup=False)

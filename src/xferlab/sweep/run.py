@@ -185,9 +185,52 @@ def summarize(rows: list[dict[str, Any]], baseline: str, costs: Optional[dict[st
     if costs:
         for r in out:
             r["cost"] = costs.get(r["link"])
-        for r in out:
-            rivals = [o for o in out if (o["system"], o["workflow"]) == (r["system"], r["workflow"]) and o["cost"] is not None]
-            r["pareto"] = r["cost"] is not None and not any(
-                o["cost"] <= r["cost"] and o["makespan_seconds"] <= r["makespan_seconds"]
-                and (o["cost"] < r["cost"] or o["makespan_seconds"] < r["makespan_seconds"]) for o in rivals)
+            r["pareto"] = False
+        mark_pareto(out)
     return out
+
+
+def mark_pareto(rows: list[dict[str, Any]]) -> None:
+    """Sets ``pareto`` on the rows of each system and workflow that have a cost: sorted by cost, a
+    point is on the front when it is the fastest of its cost and faster than every cheaper point
+    (n log n: a sweep of 10,000 costed points is marked in milliseconds)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["cost"] is not None:
+            groups.setdefault((r["system"], r["workflow"]), []).append(r)
+    for members in groups.values():
+        members.sort(key=lambda r: (r["cost"], r["makespan_seconds"]))
+        cheaper_best = math.inf  # the fastest makespan among strictly cheaper points
+        i = 0
+        while i < len(members):
+            j = i
+            while j < len(members) and members[j]["cost"] == members[i]["cost"]:
+                j += 1
+            level_best = members[i]["makespan_seconds"]  # sorted: the fastest of this cost comes first
+            for r in members[i:j]:
+                r["pareto"] = r["makespan_seconds"] == level_best < cheaper_best
+            cheaper_best = min(cheaper_best, level_best)
+            i = j
+
+
+def crossovers(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """Where chunking pays: for each system, link and workflow with pipelined points, the smallest and
+    largest chunk size at which pipelining beats the baseline strategy (``speedup`` > 1; None where none
+    does), at how many of the chunk sizes swept it does, and the best chunk. Rows from :func:`summarize`."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        if r["strategy"] != "pipelined" or r["speedup"] is None:
+            continue
+        key = (r["system"], r["link"], r["workflow"])
+        entry = out.setdefault(key, {"system": key[0], "link": key[1], "workflow": key[2], "baseline": baseline,
+                                     "faster_from_bytes": None, "faster_up_to_bytes": None, "faster_chunks": 0,
+                                     "swept_chunks": 0, "best_chunk_bytes": None, "best_speedup": 0.0})
+        entry["swept_chunks"] += 1
+        if r["speedup"] > 1:
+            entry["faster_chunks"] += 1
+            c = r["chunk_bytes"]
+            entry["faster_from_bytes"] = c if entry["faster_from_bytes"] is None else min(entry["faster_from_bytes"], c)
+            entry["faster_up_to_bytes"] = c if entry["faster_up_to_bytes"] is None else max(entry["faster_up_to_bytes"], c)
+        if r["speedup"] > entry["best_speedup"]:
+            entry["best_chunk_bytes"], entry["best_speedup"] = r["chunk_bytes"], r["speedup"]
+    return list(out.values())

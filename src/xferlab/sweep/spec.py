@@ -56,6 +56,9 @@ class Sweep(BaseModel):
             raise ValueError(f"costs: '{unknown[0]}' is not one of the links ({', '.join(self.links) or 'none'})")
         if any(not (0 <= c < float("inf")) for c in self.costs.values()):
             raise ValueError("costs: every cost is a finite number >= 0")
+        if self.baseline == "pipelined":
+            raise ValueError("baseline: 'pipelined' has a point per chunk size and a baseline is one point per "
+                             "system, link and workflow: staged, direct or coherent")
         if self.baseline not in self.strategies:
             raise ValueError(f"baseline: '{self.baseline}' is not one of the strategies ({', '.join(self.strategies)})")
         if self.size() > MAX_POINTS:
