@@ -43,7 +43,7 @@ class DecevalPlan:
 
     def check(self, probe_devices: bool = True) -> None:
         if not 8192 <= self.size <= 2**40 or self.size % 8:
-            raise BadValue(f"--size {self.size} bytes: the decompressed data, a whole number of doubles (8 bytes) "
+            raise BadValue(f"--total {self.size} bytes: the decompressed data, a whole number of doubles (8 bytes) "
                            "from 8 KiB to 1 TiB")
         if not self.chunks:
             raise BadValue("--chunks is empty; give one chunk size or more")
@@ -62,7 +62,7 @@ class DecevalPlan:
         needed = self.memory_bytes()
         available = memory_available()
         if available and needed > available:
-            raise BadValue(f"--size {format_size(self.size)} needs about {format_size(needed)} of memory (input, host "
+            raise BadValue(f"--total {format_size(self.size)} needs about {format_size(needed)} of memory (input, host "
                            f"buffer, device buffers), above the {format_size(available)} available; allowed: a smaller size")
         if not probe_devices:
             return
@@ -71,7 +71,7 @@ class DecevalPlan:
         self.info = find_device("opencl", self.device)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size > limit:
-            raise BadValue(f"--size {format_size(self.size)} is above the device's largest allocation "
+            raise BadValue(f"--total {format_size(self.size)} is above the device's largest allocation "
                            f"({format_size(limit)}); allowed: a smaller size")
 
     def memory_bytes(self) -> int:
