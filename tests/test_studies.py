@@ -1,7 +1,7 @@
 """Studies (`xferlab study`, src/xferlab/studies/): the seeds' experiments in one command, on this
 machine. tiers runs local DRAM and (with --pmem) App-Direct on a file, and says why it skips the
 classes this machine lacks; launch runs unpinned and pinned to each CPU; a study run again reuses
-the steps already in the store. Bad input tried: an unknown study, a budget too small for one step,
+the steps already in the store; every study renders its own report section. Bad input tried: an unknown study, a budget too small for one step,
 an option the study does not take."""
 
 import json
@@ -58,19 +58,23 @@ def test_a_study_has_its_own_report_section(tmp_path, cli):
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
-def test_launch_pins_to_each_cpu(cli):
-    code, out, err = cli("study", "launch", "--count", "100", "--json", check=0)
+def test_launch_pins_to_each_cpu(tmp_path, cli):
+    store = tmp_path / "l.duckdb"
+    code, out, err = cli("study", "launch", "--count", "100", "--json", "--store", store, check=0)
     rows = json.loads(out)["results"]
     cpus = sorted(os.sched_getaffinity(0))
     assert {r["where"] for r in rows} == {"unpinned", *(f"cpu{c}" for c in cpus)}
     pinned = [r for r in rows if r["where"].startswith("cpu") and r["kernel_args"] == 0]
     assert sum(bool(r["best_cpu"]) for r in pinned) == 1 and all(r["spread_across_cpus"] >= 1 for r in pinned)
     assert all(r["governor"] for r in rows) and all(r["median_seconds"] > 0 for r in rows)
+    assert_report_section(cli, store, "launch", "seed 004", "xferlab study launch --count 100")
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
-def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(cli):
-    code, out, err = cli("study", "granularity", "--total", "8Mi", "--chunks", "64Ki,4Mi", "--json", check=0)
+def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(tmp_path, cli):
+    store = tmp_path / "g.duckdb"
+    code, out, err = cli("study", "granularity", "--total", "8Mi", "--chunks", "64Ki,4Mi", "--json", "--store", store,
+                         check=0)
     rows = json.loads(out)["results"]
     assert {r["direction"] for r in rows} == {"h2d", "d2h"} and {r["chunk_bytes"] for r in rows} == {65536, 4194304}
     assert {"pageable", "pinned"} <= {r["host_kind"] for r in rows}
@@ -78,11 +82,13 @@ def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(cli)
         assert r["transfers"] == 8 * 2**20 // r["chunk_bytes"]
         assert r["transfer_median_seconds"] <= r["transfer_p99_seconds"] <= r["transfer_max_seconds"]
         assert (r["relative_to_largest_chunk"] == 1.0) == (r["chunk_bytes"] == 4194304)
+    assert_report_section(cli, store, "granularity", "seed 004", "xferlab study granularity")
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_characterize_gives_seed_001s_tables(tmp_path, cli):
-    code, out, err = cli("study", "characterize", "--store", tmp_path / "c.duckdb", "--json", check=0)
+    store = tmp_path / "c.duckdb"
+    code, out, err = cli("study", "characterize", "--store", store, "--json", check=0)
     doc = json.loads(out)
     parts = {}
     for r in doc["results"]:
@@ -93,6 +99,16 @@ def test_characterize_gives_seed_001s_tables(tmp_path, cli):
     assert next(r for r in parts["collaboration"] if r["what"] == "histogram D")["relative_to_d"] == 1.0
     assert parts["network"][0]["what"] == "intra-node, host"  # mpich is a dependency: the network step runs here
     assert [s["status"] for s in doc["steps"]] == ["measured"] * 3
+    assert_report_section(cli, store, "characterize", "seed 001", "xferlab study characterize")
+
+
+def assert_report_section(cli, store, name, seed, command):
+    """The study's group renders its own report section: its title, its table, the command again."""
+    report = store.with_suffix(".html")
+    cli("report", "--store", store, "--output", report, check=0)
+    text = report.read_text()
+    start = text.index(f"Study {name} ({seed})")
+    assert "<table" in text[start:] and command in text[start:]
 
 
 @pytest.mark.parametrize("args, fragment", [
