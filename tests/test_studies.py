@@ -1,8 +1,8 @@
 """Studies (`xferlab study`, src/xferlab/studies/): the seeds' experiments in one command, on this
 machine. tiers runs local DRAM and (with --pmem) App-Direct on a file, and says why it skips the
 classes this machine lacks; launch runs unpinned and pinned to each CPU; a study run again reuses
-the steps already in the store; every study renders its own report section. Bad input tried: an unknown study, a budget too small for one step,
-an option the study does not take."""
+the steps already in the store; every study renders its own report section. Bad input tried: an
+unknown study, a budget too small for one step, an option the study does not take."""
 
 import json
 import os
