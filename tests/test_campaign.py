@@ -1,8 +1,9 @@
 """Campaigns across nodes (`xferlab campaign run`, src/xferlab/campaign.py) and shards
 (`results export` / `results import`, src/xferlab/store/shards.py): two local processes as nodes give
 one store with two node inventories and the node table; importing a shard twice adds nothing; a slow
-node is flagged. Bad input tried: neither --nodes nor --launcher, a node command with its own --store,
-a file that is not a shard, a shard's run without an id."""
+node is flagged; nodes whose command fails are named and the campaign exits 3 (some shards) or 1 (none).
+Bad input tried: neither --nodes nor --launcher, a node command with its own --store, a launcher that
+is not a command, --min-deviation 150%, a file that is not a shard, a shard's run without an id."""
 
 import json
 
@@ -57,6 +58,23 @@ def test_a_slow_node_is_flagged(tmp_path):
                             "value": bandwidth * (1 + i / 1000), "seq": i + 1} for i in range(3)], [])
         rows = compare_nodes(db, [r["run_id"] for r in db.runs()], k=3.0)
     assert [r["node"] for r in rows if r["outlier"]] == ["n4"]
+    assert next(r for r in rows if r["node"] == "n4")["deviation"] == pytest.approx(1 - 11 / 20.0, rel=1e-3)
+
+
+def test_a_node_close_to_the_others_is_not_flagged_however_many_mads(tmp_path):
+    """Three nodes at 100, 100.1 and 99 GB/s: the third is 10 MADs away but 1 % off: not an outlier at the
+    default 5 % floor, one with --min-deviation 0."""
+    with open_store(tmp_path / "m.duckdb") as db:
+        for k, bandwidth in enumerate([100e9, 100.1e9, 99e9]):
+            db.import_run({"run_id": f"20260101-00000{k}-abce", "command": "measure memory",
+                           "started_utc": "2026-01-01 00:00:00", "status": "ok", "inventory": {"node": f"n{k}"}},
+                          [{"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                            "value": bandwidth, "seq": 1}], [])
+        runs = [r["run_id"] for r in db.runs()]
+        rows = compare_nodes(db, runs)
+        third = next(r for r in rows if r["node"] == "n2")
+        assert third["mads"] == pytest.approx(10.0) and not third["outlier"]
+        assert [r["node"] for r in compare_nodes(db, runs, min_deviation=0.0) if r["outlier"]] == ["n2"]
     with pytest.raises(BadValue, match="no run_id"):
         with open_store(tmp_path / "n.duckdb") as db:
             db.import_run({"command": "x"}, [], [])
@@ -67,7 +85,32 @@ def test_bad_input(tmp_path, cli):
     assert code == 2 and "give --nodes N" in err
     code, out, err = cli("campaign", "run", "--nodes", "2", "--", *MEASURE, "--store", "x.duckdb", check=None)
     assert code == 2 and "takes no --store" in err
+    code, out, err = cli("campaign", "run", "--nodes", "2", "--min-deviation", "150%", "--", *MEASURE, check=None)
+    assert code == 2 and err.strip() == ("error: --min-deviation '150%' is not a relative deviation in [0, 100 %]; "
+                                        "allowed: a fraction such as 0.02 or a percentage such as 2%")
+    code, out, err = cli("campaign", "run", "--launcher", "no-such-srun -N 2", "--shards", tmp_path / "s",
+                         "--store", tmp_path / "l.duckdb", "--", *MEASURE, check=None)
+    assert code == 2 and err.strip() == ("error: --launcher 'no-such-srun -N 2': 'no-such-srun' is not a command here; "
+                                        "allowed: the site's launcher, such as srun or mpiexec")
     junk = tmp_path / "junk.json"
     junk.write_text("[1, 2]")
     code, out, err = cli("results", "import", junk, "--store", tmp_path / "s.duckdb", check=None)
     assert code == 2 and "has no run and samples" in err and not (tmp_path / "s.duckdb").exists()
+
+
+def test_failed_nodes_are_named_and_fail_the_campaign(tmp_path, cli):
+    """Each node's probe aborts: its run is recorded as failed and still merged, and the campaign says
+    which nodes failed (exit 3). A node command refused before it records anything: no shard, exit 1."""
+    store = tmp_path / "f.duckdb"
+    code, out, err = cli("campaign", "run", "--nodes", "2", "--shards", tmp_path / "s1", "--store", store, "--json",
+                         "--", *MEASURE, env={"XFERLAB_PROBE_FAULT": "crash=abort"}, check=None)
+    last = err.strip().splitlines()[-1]
+    assert code == 3 and last.startswith("error: 2 node step(s) failed (node local-0 exited 1; node local-1 exited 1)")
+    assert json.loads(out)["failed"] == ["node local-0 exited 1", "node local-1 exited 1"]
+    with open_store(store, read_only=True) as db:
+        assert [r["status"] for r in db.runs()] == ["failed", "failed"]
+    code, out, err = cli("campaign", "run", "--nodes", "2", "--shards", tmp_path / "s2", "--store", tmp_path / "g.duckdb",
+                         "--", *MEASURE, "--threads", "100000", check=None)
+    last = err.strip().splitlines()[-1]
+    assert code == 1 and last.startswith("error: no node wrote a shard") and "node local-1 exited 2" in last
+    assert not (tmp_path / "g.duckdb").exists()

@@ -37,10 +37,10 @@ def _xferlab() -> list[str]:
     return [sys.executable, "-m", "xferlab"]
 
 
-def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) -> list[Path]:
+def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) -> tuple[list[Path], int]:
     """On one node: run ``xferlab COMMAND`` into a store of its own, then export each of its runs as a
-    shard into ``shards``; returns the shard files. The command's own exit code is kept (a failed
-    step still leaves its run and samples to compare)."""
+    shard into ``shards``; returns the shard files and the command's exit code (a failed step still
+    leaves its run and samples to compare, so they are exported whatever the code)."""
     name = node_name()
     shards.mkdir(parents=True, exist_ok=True)
     store = shards / f".{name}.duckdb"
@@ -55,13 +55,15 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     with open_store(store, read_only=True) as db:
         for run in db.runs():
             written.append(export_run(db, run["run_id"], "json", shards / f"{name}-{run['run_id']}.json", overwrite=True))
-    return written
+    return written, done.returncode
 
 
 def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes: Optional[int] = None,
                  launcher: Optional[str] = None, timeout: Optional[float] = None) -> dict[str, Any]:
     """Run ``command`` on every node (``launcher``, or ``nodes`` local processes), import every shard
-    into ``store``; returns {"imported": [...], "runs": [run ids of this campaign]}."""
+    into ``store``; returns {"imported": [...], "runs": [run ids of this campaign], "failed": [what failed:
+    a local node and its exit code, or the launcher's exit code]}. Every shard written is imported, a
+    failed node's too; when no node wrote one, NothingMeasured (exit 1) says why."""
     if (nodes is None) == (launcher is None):
         raise BadValue("give --nodes N (local processes) or --launcher COMMAND (the site's: srun, mpiexec), one of them")
     if nodes is not None and not 1 <= nodes <= 256:
@@ -73,28 +75,45 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
     shards.mkdir(parents=True, exist_ok=True)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]
+    failed = []
     if launcher is not None:
-        done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout, stdout=sys.stderr.fileno())
-        if done.returncode:
-            print(f"warning: the launcher exited {done.returncode}; the shards written are imported", file=sys.stderr)
+        try:
+            done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout,
+                                  stdout=sys.stderr.fileno())
+        except FileNotFoundError:
+            raise BadValue(f"--launcher '{launcher}': '{shlex.split(launcher)[0]}' is not a command here; allowed: "
+                           "the site's launcher, such as srun or mpiexec") from None
+        if done.returncode:  # one node or more failed; the launcher does not say which
+            failed.append(f"the launcher exited {done.returncode}")
     else:
         for k in range(nodes):
-            subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"}, timeout=timeout,
-                           stdout=sys.stderr.fileno())
+            done = subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"},
+                                  timeout=timeout, stdout=sys.stderr.fileno())
+            if done.returncode:
+                failed.append(f"node local-{k} exited {done.returncode}")
     fresh = sorted(set(shards.glob("*.json")) - before)
     if not fresh:
-        raise BadValue(f"no node wrote a shard into '{shards}'; nothing to import")
+        from .errors import NothingMeasured
+
+        raise NothingMeasured(f"no node wrote a shard into '{shards}' ({'; '.join(failed) or 'every node exited 0'}); "
+                              "nothing to import")
     from .store import open_store
     from .store.shards import import_shards
 
     with open_store(store) as db:
         imported = import_shards(db, fresh)
-    return {"imported": imported, "runs": [r["run_id"] for r in imported]}
+    return {"imported": imported, "runs": [r["run_id"] for r in imported], "failed": failed}
 
 
-def compare_nodes(db, run_ids: list[str], k: float = 3.0) -> list[dict[str, Any]]:
-    """Per figure (suite, test, metric, size, threads, mode) and node: the node's median and its
-    distance from the median over nodes in MADs (median absolute deviations); ``outlier`` beyond ``k``."""
+MIN_DEVIATION = 0.05  # a node within 5 % of the median over nodes is not flagged, however few MADs that is
+
+
+def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float = MIN_DEVIATION) -> list[dict[str, Any]]:
+    """Per figure (suite, test, metric, size, threads, mode) and node: the node's median, its distance
+    from the median over nodes in MADs (median absolute deviations) and as a fraction of that median
+    (``deviation``); ``outlier`` beyond ``k`` MADs and ``min_deviation``. The floor matters on few nodes
+    alike within noise: three nodes at 100, 100.1 and 99 put the third 10 MADs away for a 1 % gap. Two
+    nodes are always 1 MAD apart: a campaign needs three nodes or more to flag one."""
     per: dict[tuple, dict[str, float]] = {}
     for run_id in run_ids:
         node = ((db.run(run_id).get("inventory") or {}).get("node")) or run_id
@@ -111,7 +130,9 @@ def compare_nodes(db, run_ids: list[str], k: float = 3.0) -> list[dict[str, Any]
         mad = statistics.median(abs(v - center) for v in nodes.values())
         for node, value in sorted(nodes.items()):
             distance = abs(value - center) / mad if mad else (0.0 if value == center else float("inf"))
+            deviation = abs(value - center) / abs(center) if center else (0.0 if value == center else float("inf"))
             out.append({"suite": figure[0], "test": figure[1], "metric": figure[2], "size_bytes": figure[3],
                         "threads": figure[4], "mode": figure[5], "node": node, "median": value,
-                        "median_over_nodes": center, "mads": distance, "outlier": distance > k})
+                        "median_over_nodes": center, "mads": distance, "deviation": deviation,
+                        "outlier": distance > k and deviation > min_deviation})
     return out

@@ -25,7 +25,9 @@ def run(ctx: typer.Context,
         shards: Path = typer.Option(Path("shards"), "--shards", help="Where the nodes write their shards (a folder "
                                     "every node sees).", metavar="DIR"),
         mads: float = typer.Option(3.0, "--mads", help="Flag a node this many median absolute deviations from the "
-                                   "median over nodes.", metavar="K"),
+                                   "median over nodes …", metavar="K"),
+        min_deviation: str = typer.Option("5%", "--min-deviation", help="… and this far from it (a fraction or a "
+                                          "percentage).", metavar="FRACTION"),
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run `xferlab ARGS` (after --) on every node; merge the shards into --store; compare the nodes."""
     from ..campaign import compare_nodes, run_campaign
@@ -36,9 +38,12 @@ def run(ctx: typer.Context,
     fmt = output_format(json_, csv_)
     if not mads > 0:
         raise BadValue(f"--mads {mads}: a distance above 0")
+    from ..measure.precision import parse_fraction
+
+    floor = parse_fraction(min_deviation, "--min-deviation", "relative deviation", upper=1.0, zero=True)
     done = run_campaign(list(ctx.args), shards, store, nodes, launcher)
     with open_store(store, read_only=True) as db:
-        rows = compare_nodes(db, done["runs"], mads)
+        rows = compare_nodes(db, done["runs"], mads, floor)
     from .results import show_value
 
     for r in rows:  # the figures in their unit, as `results show` prints them
@@ -57,9 +62,16 @@ def run(ctx: typer.Context,
                                 Column("node", "node", justify="left"), Column("median", "median"),
                                 Column("median_over_nodes", "over nodes"),
                                 Column("mads", "MADs", lambda v: f"{v:.1f}"),
+                                Column("deviation", "off by", lambda v: f"{v:.1%}"),
                                 Column("outlier", "outlier", lambda v: "OUTLIER" if v else "")],
          fmt, title="Nodes compared, figure by figure", notes=notes,
-         extra={"runs": done["runs"], "imported": done["imported"]})
+         extra={"runs": done["runs"], "imported": done["imported"], "failed": done["failed"]})
+    if done["failed"]:
+        from .output import stderr
+
+        stderr.print(f"error: {len(done['failed'])} node step(s) failed ({'; '.join(done['failed'])}); the shards "
+                     f"written are in the store, runs {', '.join(done['runs'])}", highlight=False, markup=False)
+        raise typer.Exit(3)
 
 
 @app.command("node", context_settings=EXTRA, hidden=True)
@@ -67,5 +79,8 @@ def node(ctx: typer.Context, shards: Path = typer.Option(..., "--shards", metava
     """One node's part (started by `campaign run` or the launcher): run `xferlab ARGS`, write its shards."""
     from ..campaign import run_node
 
-    for path in run_node(shards, list(ctx.args)):
+    written, code = run_node(shards, list(ctx.args))
+    for path in written:
         print(path)
+    if code:  # the node's command failed: its launcher (or `campaign run`) learns it from this exit code
+        raise typer.Exit(code)

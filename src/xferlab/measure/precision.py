@@ -32,13 +32,18 @@ _NUMBER = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(%?
 def parse_precision(text: Optional[str | float], where: str = "--precision") -> Optional[float]:
     """The fraction in ``text`` (``2%`` or ``0.02``), or None when not given. Raises
     :class:`BadValue` for anything that is not a number in (0, 50 %]."""
-    if text is None:
-        return None
+    return None if text is None else parse_fraction(text, where)
+
+
+def parse_fraction(text: str | float, where: str, what: str = "relative precision", upper: float = LIMIT,
+                   zero: bool = False) -> float:
+    """A fraction written ``0.02`` or ``2%``, in (0, upper] (or [0, upper] with ``zero``); a one-line
+    :class:`BadValue` naming ``where`` and the range otherwise."""
     m = _NUMBER.match(str(text))
     value = float(m[1]) / (100.0 if m[2] else 1.0) if m else math.nan
-    if not (math.isfinite(value) and 0.0 < value <= LIMIT):
-        raise BadValue(f"{where} '{text}' is not a relative precision in (0, 50 %]; allowed: a fraction such as 0.02 "
-                       "or a percentage such as 2%")
+    if not (math.isfinite(value) and (0.0 <= value if zero else 0.0 < value) and value <= upper):
+        raise BadValue(f"{where} '{text}' is not a {what} in {'[' if zero else '('}0, {upper * 100:g} %]; allowed: a fraction "
+                       "such as 0.02 or a percentage such as 2%")
     return value
 
 

@@ -1,6 +1,6 @@
 """The report's node comparison: runs of the same command on two nodes or more (a campaign's, merged
-with `results import`), compared figure by figure, a node more than 3 MADs from the median over nodes
-flagged (src/xferlab/campaign.py)."""
+with `results import`), compared figure by figure, a node more than 3 MADs and 5 % from the median over
+nodes flagged (src/xferlab/campaign.py)."""
 
 from __future__ import annotations
 
@@ -36,20 +36,22 @@ def node_groups(db) -> list[list[str]]:
 
 
 def nodes_section(db, run_ids: list[str]) -> Section:
-    from ..campaign import compare_nodes
+    from ..campaign import MIN_DEVIATION, compare_nodes
 
     rows = compare_nodes(db, run_ids, MADS)
     command = db.run(run_ids[0])["command"]
     shown = [{**r, "median": fmt_value(r["metric"], r["median"]),
               "median_over_nodes": fmt_value(r["metric"], r["median_over_nodes"]), "mads": f"{r['mads']:.1f}",
+              "deviation": f"{r['deviation']:.1%}",
               "outlier": "OUTLIER" if r["outlier"] else ""} for r in rows]
     flagged = sorted({r["node"] for r in rows if r["outlier"]})
     intro = [f"{command} on {len(run_ids)} nodes: runs {', '.join(run_ids)}",
-             f"outliers (more than {MADS:g} MADs from the median over nodes): " + (", ".join(flagged) or "none")]
+             f"outliers (more than {MADS:g} MADs and {MIN_DEVIATION:.0%} from the median over nodes): "
+             + (", ".join(flagged) or "none")]
     section = Section(f"Nodes compared: {command}", f"nodes-{run_ids[0]}", intro,
                       [Table("Each figure per node against the median over nodes",
                              [("test", "test"), ("metric", "metric"), ("size_bytes", "size"), ("threads", "threads"),
                               ("node", "node"), ("median", "median"), ("median_over_nodes", "over nodes"),
-                              ("mads", "MADs"), ("outlier", "outlier")], shown)])
+                              ("mads", "MADs"), ("deviation", "off by"), ("outlier", "outlier")], shown)])
     section.commands.append(f"xferlab campaign run --nodes {len(run_ids)} -- {command}")
     return section
