@@ -2,7 +2,8 @@
 machine. tiers runs local DRAM and (with --pmem) App-Direct on a file, and says why it skips the
 classes this machine lacks; launch runs unpinned and pinned to each CPU; a study run again reuses
 the steps already in the store; every study renders its own report section. Bad input tried: an
-unknown study, a budget too small for one step, an option the study does not take."""
+unknown study, a budget too small for one step, an option the study does not take, a --pmem-node
+without CPUs."""
 
 import json
 import os
@@ -11,6 +12,7 @@ import pytest
 
 from xferlab.measure.device import devices
 from xferlab.store import open_store
+from xferlab.system.inventory import numa_nodes
 
 OPENCL, _ = devices("opencl")
 
@@ -34,6 +36,9 @@ def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
     assert all(r["best_bytes_per_second"] > 0 for r in doc["results"])
     assert all(r["relative_to_local"] == 1.0 for r in doc["results"] if r["class"] == "local")
     skipped = {s["class"]: s["reason"] for s in doc["skipped"]}
+    if len({n["node"] for n in numa_nodes() if n["cpus"]}) == 1:  # this machine and CI: one socket
+        assert {"remote", "remote-all-cores", "all-cores", "app-direct-remote"} <= set(skipped)
+        assert "no remote CPUs to reach the PMem from" in skipped["app-direct-remote"]
     if len(os.sched_getaffinity(0)) < 4:
         assert "compact and spread need at least 4" in skipped["affinity"]
     assert [s["status"] for s in doc["steps"]] == ["measured"] * len(doc["steps"])
@@ -45,6 +50,34 @@ def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
     with open_store(store, read_only=True) as db:
         runs = db.runs()
     assert len(runs) == len(doc["steps"])  # one run per step, recorded once
+
+
+def test_tiers_plans_the_seeds_classes_on_a_two_socket_machine_with_cxl(tmp_path, monkeypatch):
+    """The plan (no measurement) on a topology given to it: two nodes with a CPU each and a memory-only
+    node. Every seed 003 class this machine could run is planned, with the CPUs it names; --pmem-node
+    picks the PMem's home, another node's CPUs are remote App-Direct; a --pmem-node without CPUs is refused."""
+    from xferlab.errors import BadValue
+    from xferlab.measure.memory import MemoryPlan
+    from xferlab.studies import tiers
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to give each node one")
+    nodes = [{"node": 0, "cpus": [cpus[0]], "kind": "cpu+memory"}, {"node": 1, "cpus": [cpus[1]], "kind": "cpu+memory"},
+             {"node": 2, "cpus": [], "kind": "memory-only"}]
+    monkeypatch.setattr(tiers.inv, "numa_nodes", lambda: nodes)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(cpus[:2]))
+    monkeypatch.setattr(MemoryPlan, "check", lambda self: None)  # nodes 1 and 2 do not exist here
+    options = {**tiers.TIERS.options, "pmem": str(tmp_path), "pmem_node": 1}
+    plan = tiers.plan(options)
+    labels = {s.key: s.label for s in plan.steps}
+    assert list(labels) == ["local", "remote", "remote-all-cores", "all-cores", "cxl", "app-direct", "app-direct-remote"]
+    assert labels["remote-all-cores"] == "remote NUMA node 1 from every CPU (2)"
+    assert labels["app-direct"].endswith("from node 1's CPUs")
+    assert labels["app-direct-remote"].endswith(f"from node 0's CPUs (its node: 1)")
+    assert [s["class"] for s in plan.skipped] == ["affinity"]
+    with pytest.raises(BadValue, match="--pmem-node 2: not a NUMA node with CPUs here; allowed: 0, 1"):
+        tiers.plan({**options, "pmem_node": 2})
 
 
 def test_a_study_has_its_own_report_section(tmp_path, cli):
@@ -116,6 +149,8 @@ def assert_report_section(cli, store, name, seed, command):
     (["study", "cache"], "study 'cache' is not known"),
     (["study", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
     (["study", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),
+    (["study", "launch", "--pmem-node", "0"], "--pmem-node does not apply to the launch study; it applies to: tiers"),
+    (["study", "tiers", "--pmem", ".", "--pmem-node", "9"], "--pmem-node 9: not a NUMA node with CPUs here"),
 ])
 def test_bad_input_is_one_line(args, fragment, tmp_path, cli):
     store = tmp_path / "s.duckdb"

@@ -21,6 +21,9 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                                      "again to go on (steps already stored are reused).", metavar="TIME"),
           pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
                                               "new file or a device-DAX device).", metavar="PATH"),
+          pmem_node: Optional[int] = typer.Option(None, "--pmem-node", help="tiers: the NUMA node the --pmem belongs "
+                                                  "to (default: the local one); its CPUs are local App-Direct, another "
+                                                  "node's remote.", metavar="N"),
           iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
                                                    metavar="N"),
           backend: Optional[str] = typer.Option(None, "--backend", help="launch, granularity, characterize: opencl or "
@@ -59,7 +62,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
     from ..units import parse_list, parse_size
     from .runtime import parse_latencies
 
-    given = {"pmem": str(pmem) if pmem else None, "iterations": iterations, "backend": backend, "device": device_,
+    given = {"pmem": str(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations, "backend": backend, "device": device_,
              "count": count, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
              "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
@@ -67,7 +70,8 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
-            raise BadValue(f"--{key} does not apply to the {name} study; it applies to: {', '.join(takers)}")
+            raise BadValue(f"--{key.replace('_', '-')} does not apply to the {name} study; it applies to: "
+                           f"{', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
     budget_s = parse_time(budget, "--budget", allow_zero=False)
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))

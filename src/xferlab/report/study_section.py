@@ -10,7 +10,7 @@ from typing import Any
 from .collect import Section, Table
 
 #: The study options `xferlab study` takes on its command line (cli/study.py).
-CLI_OPTIONS = ("pmem", "iterations", "backend", "device", "count", "total", "chunks", "depth", "repeats", "workloads",
+CLI_OPTIONS = ("pmem", "pmem_node", "iterations", "backend", "device", "count", "total", "chunks", "depth", "repeats", "workloads",
                "latencies")
 
 
@@ -34,7 +34,7 @@ def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
     rows = {step: db.samples(run_id) for step, run_id in steps.items()}
     table = study.table(rows)
     options = study_params.get("options") or {}
-    given = [f"--{k} {shlex.quote(','.join(map(str, v)) if isinstance(v, list) else str(v))}" for k, v in options.items()
+    given = [f"--{k.replace('_', '-')} {shlex.quote(','.join(map(str, v)) if isinstance(v, list) else str(v))}" for k, v in options.items()
              if k in CLI_OPTIONS and v is not None and study.options.get(k) != v]
     intro = [f"{study.seed}: {study.experiment}", f"group {group}: runs " + ", ".join(f"{k} {v}" for k, v in steps.items())]
     intro += [f"skipped: {s['class']}: {s['reason']}" for s in study_params.get("skipped") or []]
