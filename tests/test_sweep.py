@@ -2,15 +2,17 @@
 in this process and on a local Dask cluster with the same results, streamed into the store; an
 interrupted sweep resumed gives the same points as one that ran through. Bad input tried: a malformed
 sweep file (file:line: field: message), links without the link they replace, a scheduler address
-that does not answer, --workers with --scheduler, the pipelined strategy as the baseline."""
+that does not answer, --workers with --scheduler, the pipelined strategy as the baseline, heat-map
+axes that are not axes, one axis twice, three axes."""
 
 import json
 
 import pytest
 
-from xferlab.errors import BadFile
+from xferlab.errors import BadFile, BadValue
 from xferlab.store import open_store
-from xferlab.sweep.run import crossovers, mark_pareto, run_sweep, summarize
+from xferlab.sweep.run import run_sweep
+from xferlab.sweep.summary import crossovers, heatmap_grid, mark_pareto, summarize
 from xferlab.sweep.spec import Sweep
 from xferlab.system.yamlfile import load
 
@@ -176,3 +178,27 @@ def test_the_pipelined_strategy_is_no_baseline(tmp_path):
     bad.write_text(SWEEP + "baseline: pipelined\n")
     with pytest.raises(BadFile, match="baseline: 'pipelined' has a point per chunk size"):
         load(bad, Sweep, "sweep")
+
+
+def test_the_heat_map_takes_the_best_over_the_other_axes(sweep_file, tmp_path, cli):
+    rows = run_sweep(load(sweep_file, Sweep, "sweep"), tmp_path / "h.duckdb", argv=["test"])["rows"]
+    ys, xs, grid, over = heatmap_grid(rows, "link", "chunk")
+    assert ys == ["pcie3x16", "pcie4x16", "pcie5x16:mps=128"] and xs == [2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20]
+    assert over == []  # one system and workflow, and only pipelined points have a chunk
+    piped = {(r["link"], r["chunk_bytes"]): r["speedup"] for r in rows if r["strategy"] == "pipelined"}
+    assert all(grid[i][j] == piped[(y, x)] for i, y in enumerate(ys) for j, x in enumerate(xs))
+    ys, xs, grid, over = heatmap_grid(rows, "strategy", "link")
+    assert ys == ["staged", "direct", "pipelined"] and over == ["chunk"]
+    assert grid[2][0] == max(piped[("pcie3x16", c)] for c in [2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20])
+    assert grid[0] == [1.0, 1.0, 1.0]  # the baseline against itself
+    with pytest.raises(BadValue, match="names one axis twice"):
+        heatmap_grid(rows, "link", "link")
+    picture = tmp_path / "h.png"
+    cli("sweep", "run", sweep_file, "--store", tmp_path / "h2.duckdb", "--heatmap", picture, "--heatmap-axes",
+        "strategy,link", check=0)
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for axes, fragment in (("link,speed", "--heatmap-axes: 'speed' is not an axis; allowed: system, link"),
+                           ("link", "give two axes, rows then columns")):
+        code, out, err = cli("sweep", "run", sweep_file, "--store", tmp_path / "bad.duckdb", "--heatmap",
+                             tmp_path / "b.png", "--heatmap-axes", axes, check=None)
+        assert code == 2 and fragment in err and not (tmp_path / "bad.duckdb").exists()

@@ -49,13 +49,16 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
                                   metavar="N"),
         parquet: Optional[Path] = typer.Option(None, "--parquet", help="Also write every point to FILE (Parquet).",
                                                metavar="FILE"),
-        heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Plot the pipelined points' speedup over link "
-                                               "and chunk size (the first system and workflow) to FILE.", metavar="FILE"),
+        heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Plot the speedup over two axes (--heatmap-axes) "
+                                               "to FILE, each cell the best over the other axes.", metavar="FILE"),
+        heatmap_axes: str = typer.Option("link,chunk", "--heatmap-axes", help="The heat map's rows and columns: two of "
+                                         "system, link, workflow, strategy, chunk.", metavar="Y,X"),
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Evaluate every point of a sweep with the flow simulator; results stream into the store."""
     import os
 
-    from ..sweep.run import crossovers, run_sweep
+    from ..sweep.run import run_sweep
+    from ..sweep.summary import crossovers
     from ..sweep.spec import Sweep
     from ..system.yamlfile import load
 
@@ -64,10 +67,17 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         raise BadValue("--workers starts a local cluster and --scheduler uses one that runs: give one of them")
     if workers == 0:
         workers = len(os.sched_getaffinity(0))
+    axes = [a.strip() for a in heatmap_axes.split(",")]
+    if len(axes) != 2:
+        raise BadValue(f"--heatmap-axes '{heatmap_axes}': give two axes, rows then columns, such as link,chunk")
     if heatmap is not None:
         from ..report.plots import check_plot_path
+        from ..sweep.summary import AXES
 
         check_plot_path(heatmap, "--heatmap")
+        for axis in axes:
+            if axis not in AXES:
+                raise BadValue(f"--heatmap-axes: '{axis}' is not an axis; allowed: {', '.join(AXES)}")
     from ..units import parse_time
 
     wait = parse_time(connect_timeout, "--connect-timeout", allow_zero=False)
@@ -90,7 +100,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     if parquet is not None:
         write_parquet(rows, parquet)
     if heatmap is not None:
-        plot_heatmap(rows, heatmap)
+        plot_heatmap(rows, heatmap, *axes, spec.baseline)
     best = [r for r in rows if r["best"]]
     notes = [f"{len(rows)} points ({result['evaluated']} evaluated {result['where']}, {result['reused']} from earlier "
              f"runs, {result['failed']} could not run); run {result['run_id']}, group {result['group']}"]
@@ -175,30 +185,29 @@ def write_parquet(rows: list[dict], path: Path) -> None:
         write_atomic(path, write, "--parquet file")
 
 
-def plot_heatmap(rows: list[dict], path: Path) -> None:
-    """Speedup of the pipelined points over link (rows) and chunk size (columns), for the first system
-    and workflow of the sweep."""
+def plot_heatmap(rows: list[dict], path: Path, y: str, x: str, baseline: str) -> None:
+    """The best speedup at each pair of ``y`` and ``x`` values (sweep.summary.heatmap_grid), as a heat map."""
     import numpy as np
 
     from ..report.plots import _axes, _write
+    from ..sweep.summary import heatmap_grid
 
-    piped = [r for r in rows if r["strategy"] == "pipelined"]
-    if not piped:
-        raise BadValue("--heatmap draws the pipelined points' speedup over link and chunk: the sweep has none")
-    first = (piped[0]["system"], piped[0]["workflow"])
-    piped = [r for r in piped if (r["system"], r["workflow"]) == first]
-    links = list(dict.fromkeys(r["link"] or "as given" for r in piped))
-    chunks = sorted({r["chunk_bytes"] for r in piped})
-    grid = np.full((len(links), len(chunks)), np.nan)
-    for r in piped:
-        grid[links.index(r["link"] or "as given"), chunks.index(r["chunk_bytes"])] = r["speedup"] or np.nan
+    ys, xs, grid, over = heatmap_grid(rows, y, x)
+
+    def label(axis: str, value) -> str:
+        return format_size(value) if axis == "chunk" else (value or "its own links" if axis == "link" else str(value))
+
+    values = np.asarray(grid, dtype=float)
     plt, fig, ax = _axes()
-    image = ax.imshow(grid, aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(chunks)), [format_size(c) for c in chunks], rotation=45, ha="right")
-    ax.set_yticks(range(len(links)), links)
-    for (i, j), v in np.ndenumerate(grid):
+    image = ax.imshow(values, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(xs)), [label(x, v) for v in xs], rotation=45, ha="right")
+    ax.set_yticks(range(len(ys)), [label(y, v) for v in ys])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    for (i, j), v in np.ndenumerate(values):
         if not np.isnan(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="white", fontsize=8)
-    fig.colorbar(image, ax=ax, label="speedup over the baseline")
-    ax.set_title(f"{first[1]} on {first[0]}: pipelined speedup by link and chunk")
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if image.norm(v) > 0.6 else "white")  # readable on viridis' bright end too
+    fig.colorbar(image, ax=ax, label=f"speedup over {baseline}")
+    ax.set_title(f"speedup by {y} and {x}" + (f" (best over {', '.join(over)})" if over else ""))
     _write(plt, fig, path)

@@ -5,6 +5,7 @@ this process or on Dask (a local cluster or an existing scheduler), results stre
 * :mod:`.spec`: the sweep file (YAML, validated; ``xferlab schema sweep``) and its grid of points;
 * :mod:`.evaluate`: one batch of points -> rows (what a Dask worker runs);
 * :mod:`.run`: the executor seam (``concurrent.futures``: in-process, a local Dask cluster, a
-  scheduler), batching, the store, resume, and the summary (speedup against the baseline, best
-  configuration per question).
+  scheduler), batching, the store, resume;
+* :mod:`.summary`: what the points answer (speedup against the baseline, best configuration per
+  question, Pareto front against link cost, chunk-size crossovers, the heat map's grid).
 """

@@ -1,6 +1,7 @@
 """Running a sweep: its points in batches through one ``concurrent.futures`` seam (this process, a local
 Dask cluster, or an existing Dask scheduler), each finished batch written to the store at once, so an
-interrupted sweep keeps what finished and ``resume`` runs only the rest; then the table.
+interrupted sweep keeps what finished and ``resume`` runs only the rest; then the table
+(:mod:`.summary`).
 
 Dask (https://docs.dask.org, distributed's ``Client.get_executor``) does the distribution: a
 ``LocalCluster`` of single-threaded worker processes (the simulator is Python: threads would share one
@@ -23,6 +24,7 @@ from ..store import open_store
 from ..system.models import System, Workflow
 from .evaluate import evaluate_batch
 from .spec import Sweep
+from .summary import summarize
 
 SUITE = "sweep"
 CONNECT_TIMEOUT = 10.0  # seconds a scheduler has to answer
@@ -162,75 +164,3 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     rows = [every[p["key"]] for p in points if p["key"] in every]
     return {"run_id": run_id, "group": group, "where": where, "evaluated": len(fresh), "reused": len(done),
             "failed": failed, "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline, spec.costs)}
-
-
-def summarize(rows: list[dict[str, Any]], baseline: str, costs: Optional[dict[str, float]] = None) -> list[dict[str, Any]]:
-    """Each point with ``speedup`` (the baseline strategy's makespan at the same system, link and
-    workflow over its own) and ``best`` (the fastest point of its system, link and workflow); with
-    link ``costs``, its ``cost`` and ``pareto``: no point of its system and workflow is at most as
-    costly and faster, or cheaper and as fast."""
-    def where(r):
-        return r["system"], r["link"], r["workflow"]
-
-    base = {where(r): r["makespan_seconds"] for r in rows if r["strategy"] == baseline}
-    fastest: dict[tuple, float] = {}
-    for r in rows:
-        fastest[where(r)] = min(fastest.get(where(r), math.inf), r["makespan_seconds"])
-    out = []
-    for r in rows:
-        b = base.get(where(r))
-        out.append({k: r[k] for k in ("system", "link", "workflow", "strategy", "chunk_bytes", "makespan_seconds")}
-                   | {"speedup": b / r["makespan_seconds"] if b and r["makespan_seconds"] else None,
-                      "best": r["makespan_seconds"] == fastest[where(r)]})
-    if costs:
-        for r in out:
-            r["cost"] = costs.get(r["link"])
-            r["pareto"] = False
-        mark_pareto(out)
-    return out
-
-
-def mark_pareto(rows: list[dict[str, Any]]) -> None:
-    """Sets ``pareto`` on the rows of each system and workflow that have a cost: sorted by cost, a
-    point is on the front when it is the fastest of its cost and faster than every cheaper point
-    (n log n: a sweep of 10,000 costed points is marked in milliseconds)."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["cost"] is not None:
-            groups.setdefault((r["system"], r["workflow"]), []).append(r)
-    for members in groups.values():
-        members.sort(key=lambda r: (r["cost"], r["makespan_seconds"]))
-        cheaper_best = math.inf  # the fastest makespan among strictly cheaper points
-        i = 0
-        while i < len(members):
-            j = i
-            while j < len(members) and members[j]["cost"] == members[i]["cost"]:
-                j += 1
-            level_best = members[i]["makespan_seconds"]  # sorted: the fastest of this cost comes first
-            for r in members[i:j]:
-                r["pareto"] = r["makespan_seconds"] == level_best < cheaper_best
-            cheaper_best = min(cheaper_best, level_best)
-            i = j
-
-
-def crossovers(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
-    """Where chunking pays: for each system, link and workflow with pipelined points, the smallest and
-    largest chunk size at which pipelining beats the baseline strategy (``speedup`` > 1; None where none
-    does), at how many of the chunk sizes swept it does, and the best chunk. Rows from :func:`summarize`."""
-    out: dict[tuple, dict[str, Any]] = {}
-    for r in rows:
-        if r["strategy"] != "pipelined" or r["speedup"] is None:
-            continue
-        key = (r["system"], r["link"], r["workflow"])
-        entry = out.setdefault(key, {"system": key[0], "link": key[1], "workflow": key[2], "baseline": baseline,
-                                     "faster_from_bytes": None, "faster_up_to_bytes": None, "faster_chunks": 0,
-                                     "swept_chunks": 0, "best_chunk_bytes": None, "best_speedup": 0.0})
-        entry["swept_chunks"] += 1
-        if r["speedup"] > 1:
-            entry["faster_chunks"] += 1
-            c = r["chunk_bytes"]
-            entry["faster_from_bytes"] = c if entry["faster_from_bytes"] is None else min(entry["faster_from_bytes"], c)
-            entry["faster_up_to_bytes"] = c if entry["faster_up_to_bytes"] is None else max(entry["faster_up_to_bytes"], c)
-        if r["speedup"] > entry["best_speedup"]:
-            entry["best_chunk_bytes"], entry["best_speedup"] = r["chunk_bytes"], r["speedup"]
-    return list(out.values())
