@@ -1,7 +1,9 @@
 """Campaigns across nodes (`xferlab campaign run`, src/xferlab/campaign.py) and shards
 (`results export` / `results import`, src/xferlab/store/shards.py): two local processes as nodes give
 one store with two node inventories and the node table; importing a shard twice adds nothing; a slow
-node is flagged; nodes whose command fails are named and the campaign exits 3 (some shards) or 1 (none).
+node is flagged, in the figure (placement) where it is slow; nodes whose command fails are named and the
+campaign exits 3 (some shards), 1 (none) or 2 (every node refused the command as bad input); a second
+campaign into the same shards folder merges only its own runs.
 Bad input tried: neither --nodes nor --launcher, a node command with its own --store, a launcher that
 is not a command, --min-deviation 150%, a file that is not a shard, a shard's run without an id."""
 
@@ -112,5 +114,42 @@ def test_failed_nodes_are_named_and_fail_the_campaign(tmp_path, cli):
     code, out, err = cli("campaign", "run", "--nodes", "2", "--shards", tmp_path / "s2", "--store", tmp_path / "g.duckdb",
                          "--", *MEASURE, "--threads", "100000", check=None)
     last = err.strip().splitlines()[-1]
-    assert code == 1 and last.startswith("error: no node wrote a shard") and "node local-1 exited 2" in last
+    assert code == 2 and last.startswith("error: every node refused `xferlab measure memory") and "exit 2" in last
     assert not (tmp_path / "g.duckdb").exists()
+    code, out, err = cli("campaign", "run", "--nodes", "1", "--shards", tmp_path / "s3", "--store", tmp_path / "h.duckdb",
+                         "--", *MEASURE, env={"XFERLAB_PROBE_FAULT": "exit=7"}, check=None)
+    assert code in (1, 3) and "node local-0 exited" in err.strip().splitlines()[-1]
+
+
+def test_a_second_campaign_into_the_same_shards_imports_only_its_own_runs(tmp_path, cli):
+    """The nodes' own stores stay in --shards; a second campaign exports and merges only what it recorded."""
+    shards = tmp_path / "shards"
+    def campaign(store):
+        code, out, err = cli("campaign", "run", "--nodes", "1", "--shards", shards, "--store", store, "--json", "--",
+                             *MEASURE, check=0)
+        return json.loads(out)
+
+    first = campaign(tmp_path / "a.duckdb")
+    for stale in shards.glob("*.json"):
+        stale.unlink()
+    second = campaign(tmp_path / "b.duckdb")
+    assert len(first["runs"]) == len(second["runs"]) == 1 and first["runs"] != second["runs"]
+    with open_store(tmp_path / "b.duckdb", read_only=True) as db:
+        assert [r["run_id"] for r in db.runs()] == second["runs"]
+
+
+def test_figures_that_differ_in_placement_are_compared_apart(tmp_path):
+    """Pinned and pageable copies of one size are two figures: a node slow only in pinned copies is flagged
+    there, and its pageable figure is not."""
+    with open_store(tmp_path / "p.duckdb") as db:
+        for k in range(4):
+            rows = []
+            for kind, rate in (("pageable", 10e9), ("pinned", 20e9 if k else 8e9)):
+                rows += [{"suite": "device", "test": "copy", "metric": "bandwidth_bytes_per_second", "mode": "h2d",
+                          "host_kind": kind, "size_bytes": 2**20, "value": rate * (1 + (k + i) / 1000),
+                          "seq": len(rows) + 1 + i} for i in range(3)]
+            db.import_run({"run_id": f"20260101-00000{k}-abcf", "command": "measure device",
+                           "started_utc": "2026-01-01 00:00:00", "status": "ok", "inventory": {"node": f"n{k}"}}, rows, [])
+        compared = compare_nodes(db, [r["run_id"] for r in db.runs()])
+    assert {r["placement"] for r in compared} == {"h2d pageable", "h2d pinned"} and len(compared) == 8
+    assert [(r["node"], r["placement"]) for r in compared if r["outlier"]] == [("n0", "h2d pinned")]

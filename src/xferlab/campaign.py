@@ -41,19 +41,25 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     """On one node: run ``xferlab COMMAND`` into a store of its own, then export each of its runs as a
     shard into ``shards``; returns the shard files and the command's exit code (a failed step still
     leaves its run and samples to compare, so they are exported whatever the code)."""
+    from .store import export_run, open_store
+
     name = node_name()
     shards.mkdir(parents=True, exist_ok=True)
-    store = shards / f".{name}.duckdb"
+    store = shards / f".{name}.duckdb"  # kept: a node's earlier runs stay, but only this command's are exported
+    before = set()
+    if store.exists():
+        with open_store(store, read_only=True) as db:
+            before = {r["run_id"] for r in db.runs()}
     env = {**os.environ, "XFERLAB_NODE": name}
     done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=env, timeout=timeout,
                           stdout=sys.stderr.fileno())
     if not store.exists():
         raise BadValue(f"node {name}: `xferlab {shlex.join(command)}` recorded nothing (exit {done.returncode})")
-    from .store import export_run, open_store
-
     written = []
     with open_store(store, read_only=True) as db:
         for run in db.runs():
+            if run["run_id"] in before:
+                continue
             written.append(export_run(db, run["run_id"], "json", shards / f"{name}-{run['run_id']}.json", overwrite=True))
     return written, done.returncode
 
@@ -75,7 +81,7 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
     shards.mkdir(parents=True, exist_ok=True)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]
-    failed = []
+    failed, codes = [], []
     if launcher is not None:
         try:
             done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout,
@@ -85,13 +91,18 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
                            "the site's launcher, such as srun or mpiexec") from None
         if done.returncode:  # one node or more failed; the launcher does not say which
             failed.append(f"the launcher exited {done.returncode}")
+            codes.append(done.returncode)
     else:
         for k in range(nodes):
             done = subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"},
                                   timeout=timeout, stdout=sys.stderr.fileno())
             if done.returncode:
                 failed.append(f"node local-{k} exited {done.returncode}")
+                codes.append(done.returncode)
     fresh = sorted(set(shards.glob("*.json")) - before)
+    if not fresh and codes and all(code == 2 for code in codes):
+        raise BadValue(f"every node refused `xferlab {shlex.join(command)}` as bad input (exit 2; each node's reason is "
+                       "above); nothing was measured")
     if not fresh:
         from .errors import NothingMeasured
 
@@ -108,20 +119,36 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
 MIN_DEVIATION = 0.05  # a node within 5 % of the median over nodes is not flagged, however few MADs that is
 
 
+#: What tells one figure of a run from another: the store's statistics group by all of these
+#: (Store.stats); ``node`` there is the memory node, ``memory_node`` here beside the cluster's node.
+FIGURE = ("suite", "test", "metric", "size_bytes", "threads", "node", "mode", "host_kind", "kernel_args", "delay",
+          "pair", "path", "variant")
+
+
+def placement(figure: dict[str, Any]) -> str:
+    """The figure's placement beyond test, metric, size and threads, as text ("h2d pinned", "node 1")."""
+    words = [figure.get("mode"), figure.get("host_kind")]
+    words += [f"node {figure['memory_node']}" if figure.get("memory_node") is not None else None,
+              f"{figure['kernel_args']} args" if figure.get("kernel_args") is not None else None,
+              f"delay {figure['delay']}" if figure.get("delay") is not None else None,
+              figure.get("pair"), figure.get("path"), figure.get("variant")]
+    return " ".join(str(w) for w in words if w not in (None, "")) or "–"
+
+
 def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float = MIN_DEVIATION) -> list[dict[str, Any]]:
-    """Per figure (suite, test, metric, size, threads, mode) and node: the node's median, its distance
-    from the median over nodes in MADs (median absolute deviations) and as a fraction of that median
-    (``deviation``); ``outlier`` beyond ``k`` MADs and ``min_deviation``. The floor matters on few nodes
-    alike within noise: three nodes at 100, 100.1 and 99 put the third 10 MADs away for a 1 % gap. Two
-    nodes are always 1 MAD apart: a campaign needs three nodes or more to flag one."""
+    """Per figure (every column the store's statistics group by: suite, test, metric, size, threads,
+    memory node, mode, host memory kind, kernel arguments, delay, pair, path, variant) and node: the
+    node's median, its distance from the median over nodes in MADs (median absolute deviations) and as
+    a fraction of that median (``deviation``); ``outlier`` beyond ``k`` MADs and ``min_deviation``. The
+    floor matters on few nodes alike within noise: three nodes at 100, 100.1 and 99 put the third 10
+    MADs away for a 1 % gap. Two nodes are always 1 MAD apart: a campaign needs three or more to flag one."""
     per: dict[tuple, dict[str, float]] = {}
     for run_id in run_ids:
         node = ((db.run(run_id).get("inventory") or {}).get("node")) or run_id
         for g in db.stats(run_id):
             if g.get("median") is None:
                 continue
-            figure = (g["suite"], g["test"], g["metric"], g.get("size_bytes"), g.get("threads"), g.get("mode"))
-            per.setdefault(figure, {})[node] = g["median"]
+            per.setdefault(tuple(g.get(f) for f in FIGURE), {})[node] = g["median"]
     out = []
     for figure, nodes in per.items():
         if len(nodes) < 2:
@@ -131,8 +158,8 @@ def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float =
         for node, value in sorted(nodes.items()):
             distance = abs(value - center) / mad if mad else (0.0 if value == center else float("inf"))
             deviation = abs(value - center) / abs(center) if center else (0.0 if value == center else float("inf"))
-            out.append({"suite": figure[0], "test": figure[1], "metric": figure[2], "size_bytes": figure[3],
-                        "threads": figure[4], "mode": figure[5], "node": node, "median": value,
-                        "median_over_nodes": center, "mads": distance, "deviation": deviation,
-                        "outlier": distance > k and deviation > min_deviation})
+            row = {("memory_node" if f == "node" else f): v for f, v in zip(FIGURE, figure)}
+            out.append(row | {"placement": placement(row), "node": node, "median": value, "median_over_nodes": center,
+                              "mads": distance, "deviation": deviation,
+                              "outlier": distance > k and deviation > min_deviation})
     return out

@@ -4,6 +4,8 @@ nodes flagged (src/xferlab/campaign.py)."""
 
 from __future__ import annotations
 
+import shlex
+
 from .collect import Section, Table, fmt_value
 
 MADS = 3.0
@@ -51,7 +53,9 @@ def nodes_section(db, run_ids: list[str]) -> Section:
     section = Section(f"Nodes compared: {command}", f"nodes-{run_ids[0]}", intro,
                       [Table("Each figure per node against the median over nodes",
                              [("test", "test"), ("metric", "metric"), ("size_bytes", "size"), ("threads", "threads"),
+                              ("placement", "placement"),
                               ("node", "node"), ("median", "median"), ("median_over_nodes", "over nodes"),
                               ("mads", "MADs"), ("deviation", "off by"), ("outlier", "outlier")], shown)])
-    section.commands.append(f"xferlab campaign run --nodes {len(run_ids)} -- {command}")
+    argv = _without_store(db.run(run_ids[0]).get("argv") or []) or tuple(command.split())
+    section.commands.append(f"xferlab campaign run --nodes {len(run_ids)} -- {shlex.join(argv)}")
     return section
