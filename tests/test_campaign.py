@@ -5,7 +5,9 @@ node is flagged, in the figure (placement) where it is slow; nodes whose command
 campaign exits 3 (some shards), 1 (none) or 2 (every node refused the command as bad input); a second
 campaign into the same shards folder merges only its own runs.
 Bad input tried: neither --nodes nor --launcher, a node command with its own --store, a launcher that
-is not a command, --min-deviation 150%, a file that is not a shard, a shard's run without an id."""
+is not a command, --min-deviation 150%, a file that is not a shard, a shard's run without an id, shards
+with a sample without a value, a seq twice or not a number, failures not a list, an inventory or argv
+of the wrong type, a start time that is not a time."""
 
 import json
 
@@ -153,3 +155,30 @@ def test_figures_that_differ_in_placement_are_compared_apart(tmp_path):
         compared = compare_nodes(db, [r["run_id"] for r in db.runs()])
     assert {r["placement"] for r in compared} == {"h2d pageable", "h2d pinned"} and len(compared) == 8
     assert [(r["node"], r["placement"]) for r in compared if r["outlier"]] == [("n0", "h2d pinned")]
+
+
+@pytest.mark.parametrize("spoil, fragment", [
+    (lambda d: d["samples"][0].pop("value"), "sample 0 has no 'value'"),
+    (lambda d: d["samples"][1].update(seq=d["samples"][0]["seq"]), "comes twice"),
+    (lambda d: d["samples"][0].update(seq="abc"), "sample 0 field 'seq' is 'abc'"),
+    (lambda d: d.update(failures="oops"), "failures are not a list of dicts"),
+    (lambda d: d["run"].update(inventory=[1]), "its run's inventory is a list; it must be a dict"),
+    (lambda d: d["run"].update(argv="measure memory"), "its run's argv is not a list of words"),
+    (lambda d: d["run"].update(started_utc="yesterday"), "its run's started_utc 'yesterday' is not a time"),
+])
+def test_a_bad_shard_among_good_ones_writes_nothing(spoil, fragment, tmp_path, cli):
+    """Bad input: a shard whose run, samples or failures the store cannot take, given after a good one:
+    one line naming the shard and the part, exit 2, and no store made (the good shard is not written either)."""
+    source = tmp_path / "a.duckdb"
+    cli(*MEASURE, "--store", source, check=0)
+    good = tmp_path / "good.json"
+    cli("results", "export", "latest", "--format", "json", "-o", good, "--store", source, check=0)
+    doc = json.loads(good.read_text())
+    doc["run"]["run_id"] += "x"  # another run, so that the good one would be new too
+    spoil(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    target = tmp_path / "t.duckdb"
+    code, out, err = cli("results", "import", good, bad, "--store", target, check=None)
+    assert code == 2 and err.strip().startswith(f"error: shard '{bad}': ") and fragment in err, err
+    assert len(err.strip().splitlines()) == 1 and not target.exists()

@@ -109,10 +109,11 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
         raise NothingMeasured(f"no node wrote a shard into '{shards}' ({'; '.join(failed) or 'every node exited 0'}); "
                               "nothing to import")
     from .store import open_store
-    from .store.shards import import_shards
+    from .store.shards import import_shards, read_shards
 
+    loaded = read_shards(fresh)
     with open_store(store) as db:
-        imported = import_shards(db, fresh)
+        imported = import_shards(db, loaded)
     return {"imported": imported, "runs": [r["run_id"] for r in imported], "failed": failed}
 
 

@@ -200,13 +200,12 @@ def import_(shards: list[Path] = typer.Argument(..., help="Files written by `res
                                                  "campaign's nodes, another machine's runs.", metavar="SHARD..."),
             store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Merge runs recorded elsewhere into the store, by run id: a run already here is left as it is."""
-    from ..store.shards import import_shards, read_shard
+    from ..store.shards import import_shards, read_shards
 
     fmt = output_format(json_, csv_)
-    for shard in shards:  # every shard readable before anything is written
-        read_shard(shard)
+    loaded = read_shards(shards)  # every shard readable and right before the store is opened (or made)
     with open_store(store) as db:
-        rows = import_shards(db, shards)
+        rows = import_shards(db, loaded)
     new = sum(r["imported"] for r in rows)
     emit("results import", rows, [Column("shard", "shard", justify="left"), Column("run_id", "run", justify="left"),
                                   Column("samples", "samples"),

@@ -21,11 +21,10 @@ from .. import __version__, signals
 from ..errors import BadValue, Unavailable, UnknownName
 from ..stats import interval_rank
 from .connect import connect as _open, no_space, owner, owner_alive, translate
-from .rows import dumps, iso, sample
-from .schema import ARGS_OF_MODE, COPY_ROWS, LAUNCH_ROWS, SAMPLE_COLUMNS, check, utc_now
+from .rows import dumps, imported, iso, sample
+from .schema import ARGS_OF_MODE, COPY_ROWS, LAUNCH_ROWS, SAMPLE_COLUMNS, STATUSES, check, utc_now
 
 RUNNING = "running"
-STATUSES = ("ok", "failed", "interrupted")  # how a run may finish
 JSON_COLUMNS = ("argv", "params", "summary", "inventory", "versions")
 
 _INSERT_SAMPLES = (
@@ -265,30 +264,20 @@ class Store:
         samples (their ``seq`` kept) and failures, in one transaction; False, adding nothing, when a run
         of that id is here already (importing twice is harmless). A run still running there is imported
         as ``interrupted``: nothing will finish it here."""
-        run_id = run.get("run_id")
-        if not isinstance(run_id, str) or not run_id or not run.get("command") or not run.get("started_utc"):
-            raise BadValue("the shard's run has no run_id, command or started_utc; not a run written by xferlab")
-        status = run.get("status") if run.get("status") in STATUSES else "interrupted"
+        (row, inventory), cleaned, seqs, failure_rows = imported(run, samples, failures)
+        run_id = row[0]
         with self._transaction() as conn:
             check(conn)
             if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is not None:
                 return False
             conn.execute("INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, "
-                         "params, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [run_id, run["started_utc"], run.get("finished_utc"), run["command"],
-                          dumps(run.get("argv") or []), status, run.get("xferlab_version"), dumps(run.get("params") or {}),
-                          None if run.get("summary") is None else dumps(run["summary"])])
-            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, dumps(run.get("inventory") or {}),
-                                                                    dumps(run.get("versions") or {})])
-            if samples:
-                cleaned = [sample({k: v for k, v in row.items() if k not in ("run_id", "seq")}, i)
-                           for i, row in enumerate(samples)]
-                columns = [[row[name] for row in cleaned] for name in SAMPLE_COLUMNS]
-                seqs = [int(row.get("seq") or i + 1) for i, row in enumerate(samples)]
+                         "params, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, *inventory])
+            if cleaned:
+                columns = [[r[name] for r in cleaned] for name in SAMPLE_COLUMNS]
                 conn.execute(_INSERT_SAMPLES, [[run_id] * len(cleaned), seqs, *columns, [r["params"] for r in cleaned]])
-            for f in failures:
-                conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)",
-                             [run_id, f.get("suite"), f.get("what"), f.get("reason"), f.get("at_utc") or run["started_utc"]])
+            for f in failure_rows:
+                conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)", [run_id, *f])
         return True
 
     # -- reads ------------------------------------------------------------------------------------

@@ -93,3 +93,61 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     if math.isfinite(value) and float(value).is_integer():
         return int(value)
     raise BadValue(f"{where} is {value!r}; it must be a whole number")
+
+
+def imported(run: Any, samples: Any, failures: Any) -> tuple[list, list[dict[str, Any]], list[int], list[list]]:
+    """A run recorded elsewhere (a shard), every part checked before anything is written: the runs
+    row's values (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, params,
+    summary), the inventory row's (inventory, versions), the samples as :func:`sample` makes them with
+    their ``seq`` (kept, unique), and the failures' rows; :class:`BadValue` naming the part otherwise."""
+    from .schema import STATUSES
+
+    if not isinstance(run, Mapping):
+        raise BadValue(f"its run is a {type(run).__name__}; a run is a dict of fields")
+    for key in ("run_id", "command", "started_utc"):
+        if not isinstance(run.get(key), str) or not run[key].strip():
+            raise BadValue(f"its run has no {key} (text); not a run written by xferlab")
+    for key in ("started_utc", "finished_utc"):
+        if run.get(key) is not None:
+            _timestamp(run[key], f"its run's {key}")
+    argv = run.get("argv") or []
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise BadValue("its run's argv is not a list of words")
+    for key in ("inventory", "versions", "params"):
+        if run.get(key) is not None and not isinstance(run[key], Mapping):
+            raise BadValue(f"its run's {key} is a {type(run[key]).__name__}; it must be a dict")
+    status = run.get("status") if run.get("status") in STATUSES else "interrupted"  # nothing will finish it here
+    row = [run["run_id"], run["started_utc"], run.get("finished_utc"), run["command"], dumps(argv), status,
+           run.get("xferlab_version"), dumps(run.get("params") or {}),
+           None if run.get("summary") is None else dumps(run["summary"])]
+    inventory = [dumps(run.get("inventory") or {}), dumps(run.get("versions") or {})]
+    if not isinstance(samples, list):
+        raise BadValue(f"its samples are a {type(samples).__name__}; they must be a list")
+    cleaned, seqs = [], []
+    for i, r in enumerate(samples):
+        if not isinstance(r, Mapping):
+            raise BadValue(f"sample {i} is a {type(r).__name__}; samples are dicts of column values")
+        seq = r.get("seq", i + 1)
+        if isinstance(seq, bool) or not isinstance(seq, Integral) or seq < 1:
+            raise BadValue(f"sample {i} field 'seq' is {seq!r}; it must be a whole number from 1")
+        cleaned.append(sample({k: v for k, v in r.items() if k not in ("run_id", "seq")}, i))
+        seqs.append(int(seq))
+    if len(set(seqs)) != len(seqs):
+        twice = next(s for s in seqs if seqs.count(s) > 1)
+        raise BadValue(f"sample seq {twice} comes twice; each sample of a run has its own")
+    if not isinstance(failures, list) or not all(isinstance(f, Mapping) for f in failures):
+        raise BadValue("its failures are not a list of dicts (suite, what, reason, at_utc)")
+    rows = []
+    for f in failures:
+        if f.get("at_utc") is not None:
+            _timestamp(f["at_utc"], "a failure's at_utc")
+        rows.append([None if f.get(k) is None else str(f[k]) for k in ("suite", "what", "reason")]
+                    + [f.get("at_utc") or run["started_utc"]])
+    return [row, inventory], cleaned, seqs, rows
+
+
+def _timestamp(text: Any, where: str) -> None:
+    try:
+        datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise BadValue(f"{where} '{text}' is not a time (ISO 8601, such as 2026-01-01 12:00:00)") from None

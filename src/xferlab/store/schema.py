@@ -172,3 +172,5 @@ def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int
 def check(conn: duckdb.DuckDBPyConnection) -> None:
     """A cheap read of every table (raises DuckDB's error on a damaged file)."""
     conn.execute(CHECK).fetchall()
+
+STATUSES = ("ok", "failed", "interrupted")  # how a run may finish

@@ -9,26 +9,35 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadFile
+from ..errors import BadFile, BadValue
 from .db import Store
+from .rows import imported
 
 META_KEY = "xferlab_run"
 
 
 def read_shard(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(run, samples, failures) of a shard file; :class:`BadFile` naming it if it is not one."""
+    """(run, samples, failures) of a shard file, every part checked as the store will take it
+    (rows.imported), so that a set of shards can be refused before anything is written;
+    :class:`BadFile` naming the file and the part otherwise."""
     path = Path(path)
     if not path.is_file():
         raise BadFile(f"shard '{path}' is not a file")
     if path.suffix.lower() == ".parquet":
-        return _parquet(path)
+        run, samples, failures = _parquet(path)
+    else:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise BadFile(f"shard '{path}' is not JSON written by `xferlab results export` ({error})") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) or not isinstance(doc.get("samples"), list):
+            raise BadFile(f"shard '{path}' has no run and samples; give a file written by `xferlab results export`")
+        run, samples, failures = doc["run"], doc["samples"], doc.get("failures") or []
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BadFile(f"shard '{path}' is not JSON written by `xferlab results export` ({error})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) or not isinstance(doc.get("samples"), list):
-        raise BadFile(f"shard '{path}' has no run and samples; give a file written by `xferlab results export`")
-    return doc["run"], doc["samples"], doc.get("failures") or []
+        imported(run, samples, failures)
+    except BadValue as problem:
+        raise BadFile(f"shard '{path}': {problem}") from None
+    return run, samples, failures
 
 
 def _parquet(path: Path):
@@ -44,7 +53,12 @@ def _parquet(path: Path):
         raise BadFile(f"shard '{path}' is not a Parquet file xferlab can read ({str(error).splitlines()[0]})") from None
     if not meta:
         raise BadFile(f"shard '{path}' has no run in its metadata ('{META_KEY}'): export it again with this xferlab")
-    doc = json.loads(_unescape(meta[0][0]))
+    try:
+        doc = json.loads(_unescape(meta[0][0]))
+    except json.JSONDecodeError as error:
+        raise BadFile(f"shard '{path}': its '{META_KEY}' metadata is not JSON ({error})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict):
+        raise BadFile(f"shard '{path}': its '{META_KEY}' metadata holds no run; export it again with this xferlab")
     samples = []
     for row in rows:
         r = dict(zip(names, row))
@@ -60,11 +74,17 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
-def import_shards(store: Store, paths: list[Path]) -> list[dict[str, Any]]:
-    """Each shard into ``store``: per shard its run id, samples and whether it was new."""
+def read_shards(paths: list[Path]) -> list[tuple]:
+    """Every shard read and checked (:func:`read_shard`), before a store is opened: one bad shard and
+    nothing is written."""
+    return [(Path(path), *read_shard(path)) for path in paths]
+
+
+def import_shards(store: Store, shards: list[tuple]) -> list[dict[str, Any]]:
+    """Shards read by :func:`read_shards` into ``store``: per shard its run id, samples and whether it
+    was new (a run of that id already there is left as it is)."""
     out = []
-    for path in paths:
-        run, samples, failures = read_shard(path)
+    for path, run, samples, failures in shards:
         added = store.import_run(run, samples, failures)
         out.append({"shard": str(path), "run_id": run["run_id"], "samples": len(samples), "imported": added})
     return out
