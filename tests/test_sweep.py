@@ -3,7 +3,9 @@ in this process and on a local Dask cluster with the same results, streamed into
 interrupted sweep resumed gives the same points as one that ran through. Bad input tried: a malformed
 sweep file (file:line: field: message), links without the link they replace, a scheduler address
 that does not answer, --workers with --scheduler, the pipelined strategy as the baseline, heat-map
-axes that are not axes, one axis twice, three axes."""
+axes that are not axes, one axis twice, three axes, a chunk axis without pipelined points, a LINK or a
+replaced link that does not exist, a value twice in a list; points that cannot run (a chunk larger
+than the data) are rows with their reason, and the sweep exits 3 (some) or 1 (all)."""
 
 import json
 
@@ -202,3 +204,72 @@ def test_the_heat_map_takes_the_best_over_the_other_axes(sweep_file, tmp_path, c
         code, out, err = cli("sweep", "run", sweep_file, "--store", tmp_path / "bad.duckdb", "--heatmap",
                              tmp_path / "b.png", "--heatmap-axes", axes, check=None)
         assert code == 2 and fragment in err and not (tmp_path / "bad.duckdb").exists()
+
+
+def test_resume_reuses_points_by_what_decides_them(tmp_path):
+    """A grown grid reuses the points it shares with an earlier run; a system file edited since is
+    evaluated again (its content, not its name, keys a point); costs change nothing evaluated."""
+    from xferlab.scenarios.packaged import PACKAGED
+
+    system = tmp_path / "mysys.yaml"
+    system.write_text(PACKAGED.joinpath("systems", "seed-testbed.yaml").read_text())
+    grid = f"kind: sweep\nname: r\nsystems: [{system}]\nworkflows: [deceval]\nstrategies: [staged, direct]\n"
+    path = tmp_path / "r.yaml"
+    path.write_text(grid)
+    store = tmp_path / "r.duckdb"
+    first = run_sweep(load(path, Sweep, "sweep"), store, argv=["test"])
+    path.write_text(grid.replace("[staged, direct]", "[staged, direct, coherent]"))
+    grown = run_sweep(load(path, Sweep, "sweep"), store, resume=True, argv=["test"])
+    assert (grown["reused"], grown["evaluated"]) == (2, 1)
+    system.write_text(system.read_text().replace("{between: [host, gpu], link: pcie3x16}",
+                                                 "{between: [host, gpu], link: pcie5x16}"))
+    edited = run_sweep(load(path, Sweep, "sweep"), store, resume=True, argv=["test"])
+    assert (edited["reused"], edited["evaluated"]) == (0, 3)
+    staged = lambda result: next(r["makespan_seconds"] for r in result["rows"] if r["strategy"] == "staged")
+    assert staged(edited) < staged(first)  # the faster link was simulated, not the stored figure reused
+
+
+def test_points_that_cannot_run_are_rows_with_their_reason(tmp_path, cli):
+    args = ["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged,pipelined",
+            "--chunks", "1MiB,4GB", "--json"]
+    code, out, err = cli(*args, "--store", tmp_path / "f.duckdb", check=None)
+    doc = json.loads(out)
+    failed = [r for r in doc["results"] if r["error"]]
+    assert code == 3 and doc["failed"] == 1 and len(doc["results"]) == 3
+    assert failed[0]["chunk_bytes"] == 4 * 10**9 and failed[0]["makespan_seconds"] is None and not failed[0]["best"]
+    assert err.strip().splitlines()[-1].startswith("error: 1 of 3 points could not run")
+    from xferlab.scenarios.packaged import PACKAGED
+
+    no_link = tmp_path / "no-link.yaml"  # no FPGA-GPU link: the direct strategy cannot run
+    no_link.write_text("\n".join(line for line in PACKAGED.joinpath("systems", "seed-testbed.yaml").read_text()
+                                 .splitlines() if "fpga, gpu" not in line))
+    code, out, err = cli("sweep", "run", "--systems", no_link, "--workflows", "deceval", "--strategies", "direct",
+                         "--baseline", "direct", "--store", tmp_path / "g.duckdb", check=None)
+    assert code == 1 and "none of the 1 points could run" in err and "has no link between 'fpga' and 'gpu'" in out
+    with open_store(tmp_path / "g.duckdb", read_only=True) as db:
+        assert db.runs()[0]["status"] == "failed"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--replace", "pcie3x16", "--replace-with", "pcie3x16,nosuchlink"], "nosuchlink"),
+    (["--replace", "nvlink9", "--replace-with", "pcie4x16"], "--replace 'nvlink9': no link of system 'seed-testbed'"),
+    (["--chunks", "1MiB,1024KiB"], "--chunks: 1 MiB comes twice"),
+    (["--replace", "pcie3x16", "--replace-with", "pcie4x16,pcie4x16"], "--replace-with: 'pcie4x16' comes twice"),
+    (["--heatmap", "h.png", "--heatmap-axes", "link,link"], "names one axis twice"),
+    (["--heatmap", "h.png", "--strategies", "staged", "--chunks", "1MiB"], "only pipelined points have a chunk size"),
+])
+def test_bad_lists_are_refused_before_anything_is_stored(args, fragment, tmp_path, cli):
+    base = ["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--store", tmp_path / "n.duckdb"]
+    if "--strategies" not in args:
+        base += ["--strategies", "staged,pipelined"] + ([] if "--chunks" in args else ["--chunks", "1MiB"])
+    code, out, err = cli(*base, *[str(tmp_path / a) if a.endswith(".png") else a for a in args], check=None)
+    assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "n.duckdb").exists()
+
+
+def test_a_piecewise_link_and_a_quoted_parquet_path(tmp_path, cli):
+    link = "piecewise:bandwidths=1GB/s;2GB/s,breakpoints=1MiB"
+    parquet = tmp_path / "it's.parquet"
+    doc = cli.json("sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged",
+                   "--replace", "pcie3x16", "--replace-with", link, "--parquet", parquet, "--store", tmp_path / "q.duckdb")
+    assert [r["link"] for r in doc["results"]] == [link] and parquet.stat().st_size > 0

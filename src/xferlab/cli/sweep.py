@@ -78,6 +78,12 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         for axis in axes:
             if axis not in AXES:
                 raise BadValue(f"--heatmap-axes: '{axis}' is not an axis; allowed: {', '.join(AXES)}")
+        if axes[0] == axes[1]:
+            raise BadValue(f"--heatmap-axes '{heatmap_axes}' names one axis twice; give two of {', '.join(AXES)}")
+    if parquet is not None:
+        from ..report.paths import check_file
+
+        check_file(parquet, "--parquet file")
     from ..units import parse_time
 
     wait = parse_time(connect_timeout, "--connect-timeout", allow_zero=False)
@@ -90,6 +96,9 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         spec = load(file, Sweep, "sweep")
     else:
         spec = from_lists(name, given)
+    if heatmap is not None and "chunk" in axes and "pipelined" not in spec.strategies:
+        raise BadValue(f"--heatmap-axes {heatmap_axes}: only pipelined points have a chunk size and the sweep has "
+                       "none; choose two of system, link, workflow, strategy")
     from rich.progress import Progress
 
     with Progress(transient=True, console=stderr) as bar:
@@ -104,13 +113,16 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     best = [r for r in rows if r["best"]]
     notes = [f"{len(rows)} points ({result['evaluated']} evaluated {result['where']}, {result['reused']} from earlier "
              f"runs, {result['failed']} could not run); run {result['run_id']}, group {result['group']}"]
+    notes += [f"could not run: {r['system']}, {r['link'] or 'its own links'}, {r['workflow']}, {r['strategy']}"
+              + (f" in {format_size(r['chunk_bytes'])} chunks" if r["chunk_bytes"] else "") + f": {r['error']}"
+              for r in rows if r["error"]][:10]
     notes += [f"best for {r['system']}, {r['link'] or 'its own links'}, {r['workflow']}: {r['strategy']}"
               + (f" in {format_size(r['chunk_bytes'])} chunks" if r["chunk_bytes"] else "")
               + f", {format_time(r['makespan_seconds'])}" for r in best]
     columns = [Column("system", "system", justify="left"), Column("link", "link", lambda v: v or "–", justify="left"),
                Column("workflow", "workflow", justify="left"), Column("strategy", "strategy", justify="left"),
                Column("chunk_bytes", "chunk", lambda v: format_size(v) if v else "–"),
-               Column("makespan_seconds", "makespan", format_time),
+               Column("makespan_seconds", "makespan", lambda v: "–" if v is None else format_time(v)),
                Column("speedup", "speedup", lambda v: "–" if v is None else f"{v:.3g}x"),
                Column("best", "best", lambda v: "best" if v else "")]
     if spec.costs:
@@ -130,9 +142,12 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
          extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")}
          | {"best": best, "crossovers": crossing})
     if result["failed"]:
-        stderr.print(f"error: {result['failed']} points could not run (their reasons are the run's failures: "
-                     f"xferlab results show {result['run_id']})", highlight=False, markup=False)
-        raise typer.Exit(3)
+        every = result["failed"] == len(rows)
+        what = f"none of the {len(rows)} points could run" if every else \
+            f"{result['failed']} of {len(rows)} points could not run"
+        stderr.print(f"error: {what} (their reasons are the run's failures: xferlab results show {result['run_id']})",
+                     highlight=False, markup=False)
+        raise typer.Exit(1 if every else 3)
 
 
 GRID_OPTIONS = {"systems": "systems", "replace": "replace", "links": "replace-with", "workflows": "workflows",
@@ -152,9 +167,10 @@ def from_lists(name: str, given: dict):
     for key, value in given.items():
         if key in ("replace", "baseline"):
             data[key] = value
+        elif key == "links":
+            data[key] = link_list(value)
         else:
-            separator = ";" if key == "links" and ";" in value else ","
-            data[key] = [item.strip() for item in value.split(separator) if item.strip()]
+            data[key] = [item.strip() for item in value.split(",") if item.strip()]
     try:
         return Sweep.model_validate(data)
     except ValidationError as error:
@@ -169,6 +185,20 @@ def from_lists(name: str, given: dict):
         raise BadValue(f"--{GRID_OPTIONS[field]}: {message}" if field in GRID_OPTIONS else f"{field or 'grid'}: {message}") from None
 
 
+def link_list(value: str) -> list[str]:
+    """--replace-with's LINKs: the whole value when it is one LINK (a piecewise LINK holds ';' and ','),
+    else split at ';' when there is one (LINKs with overrides hold commas), else at ','."""
+    from ..errors import XferlabError
+    from ..links import resolve
+
+    try:
+        resolve(value.strip())
+        return [value.strip()]
+    except XferlabError:
+        separator = ";" if ";" in value else ","
+        return [item.strip() for item in value.split(separator) if item.strip()]
+
+
 def write_parquet(rows: list[dict], path: Path) -> None:
     """Every point to a Parquet file, through DuckDB (read_json, COPY), whole or not at all."""
     import duckdb
@@ -180,7 +210,11 @@ def write_parquet(rows: list[dict], path: Path) -> None:
         lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
         def write(temporary: Path) -> None:
-            duckdb.connect().execute(f"COPY (SELECT * FROM read_json_auto('{lines}')) TO '{temporary}' (FORMAT parquet)")
+            def text(path: Path) -> str:  # an SQL string literal: a path may hold a quote
+                return "'" + str(path).replace("'", "''") + "'"
+
+            duckdb.connect().execute(f"COPY (SELECT * FROM read_json_auto({text(lines)})) TO {text(temporary)} "
+                                     "(FORMAT parquet)")
 
         write_atomic(path, write, "--parquet file")
 

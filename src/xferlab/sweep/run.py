@@ -88,39 +88,59 @@ def group_of(spec: Sweep) -> str:
     return f"{spec.name}-{spec.digest()}"
 
 
-def stored(store_path: Optional[Path], group: str) -> dict[str, dict[str, Any]]:
-    """Point key -> its row, from every earlier run of the sweep's group (finished or interrupted)."""
-    try:
-        with open_store(store_path, read_only=True) as db:
-            found = db.query("SELECT s.value, s.mode, s.size_bytes, s.test, s.params FROM samples s JOIN runs r "
-                             "ON r.run_id = s.run_id WHERE s.suite = ? AND "
-                             "json_extract_string(r.params, '$.sweep.group') = ?", [SUITE, group])
-    except XferlabError:
-        return {}  # no store yet: nothing to resume from
+def content_keys(spec: Sweep, loaded: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Point key -> a digest of what decides its makespan: the system as it is with the point's link in
+    place (every link's parameters resolved, so an edited file or profile counts), the workflow, the
+    strategy and the chunk size. A resumed sweep reuses a stored point only if this is the same, so
+    an earlier run of a grown grid is reused and a changed system is not. Every link is resolved here:
+    a LINK or a ``replace`` that does not exist fails before anything is stored."""
+    import hashlib
     import json
 
-    out = {}
-    for r in found:
-        params = json.loads(r["params"]) if isinstance(r["params"], str) else r["params"]
-        out[params["key"]] = {"system": params["system"], "link": params["link"], "workflow": r["test"],
-                              "strategy": r["mode"], "chunk_bytes": r["size_bytes"], "key": params["key"],
-                              "makespan_seconds": r["value"]}
-    return out
+    from ..advise.whatif import replace_link
+    from ..links import resolve
+
+    def digest(value: Any) -> str:
+        return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+    context: dict[tuple, str] = {}
+    for name, dumped in loaded["systems"].items():
+        system = System.model_validate(dumped)
+        for link in spec.links or [None]:
+            placed = replace_link(system, spec.replace, link) if link else system
+            links = {ref.link: resolve(ref.link).parameters() for ref in placed.links}
+            context[(name, link)] = digest([placed.model_dump(exclude={"name"}, by_alias=True), links])
+    flows = {name: digest(dumped) for name, dumped in loaded["workflows"].items()}
+    return {p["key"]: digest([context[(p["system"], p["link"])], flows[p["workflow"]], p["strategy"], p["chunk_bytes"]])
+            for p in spec.points()}
+
+
+def stored(store_path: Optional[Path], name: str) -> dict[str, float]:
+    """Content key -> makespan, from every earlier run of a sweep of this name (finished or interrupted)."""
+    try:
+        with open_store(store_path, read_only=True) as db:
+            found = db.query("SELECT s.value, json_extract_string(s.params, '$.content') AS content FROM samples s "
+                             "JOIN runs r ON r.run_id = s.run_id WHERE s.suite = ? AND "
+                             "json_extract_string(r.params, '$.sweep.name') = ?", [SUITE, name])
+    except XferlabError:
+        return {}  # no store yet: nothing to resume from
+    return {r["content"]: r["value"] for r in found if r["content"]}
 
 
 def sample_of(row: dict[str, Any]) -> dict[str, Any]:
     return {"suite": SUITE, "test": row["workflow"], "metric": "makespan_seconds", "value": row["makespan_seconds"],
             "mode": row["strategy"], "size_bytes": row["chunk_bytes"], "validated": True,
-            "params": {"system": row["system"], "link": row["link"], "key": row["key"],
+            "params": {"system": row["system"], "link": row["link"], "key": row["key"], "content": row["content"],
                        "evaluation_seconds": row["seconds"]}}
 
 
 def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = None, scheduler: Optional[str] = None,
               resume: bool = False, batch: int = 0, connect: float = CONNECT_TIMEOUT, argv: Optional[list[str]] = None,
               progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, Any]:
-    """Evaluate the sweep's points (only those not stored yet, with ``resume``) and return
-    {"run_id", "group", "where", "evaluated", "reused", "failed", "evaluation_seconds" (first batch sent to
-    last one stored, the cluster's start left out), "rows"}; rows cover every point."""
+    """Evaluate the sweep's points (with ``resume``, only those no earlier run of a sweep of this name
+    stored with the same content) and return {"run_id", "group", "where", "evaluated", "reused",
+    "failed", "evaluation_seconds" (first batch sent to last one stored, the cluster's start left out),
+    "rows"}; rows cover every point, a point that could not run with its ``error`` and no makespan."""
     from ..measure.run import versions
     from ..system.inventory import inventory
 
@@ -129,10 +149,12 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     if workers is not None and not 1 <= workers <= 1024:
         raise BadValue(f"--workers {workers}: 1 to 1024 worker processes")
     loaded = models(spec)
+    keys = content_keys(spec, loaded)
     group = group_of(spec)
-    points = spec.points()
-    done = stored(store_path, group) if resume else {}
-    todo = [p for p in points if p["key"] not in done]
+    points = [{**p, "content": keys[p["key"]]} for p in spec.points()]
+    done = stored(store_path, spec.name) if resume else {}
+    todo = [p for p in points if p["content"] not in done]
+    reused = len(points) - len(todo)
     with executor(workers, scheduler, connect) as (pool, where):
         # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
         # process writes every batch), enough to even out the workers' loads and to keep a resume close.
@@ -140,10 +162,10 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
         with open_store(store_path) as db:
             run_id = db.start_run("sweep run", sys.argv[1:] if argv is None else argv, inventory(), versions(),
                                   {"sweep": {"name": spec.name, "group": group, "points": len(points),
-                                             "resumed": len(done), "where": where}})
-            status, failed, fresh = "interrupted", 0, []
+                                             "resumed": reused, "where": where}})
+            status, fresh, bad = "failed", [], []
+            started = time.perf_counter()
             try:
-                started = time.perf_counter()
                 futures = [pool.submit(evaluate_batch, loaded, spec.replace, todo[i:i + size])
                            for i in range(0, len(todo), size)]
                 for future in concurrent.futures.as_completed(futures):
@@ -152,15 +174,20 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                     db.add_samples(run_id, [sample_of(r) for r in good])
                     for r in rows:
                         if r["error"] is not None:
-                            failed += 1
+                            bad.append(r)
                             db.add_failure(run_id, SUITE, r["key"], r["error"])
                     fresh += good
-                    progress(len(fresh) + failed, len(todo))
-                status = "ok"
+                    progress(len(fresh) + len(bad), len(todo))
+                status = "ok" if fresh or reused or not bad else "failed"
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
             finally:
-                elapsed = time.perf_counter() - started if "started" in locals() else 0.0
-                db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": failed, "reused": len(done)})
-    every = {**done, **{r["key"]: r for r in fresh}}
+                elapsed = time.perf_counter() - started
+                db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
+    every = {p["key"]: {**p, "makespan_seconds": done[p["content"]], "error": None} for p in points if p["content"] in done}
+    every |= {r["key"]: r for r in fresh}
+    every |= {r["key"]: {**r, "makespan_seconds": None} for r in bad}
     rows = [every[p["key"]] for p in points if p["key"] in every]
-    return {"run_id": run_id, "group": group, "where": where, "evaluated": len(fresh), "reused": len(done),
-            "failed": failed, "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline, spec.costs)}
+    return {"run_id": run_id, "group": group, "where": where, "evaluated": len(fresh), "reused": reused,
+            "failed": len(bad), "evaluation_seconds": elapsed, "rows": summarize(rows, spec.baseline, spec.costs)}

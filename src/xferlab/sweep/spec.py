@@ -25,6 +25,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..links.base import Bytes
+from ..units import format_size
 from ..system.models import STRATEGIES, Name, Strategy
 
 MAX_POINTS = 10_000_000
@@ -47,6 +48,12 @@ class Sweep(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "Sweep":
+        for field in ("systems", "links", "workflows", "strategies", "chunks"):
+            items = [int(v) if field == "chunks" else v for v in getattr(self, field)]
+            twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
+            if twice is not None:
+                shown = format_size(twice) if field == "chunks" else repr(twice)
+                raise ValueError(f"{field}: {shown} comes twice; each point is evaluated once")
         if bool(self.links) != bool(self.replace):
             raise ValueError("links: `links` and `replace` go together: the links stand in for the `replace` link")
         if "pipelined" in self.strategies and not self.chunks:

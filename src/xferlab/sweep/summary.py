@@ -17,22 +17,24 @@ AXES = {"system": "system", "link": "link", "workflow": "workflow", "strategy": 
 
 def summarize(rows: list[dict[str, Any]], baseline: str, costs: Optional[dict[str, float]] = None) -> list[dict[str, Any]]:
     """Each point with ``speedup`` (the baseline strategy's makespan at the same system, link and
-    workflow over its own) and ``best`` (the fastest point of its system, link and workflow); with
+    workflow over its own), ``best`` (the fastest point of its system, link and workflow) and ``error``
+    (why it could not run, its makespan then None, as its speedup); with
     link ``costs``, its ``cost`` and ``pareto``: no point of its system and workflow is at most as
     costly and faster, or cheaper and as fast."""
     def where(r):
         return r["system"], r["link"], r["workflow"]
 
-    base = {where(r): r["makespan_seconds"] for r in rows if r["strategy"] == baseline}
+    ran = [r for r in rows if r["makespan_seconds"] is not None]  # a point that could not run has none
+    base = {where(r): r["makespan_seconds"] for r in ran if r["strategy"] == baseline}
     fastest: dict[tuple, float] = {}
-    for r in rows:
+    for r in ran:
         fastest[where(r)] = min(fastest.get(where(r), math.inf), r["makespan_seconds"])
     out = []
     for r in rows:
-        b = base.get(where(r))
+        b, m = base.get(where(r)), r["makespan_seconds"]
         out.append({k: r[k] for k in ("system", "link", "workflow", "strategy", "chunk_bytes", "makespan_seconds")}
-                   | {"speedup": b / r["makespan_seconds"] if b and r["makespan_seconds"] else None,
-                      "best": r["makespan_seconds"] == fastest[where(r)]})
+                   | {"speedup": b / m if b and m else None, "best": m is not None and m == fastest[where(r)],
+                      "error": r.get("error")})
     if costs:
         for r in out:
             r["cost"] = costs.get(r["link"])
@@ -47,7 +49,7 @@ def mark_pareto(rows: list[dict[str, Any]]) -> None:
     (n log n: a sweep of 10,000 costed points is marked in milliseconds)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
-        if r["cost"] is not None:
+        if r["cost"] is not None and r["makespan_seconds"] is not None:
             groups.setdefault((r["system"], r["workflow"]), []).append(r)
     for members in groups.values():
         members.sort(key=lambda r: (r["cost"], r["makespan_seconds"]))
