@@ -181,3 +181,23 @@ def test_a_workflow_that_is_not_a_chain_is_pipelined_on_the_engine():
     assert flows.run(system, wf, "staged").timeline.makespan == pytest.approx(6.0, rel=1e-6)
     with pytest.raises(BadValue, match="not a chain"):
         flows.chunk_sweep(system, wf, [250, 500])
+
+
+def test_the_stage_fits_are_never_negative_and_the_model_builds_from_convex_copies():
+    """Copies whose time grows faster than the chunk count (a convex set) fit a negative fixed part by
+    plain least squares, which made a link of negative bandwidth the simulator refused (a traceback):
+    the fit keeps both parts >= 0 and the model builds."""
+    from xferlab.studies.deceval import fit_line, model
+
+    convex = [(64, 2.0e-3), (16, 0.3e-3), (4, 0.2e-3)]
+    w, o = fit_line(convex)
+    assert w >= 0 and o > 0
+    assert fit_line([(4, 1.0), (16, 1.0)]) == pytest.approx((1.0, 0.0))
+    stats = [{"kind": "stage", "name": name, "chunks": n, "median_seconds": t, "size": 2**26, "depth": 2}
+             for name in ("decompress", "integrate", "decompress-submit") for n, t in [(4, 0.09), (16, 0.091)]]
+    stats += [{"kind": "stage", "name": "copy", "chunks": n, "median_seconds": t, "size": 2**26, "depth": 2}
+              for n, t in convex]
+    stats += [{"kind": "stage", "name": "handoff", "chunks": n, "median_seconds": n * 4e-5, "size": 2**26, "depth": 2}
+              for n in (4, 16)]
+    system, workflow, terms = model(stats)
+    assert terms["copy"][0] >= 0 and system.links[0].link.startswith("simple:bandwidth=")

@@ -141,12 +141,13 @@ def assert_report_section(cli, store, name, seed, command):
     cli("report", "--store", store, "--output", report, check=0)
     text = report.read_text()
     start = text.index(f"Study {name} ({seed})")
-    assert "<table" in text[start:] and command in text[start:]
+    assert "<table" in text[start:] and command in text[start:] and f"--store {store}" in text[start:]
 
 
 @pytest.mark.parametrize("args, fragment", [
     (["study", "granularity", "--total", "1Mi", "--chunks", "2Mi"], "chunk 2 MiB is larger than --total 1 MiB"),
     (["study", "cache"], "study 'cache' is not known"),
+    (["study", "granularity", "--repeats", "0"], "--repeats 0: timed repeats of each chunk size"),
     (["study", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
     (["study", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),
     (["study", "launch", "--pmem-node", "0"], "--pmem-node does not apply to the launch study; it applies to: tiers"),
@@ -158,3 +159,30 @@ def test_bad_input_is_one_line(args, fragment, tmp_path, cli):
     lines = [line for line in err.strip().splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and fragment in lines[0], (code, err)
     assert not store.exists()
+
+
+def test_a_step_left_partly_unmeasured_is_not_reused_and_equal_options_are_one_group(tmp_path):
+    """A step whose run ended ok with parts skipped for the budget (or some failed) runs again on a
+    re-run; only a whole one is reused. 300ns and 0.3us, or a list in another order, are one group."""
+    from xferlab.studies import find
+    from xferlab.studies.run import _done, group_of
+
+    store = tmp_path / "p.duckdb"
+    with open_store(store) as db:
+        for step, summary in (("whole", {"steps": 2, "failed_steps": 0, "skipped_steps": 0}),
+                              ("cut", {"steps": 2, "failed_steps": 0, "skipped_steps": 1}),
+                              ("broken", {"steps": 2, "failed_steps": 1, "skipped_steps": 0})):
+            run_id = db.start_run("study x", [], {}, {}, {"study": {"group": "g", "step": step}})
+            db.finish_run(run_id, "ok", summary)
+    assert set(_done(store, "g")) == {"whole"}
+    study = find("offload")
+    assert group_of(study, {"latencies": [3e-7, 0.0], "workloads": ["gcd", "cg"]}) == \
+        group_of(study, {"latencies": [0.0, 0.1e-6 * 3], "workloads": ["cg", "gcd", "cg"]})
+    assert group_of(study, {"latencies": [3e-7]}) != group_of(study, {"latencies": [4e-7]})
+
+
+def test_the_budget_must_hold_the_next_steps_first_part(cli):
+    """Bad input: a budget below the next step's estimate, however long (the check was capped at 10 s)."""
+    code, out, err = cli("study", "deceval", "--total", "1GiB", "--repeats", "1", "--budget", "10s", check=None)
+    assert code == 2 and "too small to run one step of the deceval study" in err
+    assert int(err.split("needs about ")[1].split(" s")[0]) > 10

@@ -84,7 +84,7 @@ def test_the_study_measures_stores_and_reuses(tmp_path, cli):
     assert "Study offload (seed 002)" in report.read_text()
 
 
-def test_bad_input_is_refused_with_one_line(cli):
+def test_bad_input_is_refused_with_one_line(cli, tmp_path):
     code, out, err = cli("study", "offload", "--workloads", "nope", check=None)
     assert code == 2 and "--workload 'nope' is not known" in err
     code, out, err = cli("study", "offload", "--latencies", "2s", check=None)
@@ -93,6 +93,34 @@ def test_bad_input_is_refused_with_one_line(cli):
     assert code == 2 and "--latencies" in err
     code, out, err = cli("study", "deceval", "--workloads", "cg", check=None)
     assert code == 2 and "--workloads does not apply to the deceval study" in err
+    code, out, err = cli("study", "offload", "--workloads", ",", check=None)
+    assert code == 2 and err.strip() == "error: --workloads is empty; allowed: cg, mg, bubble, gcd, kadane"
+    code, out, err = cli("study", "offload", "--workloads", "gcd", "--latencies", "1s", "--budget", "10m", "--json",
+                         "--store", tmp_path / "b.duckdb", check=None)  # ~10^5 s of sync at 1 s a leg: not started
+    bus = json.loads(out)["steps"][1]
+    assert code == 0 and bus["status"] == "skipped" and "its first part needs about" in bus["failure"]
+
+
+def test_the_bus_step_starts_no_run_past_its_time_limit():
+    """The step's limit reaches the runtime's bench (it ran on past --timeout before): no run starts
+    after the deadline, the rows before are kept, and the step's failure says what was not run."""
+    import time
+
+    from xferlab.runtime import bench
+    from xferlab.studies.offload import _call
+
+    rows = []
+    with pytest.raises(TimeoutError, match="before gcd forward at 0 s of bus latency"):
+        bench.bench("emulated", [0.0], ["gcd"], ["sync"], repeats=1, on_row=rows.append,
+                    deadline=time.monotonic() - 1)
+    assert rows == []
+
+    def work(records, deadline):
+        records.append({"record": "bench"})
+        raise TimeoutError("the time limit ran out before gcd parallel")
+
+    run = _call(work)(5.0)
+    assert run.records == [{"record": "bench"}] and run.failure == "the time limit ran out before gcd parallel"
 
 
 def test_an_interrupted_study_keeps_its_finished_steps_and_goes_on(tmp_path):

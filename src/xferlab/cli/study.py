@@ -82,7 +82,9 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
     notes += [f"skipped: {s['class']}: {s['reason']}" for s in result.skipped]
     for s in result.steps:
         what = {"reused": f"reused run {s['run_id']} (already in the store)", "measured": f"measured, run {s['run_id']}",
-                "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}"}[s["status"]]
+                "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}",
+                "partial": f"partly measured, run {s['run_id']} ({s['failure']}); run the study again to finish it"
+                }[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
     columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
                       justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind", "workload", "flow") else "right")

@@ -5,6 +5,7 @@ and the command that runs it again."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from .collect import Section, Table
@@ -40,5 +41,9 @@ def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
     intro += [f"skipped: {s['class']}: {s['reason']}" for s in study_params.get("skipped") or []]
     section = Section(f"Study {study.name} ({study.seed})", f"study-{group}", intro,
                       [Table(study.description, list(study.columns), table)])
+    from ..store import DEFAULT_PATH
+
+    if Path(db.path).resolve() != DEFAULT_PATH.resolve():  # reuses the steps only when run against the same store
+        given.append(f"--store {shlex.quote(str(db.path))}")
     section.commands.append(" ".join(["xferlab study", study.name, *given]))
     return section

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import BadValue
+from ..units import format_time
 from . import BACKENDS, MODES, open_runtime, workload_names
 
 COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesced_lines", "lines_read", "result_reads",
@@ -61,9 +63,16 @@ def one(backend: str, mode: str, workload: str, latency: float, size: int, seed:
 def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int = 0,
           repeats: int = 3, ring: int = 256, window: int = 32, bandwidth: float = 16e9, device: int = 0, seed: int = 1,
           progress: Callable[[str], None] = lambda s: None,
-          on_row: Callable[[dict[str, Any]], None] = lambda r: None, checked: bool = False) -> list[dict[str, Any]]:
+          on_row: Callable[[dict[str, Any]], None] = lambda r: None, checked: bool = False,
+          deadline: Optional[float] = None) -> list[dict[str, Any]]:
     """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last;
-    ``on_row`` gets each row as soon as it is measured; ``checked``: :func:`prepare` was called already."""
+    ``on_row`` gets each row as soon as it is measured; ``checked``: :func:`prepare` was called already;
+    past ``deadline`` (time.monotonic()) no run starts: TimeoutError, the rows before kept by on_row."""
+    def run(mode: str, workload: str, latency: float) -> dict[str, Any]:
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"the time limit ran out before {workload} {mode} at {format_time(latency)} of bus latency")
+        return one(backend, mode, workload, latency, size, seed, ring, window, bandwidth, device)
+
     if not checked:
         prepare(backend, latencies, workloads, modes, size, repeats, ring, window, bandwidth, device)
     rows = []
@@ -71,15 +80,12 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
     for workload in workloads:
         if backend == "emulated":
             progress(f"{workload}: free bus (latency 0) for T_acc")
-            free[workload] = statistics.median(
-                one("emulated", "forward", workload, 0.0, size, seed, ring, window, bandwidth, device)["seconds"]
-                for _ in range(repeats))
+            free[workload] = statistics.median(run("forward", workload, 0.0)["seconds"] for _ in range(repeats))
         for latency in latencies:
             base: Optional[dict[str, Any]] = None
             for mode in sorted(modes, key=MODES.index):
                 progress(f"{workload} {mode}" + (f" at {latency * 1e9:g} ns" if latency is not None else ""))
-                runs = [one(backend, mode, workload, latency or 0.0, size, seed, ring, window, bandwidth, device)
-                        for _ in range(repeats)]
+                runs = [run(mode, workload, latency or 0.0) for _ in range(repeats)]
                 last = runs[-1]
                 seconds = statistics.median(r["seconds"] for r in runs)
                 host = statistics.median(r["host_seconds"] for r in runs)

@@ -49,15 +49,16 @@ def plan(options: dict[str, Any]) -> Plan:
 
 
 def fit_line(points: list[tuple[int, float]]) -> tuple[float, float]:
-    """``(W, o)`` of ``T = W + n * o`` through (n, T) points by least squares; ``o`` kept >= 0 (then ``W`` is
-    the mean), and 0 when the points have one n only."""
+    """``(W, o)`` of ``T = W + n * o`` through (n, T) points by least squares with both kept >= 0
+    (scipy's non-negative least squares: times with a negative part would make a link or a task the
+    simulator refuses); ``o`` is 0 when the points have one n only."""
+    from scipy.optimize import nnls
+
     n = np.asarray([p[0] for p in points], dtype=float)
     t = np.asarray([p[1] for p in points], dtype=float)
     if len(set(n.tolist())) < 2:
         return float(t.mean()), 0.0
-    o, w = np.polyfit(n, t, 1)
-    if o < 0:
-        return float(t.mean()), 0.0
+    (w, o), _ = nnls(np.column_stack([np.ones_like(n), n]), t)
     return float(w), float(o)
 
 
@@ -78,7 +79,9 @@ def model(stats: list[dict[str, Any]]):
     system = System.model_validate({
         "name": "this machine", "host": "host",
         "devices": [{"name": "host", "kind": "cpu"}, {"name": "device", "kind": "other", "copy_engines": 0}],
-        "links": [{"between": ["host", "device"], "link": f"simple:bandwidth={size / w_copy:.6g},latency={o_copy:.6g}"}]})
+        # a copy whose whole time the fit puts in its per-chunk part gets a payload rate of 1 PB/s, not a division by 0
+        "links": [{"between": ["host", "device"],
+                   "link": f"simple:bandwidth={size / max(w_copy, size / 1e15):.6g},latency={o_copy:.6g}"}]})
     workflow = Workflow.model_validate({
         "name": "deceval", "depth": depth, "handoff": handoff,
         "tasks": [{"name": "decompress", "device": "host", "seconds": w_dec, "overhead": o_dec + submit},

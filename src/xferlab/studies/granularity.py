@@ -19,6 +19,8 @@ def plan(options: dict[str, Any]) -> Plan:
     total, chunks = int(options["total"]), [int(c) for c in options["chunks"]]
     if not 1 <= total <= MOST:
         raise BadValue(f"--total {format_size(total)}: bytes moved in all, in 1 B..1 TiB (one chunk-sized buffer is reused)")
+    if not 1 <= options["repeats"] <= 10000:
+        raise BadValue(f"--repeats {options['repeats']}: timed repeats of each chunk size, 1 to 10000 (after a warm-up)")
     for c in chunks:
         if c > total:
             raise BadValue(f"chunk {format_size(c)} is larger than --total {format_size(total)}; allowed: chunks up to the total")

@@ -10,6 +10,7 @@ of a probe run: recorded, budgeted and reused like any other study step."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..errors import BadValue
@@ -25,12 +26,13 @@ STATS = ("requests", "recent_operand_share", "level_width_mean", "level_width_me
 
 
 def _call(work) -> Any:
-    """A step's call: its records, or the error that stopped it as the failure (records before kept)."""
+    """A step's call: its records, or the error that stopped it as the failure (records before kept);
+    ``work`` starts nothing past the step's time limit (like a probe killed at its timeout)."""
     def call(limit: float) -> ProbeRun:
         run = ProbeRun(["python"])
         try:
-            work(run.records)
-        except (RuntimeError, ValueError) as error:  # a wrong result, a device error
+            work(run.records, time.monotonic() + limit)
+        except (RuntimeError, ValueError, TimeoutError) as error:  # a wrong result, a device error, the limit
             run.failure = str(error)
         return run
     return call
@@ -49,6 +51,10 @@ def _bench_rows(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], str | 
 
 def plan(options: dict[str, Any]) -> Plan:
     workloads, latencies, repeats = list(options["workloads"]), [float(x) for x in options["latencies"]], options["repeats"]
+    if not workloads:
+        raise BadValue("--workloads is empty; allowed: cg, mg, bubble, gcd, kadane")
+    if not latencies:
+        raise BadValue("--latencies is empty; give one bus latency or more, such as 0,cxl,ccip")
     for x in latencies:
         if not 0 <= x <= MAX_LATENCY:
             raise BadValue(f"--latencies {x:g} s: one-way bus latencies from 0 s to {MAX_LATENCY:g} s")
@@ -56,13 +62,15 @@ def plan(options: dict[str, Any]) -> Plan:
         raise BadValue(f"--repeats {repeats}: runs per workload, mode and latency, 1 to 1000")
     bench.check("emulated", workloads, list(MODES))
 
-    def trace(records: list[dict[str, Any]]) -> None:
+    def trace(records: list[dict[str, Any]], deadline: float) -> None:
         for w in workloads:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the time limit ran out before the trace of {w}")
             records.append({"record": "stream", **trace_workload(w, recent=options["recent"])})
 
-    def sweep(records: list[dict[str, Any]]) -> None:
+    def sweep(records: list[dict[str, Any]], deadline: float) -> None:
         bench.bench("emulated", latencies, workloads, list(MODES), repeats=repeats, checked=True,
-                    on_row=lambda r: records.append({"record": "bench", **r}))
+                    on_row=lambda r: records.append({"record": "bench", **r}), deadline=deadline)
 
     # ~10,000 requests a run; sync waits two legs a request, the others about a window's worth
     bus_estimate = sum(repeats * (0.05 + 2.2 * 1e4 * x) for x in latencies) * len(workloads) * len(MODES)

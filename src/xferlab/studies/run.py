@@ -33,17 +33,30 @@ class StudyResult:
 
 
 def group_of(study: Study, options: dict[str, Any]) -> str:
-    """The study's name and a digest of its options: runs with the same group are the same study."""
-    digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    """The study's name and a digest of its options: runs with the same group are the same study.
+    Options that mean the same hash the same: numbers to 12 significant digits (300ns and 0.3us), lists
+    as sets (the chunks or workloads in another order, or one given twice)."""
+    def same(value: Any) -> Any:
+        if isinstance(value, float):
+            return float(f"{value:.12g}")
+        if isinstance(value, (list, tuple)):
+            return sorted({json.dumps(same(v), sort_keys=True, default=str) for v in value})
+        return value
+
+    digest = hashlib.sha1(json.dumps({k: same(v) for k, v in options.items()}, sort_keys=True,
+                                     default=str).encode()).hexdigest()[:10]
     return f"{study.name}-{digest}"
 
 
 def _done(store_path: Optional[Path], group: str) -> dict[str, str]:
-    """Step key -> run id of the group's steps already recorded, finished ok."""
+    """Step key -> run id of the group's steps already recorded whole: finished ok with no part failed
+    or left out for the budget (such a step runs again)."""
+    whole = ("coalesce(TRY_CAST(json_extract_string(summary, '$.{}') AS INTEGER), 0) = 0")
     try:
         with open_store(store_path, read_only=True) as db:
             found = db.query("SELECT run_id, json_extract_string(params, '$.study.step') AS step FROM runs "
-                             "WHERE status = 'ok' AND json_extract_string(params, '$.study.group') = ? "
+                             "WHERE status = 'ok' AND json_extract_string(params, '$.study.group') = ? AND "
+                             f"{whole.format('failed_steps')} AND {whole.format('skipped_steps')} "
                              "ORDER BY run_id", [group])
     except XferlabError:
         return {}  # no store yet, or one that cannot be read: every step runs
@@ -64,8 +77,8 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
     group = group_of(study, options)
     done = _done(store_path, group)
     pending = [s for s in plan.steps if s.key not in done]
-    if pending:
-        needed = max(1.0, min(10.0, sum(s.estimate_seconds for s in pending[0].steps)))
+    if pending:  # the budget must hold the next step's first part; the parts after it may wait for a re-run
+        needed = max(1.0, pending[0].steps[0].estimate_seconds)
         if budget < needed:
             raise BadValue(f"--budget {budget:g} s is too small to run one step of the {study.name} study (its next step, "
                            f"{pending[0].label}, needs about {needed:.0f} s); allowed: at least {needed:.0f} s")
@@ -80,16 +93,20 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
             rows[step.key] = _samples(store_path, done[step.key])
             continue
         left = deadline - time.monotonic()
-        if left <= 1.0:
-            entry.update(status="skipped", failure="the time budget was used up (run the study again to go on)")
+        need = step.steps[0].estimate_seconds
+        if left <= 1.0 or need > left:  # a step's run cannot always be cut short: none starts that the budget cannot hold
+            entry.update(status="skipped", failure=("the time budget was used up" if left <= 1.0 else
+                                                    f"its first part needs about {need:.0f} s and {left:.0f} s of "
+                                                    "the budget are left") + " (run the study again to go on)")
             continue
         params = {**step.params, "study": {"name": study.name, "group": group, "step": step.key, "options": options,
                                            "skipped": plan.skipped}}
         outcome = measure(f"study {study.name}", step.steps, step.convert, step.suite, params, store_path,
                           timeout=timeout, budget=left, extra_inventory=step.inventory)
         failures = [r.failure for r in outcome.results if r.failure]
-        entry.update(run_id=outcome.run_id, status="measured" if outcome.exit_code == 0 else "failed",
-                     failure="; ".join(failures) or None)
+        partial = outcome.exit_code == 0 and failures  # parts left out for the budget: not reused, run again
+        entry.update(run_id=outcome.run_id, status="partial" if partial else "measured" if outcome.exit_code == 0
+                     else "failed", failure="; ".join(failures) or None)
         rows[step.key] = outcome.rows
     result.table = study.table(rows)
     return result
