@@ -5,7 +5,7 @@ node is flagged, in the figure (placement) where it is slow; nodes whose command
 campaign exits 3 (some shards), 1 (none) or 2 (every node refused the command as bad input); a second
 campaign into the same shards folder merges only its own runs.
 Bad input tried: neither --nodes nor --launcher, a node command with its own --store, a launcher that
-is not a command, --min-deviation 150%, a file that is not a shard, a shard's run without an id, shards
+is not a command, --min-deviation 150%, --mads inf, a file that is not a shard, a shard's run without an id, shards
 with a sample without a value, a seq twice or not a number, failures not a list, an inventory or argv
 of the wrong type, a start time that is not a time."""
 
@@ -92,6 +92,8 @@ def test_bad_input(tmp_path, cli):
     code, out, err = cli("campaign", "run", "--nodes", "2", "--min-deviation", "150%", "--", *MEASURE, check=None)
     assert code == 2 and err.strip() == ("error: --min-deviation '150%' is not a relative deviation in [0, 100 %]; "
                                         "allowed: a fraction such as 0.02 or a percentage such as 2%")
+    code, out, err = cli("campaign", "run", "--nodes", "2", "--mads", "inf", "--", *MEASURE, check=None)
+    assert code == 2 and "--mads inf: a finite distance above 0" in err
     code, out, err = cli("campaign", "run", "--launcher", "no-such-srun -N 2", "--shards", tmp_path / "s",
                          "--store", tmp_path / "l.duckdb", "--", *MEASURE, check=None)
     assert code == 2 and err.strip() == ("error: --launcher 'no-such-srun -N 2': 'no-such-srun' is not a command here; "

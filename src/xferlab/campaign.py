@@ -129,7 +129,8 @@ FIGURE = ("suite", "test", "metric", "size_bytes", "threads", "node", "mode", "h
 def placement(figure: dict[str, Any]) -> str:
     """The figure's placement beyond test, metric, size and threads, as text ("h2d pinned", "node 1")."""
     words = [figure.get("mode"), figure.get("host_kind")]
-    words += [f"node {figure['memory_node']}" if figure.get("memory_node") is not None else None,
+    memory = figure.get("memory_node")
+    words += [f"memory node {memory}" if memory not in (None, "", "default") else None,
               f"{figure['kernel_args']} args" if figure.get("kernel_args") is not None else None,
               f"delay {figure['delay']}" if figure.get("delay") is not None else None,
               figure.get("pair"), figure.get("path"), figure.get("variant")]

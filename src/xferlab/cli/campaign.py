@@ -36,8 +36,8 @@ def run(ctx: typer.Context,
     from ..units import format_size
 
     fmt = output_format(json_, csv_)
-    if not mads > 0:
-        raise BadValue(f"--mads {mads}: a distance above 0")
+    if not 0 < mads < float("inf"):
+        raise BadValue(f"--mads {mads}: a finite distance above 0, such as 3")
     from ..measure.precision import parse_fraction
 
     floor = parse_fraction(min_deviation, "--min-deviation", "relative deviation", upper=1.0, zero=True)
