@@ -100,6 +100,10 @@ def test_launch_pins_to_each_cpu(tmp_path, cli):
     pinned = [r for r in rows if r["where"].startswith("cpu") and r["kernel_args"] == 0]
     assert sum(bool(r["best_cpu"]) for r in pinned) == 1 and all(r["spread_across_cpus"] >= 1 for r in pinned)
     assert all(r["governor"] for r in rows) and all(r["median_seconds"] > 0 for r in rows)
+    with open_store(store, read_only=True) as db:  # the governor is the run's, read back from its samples
+        run = db.runs()[0]["run_id"]
+        assert {json.loads(s["params"])["governor"] if isinstance(s["params"], str) else s["params"]["governor"]
+                for s in db.samples(run)} == {rows[0]["governor"]}
     assert_report_section(cli, store, "launch", "seed 004", "xferlab study launch --count 100")
 
 

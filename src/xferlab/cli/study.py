@@ -87,7 +87,8 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                 }[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
     columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
-                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind", "workload", "flow") else "right")
+                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind", "workload", "flow",
+                                                         "governor") else "right")
                for key, header in chosen.columns]
     emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
          notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})

@@ -14,15 +14,25 @@ from ..system import inventory as inv
 from .base import Plan, Study, StudyStep
 
 
+def _rows_with_governor(step, run):
+    """The launch rows, each carrying the frequency governor the CPUs ran under when it was measured (so
+    that a table rebuilt later, or on another machine, shows the governor of the run, not its own)."""
+    rows, failure = rows_of(step, run)
+    governor = inv.inventory().get("frequency_governor")
+    for r in rows:
+        r["params"] = {**(r.get("params") or {}), "governor": governor}
+    return rows, failure
+
+
 def plan(options: dict[str, Any]) -> Plan:
     device = DevicePlan(backend=options["backend"], device=options["device"], transfers=False, launch=True,
                         launch_count=options["count"], launch_args=list(options["args"]))
     device.check()
-    out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device), rows_of,
+    out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device), _rows_with_governor,
                      {"backend": device.backend, "device": device.device}, {"accelerator": device.info})]
     for cpu in sorted(os.sched_getaffinity(0))[:options["max_cpus"]]:
         pinned = [s for s in steps(replace(device, pin=cpu)) if s.placement.get("cpus") == str(cpu)]
-        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", pinned, rows_of,
+        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", pinned, _rows_with_governor,
                              {"backend": device.backend, "device": device.device, "pin": cpu},
                              {"accelerator": device.info}))
     return Plan(out, [])
@@ -33,9 +43,11 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     the best CPU and the spread (slowest median over fastest) across the pinned CPUs."""
     out = []
     for key, mine in rows.items():
-        for s in launch_summary([flat(r) for r in mine]):
+        flats = [flat(r) for r in mine]
+        governor = next((f["governor"] for f in flats if f.get("governor")), None)  # as the step's run recorded it
+        for s in launch_summary(flats):
             out.append({"where": key, "kernel_args": s["kernel_args"], "median_seconds": s["median_seconds"],
-                        "p99_seconds": s["p99_seconds"], "count": s["count"]})
+                        "p99_seconds": s["p99_seconds"], "count": s["count"], "governor": governor})
     for nargs in sorted({r["kernel_args"] for r in out}):
         pinned = [r for r in out if r["kernel_args"] == nargs and r["where"].startswith("cpu")]
         if pinned:
@@ -44,9 +56,6 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
             for r in pinned:
                 r["best_cpu"] = best["where"] == r["where"]
                 r["spread_across_cpus"] = worst / best["median_seconds"]
-    governor = inv.inventory().get("frequency_governor")
-    for r in out:
-        r["governor"] = governor
     return out
 
 
@@ -57,5 +66,6 @@ LAUNCH = Study(
                 "CPU and the spread across CPUs; the frequency governor recorded.",
     plan=plan, table=table,
     columns=[("where", "submitting thread"), ("kernel_args", "args"), ("median_seconds", "median"),
-             ("p99_seconds", "p99"), ("best_cpu", "best CPU"), ("spread_across_cpus", "spread"), ("count", "n")],
+             ("p99_seconds", "p99"), ("best_cpu", "best CPU"), ("spread_across_cpus", "spread"), ("count", "n"),
+             ("governor", "governor")],
     options={"backend": "opencl", "device": 0, "count": 2000, "args": [0, 1, 4, 8], "max_cpus": 64})
