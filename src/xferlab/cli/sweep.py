@@ -200,7 +200,7 @@ def link_list(value: str) -> list[str]:
 
 
 def write_parquet(rows: list[dict], path: Path) -> None:
-    """Every point to a Parquet file, through DuckDB (read_json, COPY), whole or not at all."""
+    """Every point to a Parquet file, through DuckDB (read_json, write_parquet), whole or not at all."""
     import duckdb
 
     from ..report.paths import write_atomic
@@ -209,12 +209,8 @@ def write_parquet(rows: list[dict], path: Path) -> None:
         lines = Path(folder) / "points.json"
         lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
-        def write(temporary: Path) -> None:
-            def text(path: Path) -> str:  # an SQL string literal: a path may hold a quote
-                return "'" + str(path).replace("'", "''") + "'"
-
-            duckdb.connect().execute(f"COPY (SELECT * FROM read_json_auto({text(lines)})) TO {text(temporary)} "
-                                     "(FORMAT parquet)")
+        def write(temporary: Path) -> None:  # DuckDB's relation API: no path is pasted into SQL
+            duckdb.connect().read_json(str(lines)).write_parquet(str(temporary))
 
         write_atomic(path, write, "--parquet file")
 
