@@ -14,7 +14,7 @@ import pytest
 from xferlab.errors import BadFile, BadValue
 from xferlab.store import open_store
 from xferlab.sweep.run import run_sweep
-from xferlab.sweep.summary import crossovers, heatmap_grid, mark_pareto, summarize
+from xferlab.sweep.summary import crossovers, heatmap_axes, heatmap_grid, mark_pareto, summarize
 from xferlab.sweep.spec import Sweep
 from xferlab.system.yamlfile import load
 
@@ -73,6 +73,28 @@ def test_an_interrupted_sweep_resumes_to_the_same_points(sweep_file, tmp_path):
     resumed = run_sweep(spec, store, batch=2, resume=True, argv=["test"])
     assert resumed["reused"] == 6 and resumed["evaluated"] == 12
     assert _points(resumed["rows"]) == _points(whole)
+
+
+def test_ctrl_c_while_a_batch_is_evaluated_keeps_the_batches_before_it(sweep_file, tmp_path, monkeypatch):
+    """In this process each batch is stored before the next one runs: a Ctrl-C during the third batch's
+    simulation keeps the first two (all batches used to be simulated before any was stored)."""
+    from xferlab.sweep import run as sweep_run
+
+    real, calls = sweep_run.evaluate_batch, []
+
+    def third_interrupted(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(sweep_run, "evaluate_batch", third_interrupted)
+    store = tmp_path / "k.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(load(sweep_file, Sweep, "sweep"), store, batch=2, argv=["test"])
+    with open_store(store, read_only=True) as db:
+        (cut,) = db.runs()
+    assert cut["status"] == "interrupted" and cut["samples"] == 4
 
 
 def test_a_local_dask_cluster_gives_the_same_points(sweep_file, tmp_path, cli):
@@ -194,7 +216,8 @@ def test_the_heat_map_takes_the_best_over_the_other_axes(sweep_file, tmp_path, c
     assert grid[2][0] == max(piped[("pcie3x16", c)] for c in [2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20])
     assert grid[0] == [1.0, 1.0, 1.0]  # the baseline against itself
     with pytest.raises(BadValue, match="names one axis twice"):
-        heatmap_grid(rows, "link", "link")
+        heatmap_axes("link,link", ["staged", "pipelined"])
+    assert heatmap_axes(" strategy, link", ["staged"]) == ("strategy", "link")
     picture = tmp_path / "h.png"
     cli("sweep", "run", sweep_file, "--store", tmp_path / "h2.duckdb", "--heatmap", picture, "--heatmap-axes",
         "strategy,link", check=0)

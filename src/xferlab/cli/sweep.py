@@ -59,6 +59,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
 
     from ..sweep.run import run_sweep
     from ..sweep.summary import crossovers
+    from ..sweep.summary import heatmap_axes as heatmap_axes_of
     from ..sweep.spec import Sweep
     from ..system.yamlfile import load
 
@@ -67,19 +68,10 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         raise BadValue("--workers starts a local cluster and --scheduler uses one that runs: give one of them")
     if workers == 0:
         workers = len(os.sched_getaffinity(0))
-    axes = [a.strip() for a in heatmap_axes.split(",")]
-    if len(axes) != 2:
-        raise BadValue(f"--heatmap-axes '{heatmap_axes}': give two axes, rows then columns, such as link,chunk")
     if heatmap is not None:
         from ..report.plots import check_plot_path
-        from ..sweep.summary import AXES
 
         check_plot_path(heatmap, "--heatmap")
-        for axis in axes:
-            if axis not in AXES:
-                raise BadValue(f"--heatmap-axes: '{axis}' is not an axis; allowed: {', '.join(AXES)}")
-        if axes[0] == axes[1]:
-            raise BadValue(f"--heatmap-axes '{heatmap_axes}' names one axis twice; give two of {', '.join(AXES)}")
     if parquet is not None:
         from ..report.paths import check_file
 
@@ -96,9 +88,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         spec = load(file, Sweep, "sweep")
     else:
         spec = from_lists(name, given)
-    if heatmap is not None and "chunk" in axes and "pipelined" not in spec.strategies:
-        raise BadValue(f"--heatmap-axes {heatmap_axes}: only pipelined points have a chunk size and the sweep has "
-                       "none; choose two of system, link, workflow, strategy")
+    axes = heatmap_axes_of(heatmap_axes, spec.strategies) if heatmap is not None else None
     from rich.progress import Progress
 
     with Progress(transient=True, console=stderr) as bar:

@@ -15,6 +15,7 @@ import math
 import sys
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
@@ -31,7 +32,8 @@ CONNECT_TIMEOUT = 10.0  # seconds a scheduler has to answer
 
 
 class InProcess(concurrent.futures.Executor):
-    """The executor for small grids: each batch runs when submitted, in this process."""
+    """The executor for small grids: each batch runs when submitted, in this process (so a sweep keeps
+    one batch in flight with it: each is stored before the next one runs)."""
 
     def submit(self, fn, /, *args, **kwargs):
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -44,8 +46,9 @@ class InProcess(concurrent.futures.Executor):
 
 @contextmanager
 def executor(workers: Optional[int], scheduler: Optional[str],
-             timeout: float = CONNECT_TIMEOUT) -> Iterator[tuple[concurrent.futures.Executor, str]]:
-    """(executor, what it is): a scheduler's, a local Dask cluster of ``workers`` processes, or this process."""
+             timeout: float = CONNECT_TIMEOUT) -> Iterator[tuple[concurrent.futures.Executor, str, int]]:
+    """(executor, what it is, how many batches to keep in flight: two per worker thread, one in this
+    process): a scheduler's, a local Dask cluster of ``workers`` processes, or this process."""
     if scheduler is not None:
         from distributed import Client
 
@@ -56,7 +59,9 @@ def executor(workers: Optional[int], scheduler: Optional[str],
             raise BadValue(f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({reason}); "
                            "allowed: the address of a running scheduler, such as tcp://host:8786") from None
         try:
-            yield client.get_executor(), f"on the Dask scheduler at {scheduler} ({len(client.scheduler_info()['workers'])} workers)"
+            found = client.scheduler_info()["workers"].values()
+            threads = sum(w.get("nthreads", 1) for w in found)
+            yield client.get_executor(), f"on the Dask scheduler at {scheduler} ({len(found)} workers)", 2 * max(1, threads)
         finally:
             client.close()
         return
@@ -69,12 +74,28 @@ def executor(workers: Optional[int], scheduler: Optional[str],
 
         client.run(importlib.import_module, __package__ + ".evaluate")  # each worker imports the simulator once, now
         try:
-            yield client.get_executor(), f"on a local Dask cluster of {workers} worker processes"
+            yield client.get_executor(), f"on a local Dask cluster of {workers} worker processes", 2 * workers
         finally:
             client.close()
             cluster.close()
         return
-    yield InProcess(), "in this process"
+    yield InProcess(), "in this process", 1
+
+
+def as_finished(pool: concurrent.futures.Executor, in_flight: int, fn: Callable, batches: Iterator) -> Iterator:
+    """``fn(batch)`` for each batch, results as they finish, at most ``in_flight`` submitted at a time:
+    what finished is handed back (and stored) while the rest still runs, whatever the executor."""
+    pending: set = set()
+    while True:
+        for batch in batches:
+            pending.add(pool.submit(fn, batch))
+            if len(pending) >= in_flight:
+                break
+        if not pending:
+            return
+        finished, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+        for future in finished:
+            yield future.result()
 
 
 def models(spec: Sweep) -> dict[str, dict[str, Any]]:
@@ -155,7 +176,7 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     done = stored(store_path, spec.name) if resume else {}
     todo = [p for p in points if p["content"] not in done]
     reused = len(points) - len(todo)
-    with executor(workers, scheduler, connect) as (pool, where):
+    with executor(workers, scheduler, connect) as (pool, where, in_flight):
         # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
         # process writes every batch), enough to even out the workers' loads and to keep a resume close.
         size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
@@ -166,10 +187,8 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
             status, fresh, bad = "failed", [], []
             started = time.perf_counter()
             try:
-                futures = [pool.submit(evaluate_batch, loaded, spec.replace, todo[i:i + size])
-                           for i in range(0, len(todo), size)]
-                for future in concurrent.futures.as_completed(futures):
-                    rows = future.result()
+                batches = (todo[i:i + size] for i in range(0, len(todo), size))
+                for rows in as_finished(pool, in_flight, partial(evaluate_batch, loaded, spec.replace), batches):
                     good = [r for r in rows if r["error"] is None]
                     db.add_samples(run_id, [sample_of(r) for r in good])
                     for r in rows:

@@ -89,29 +89,39 @@ def crossovers(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]
     return list(out.values())
 
 
-def heatmap_grid(rows: list[dict[str, Any]], y: str, x: str) -> tuple[list, list, list[list[float]], list[str]]:
-    """The best speedup at each (``y``, ``x``) pair of values over every other axis: (y values, x values,
-    grid[i][j] (NaN where no point), the axes the best is taken over). With ``chunk`` an axis, only
-    the pipelined points have a value on it; the others are left out."""
-    for axis, option in ((y, "the first"), (x, "the second")):
+def heatmap_axes(text: str, strategies: list[str]) -> tuple[str, str]:
+    """--heatmap-axes Y,X checked against the sweep before it runs: two different axes, and ``chunk``
+    only when the sweep has pipelined points (only they have a chunk size)."""
+    axes = [a.strip() for a in text.split(",")]
+    if len(axes) != 2:
+        raise BadValue(f"--heatmap-axes '{text}': give two axes, rows then columns, such as link,chunk")
+    for axis in axes:
         if axis not in AXES:
-            raise BadValue(f"--heatmap-axes: {option} axis '{axis}' is not one of {', '.join(AXES)}")
-    if x == y:
-        raise BadValue(f"--heatmap-axes: '{y},{x}' names one axis twice; give two of {', '.join(AXES)}")
-    keep = [r for r in rows if r["speedup"] is not None and (
-        "chunk" not in (x, y) or r["chunk_bytes"] is not None)]
-    if not keep:
-        raise BadValue(f"--heatmap-axes {y},{x}: no point has a value on both axes"
-                       + (" (only pipelined points have a chunk size)" if "chunk" in (x, y) else ""))
+            raise BadValue(f"--heatmap-axes: '{axis}' is not an axis; allowed: {', '.join(AXES)}")
+    if axes[0] == axes[1]:
+        raise BadValue(f"--heatmap-axes '{text}' names one axis twice; give two of {', '.join(AXES)}")
+    if "chunk" in axes and "pipelined" not in strategies:
+        raise BadValue(f"--heatmap-axes {text}: only pipelined points have a chunk size and the sweep has none; "
+                       "choose two of system, link, workflow, strategy")
+    return axes[0], axes[1]
 
-    def values(axis: str) -> list:
+
+def heatmap_grid(rows: list[dict[str, Any]], y: str, x: str) -> tuple[list, list, list[list[float]], list[str]]:
+    """The best speedup at each (``y``, ``x``) pair of values over every other axis (two axes that
+    :func:`heatmap_axes` accepted): (y values, x values, grid[i][j] (NaN where no point), the axes the
+    best is taken over). With ``chunk`` an axis only the pipelined points count."""
+    keep = [r for r in rows if r["speedup"] is not None and ("chunk" not in (x, y) or r["chunk_bytes"] is not None)]
+    if not keep:
+        raise BadValue(f"--heatmap-axes {y},{x}: no point that ran has a value on both axes")
+
+    def values(axis: str) -> dict:
         seen = list(dict.fromkeys(r[AXES[axis]] for r in keep))
-        return sorted(seen) if axis == "chunk" else seen
+        return {v: i for i, v in enumerate(sorted(seen) if axis == "chunk" else seen)}
 
     ys, xs = values(y), values(x)
     grid = [[math.nan] * len(xs) for _ in ys]
     for r in keep:
-        i, j = ys.index(r[AXES[y]]), xs.index(r[AXES[x]])
+        i, j = ys[r[AXES[y]]], xs[r[AXES[x]]]
         grid[i][j] = r["speedup"] if math.isnan(grid[i][j]) else max(grid[i][j], r["speedup"])
     over = [a for a in AXES if a not in (x, y) and len({r[AXES[a]] for r in keep}) > 1]
-    return ys, xs, grid, over
+    return list(ys), list(xs), grid, over
