@@ -18,6 +18,7 @@ import pytest
 import xferlab
 from xferlab.errors import BadFile, BadValue, Unavailable, UnknownName
 from xferlab.store import DEFAULT_PATH, ENV, SCHEMA_VERSION, export_run, open_store
+from xferlab.store.db import GROUPED_BY
 
 SAMPLE_KEYS = ["suite", "test", "metric", "value", "size_bytes", "threads", "cpus", "node", "mode", "iteration",
                "warmup", "seconds", "bytes"]
@@ -435,3 +436,5 @@ def test_stats_leave_out_unvalidated_samples_and_give_the_interval(tmp_path):
     assert (t["min"], t["median"], t["max"]) == (1.0, 5.0, 9.0)  # the unvalidated 1e6 left out
     assert (t["median_ci_low"], t["median_ci_high"]) == (2.0, 8.0)
     assert u["count"] == 1 and u["median_ci_low"] is None and u["median_ci_high"] is None  # too few for 95 %
+    # a row is its group's columns (GROUPED_BY, which the node comparison keys figures by), then statistics
+    assert tuple(t)[:len(GROUPED_BY)] == GROUPED_BY and "count" == tuple(t)[len(GROUPED_BY)]

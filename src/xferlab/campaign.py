@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import BadValue
+from .store.db import GROUPED_BY
 
 RANK_VARIABLES = ("SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
@@ -81,7 +82,7 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
     shards.mkdir(parents=True, exist_ok=True)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]
-    failed, codes = [], []
+    failed: list[tuple[str, int]] = []  # what failed (a local node, the launcher) and its exit code
     if launcher is not None:
         try:
             done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout,
@@ -90,40 +91,38 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
             raise BadValue(f"--launcher '{launcher}': '{shlex.split(launcher)[0]}' is not a command here; allowed: "
                            "the site's launcher, such as srun or mpiexec") from None
         if done.returncode:  # one node or more failed; the launcher does not say which
-            failed.append(f"the launcher exited {done.returncode}")
-            codes.append(done.returncode)
+            failed.append(("the launcher", done.returncode))
     else:
         for k in range(nodes):
             done = subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"},
                                   timeout=timeout, stdout=sys.stderr.fileno())
             if done.returncode:
-                failed.append(f"node local-{k} exited {done.returncode}")
-                codes.append(done.returncode)
+                failed.append((f"node local-{k}", done.returncode))
     fresh = sorted(set(shards.glob("*.json")) - before)
-    if not fresh and codes and all(code == 2 for code in codes):
+    if not fresh and failed and all(code == 2 for _, code in failed):
         raise BadValue(f"every node refused `xferlab {shlex.join(command)}` as bad input (exit 2; each node's reason is "
                        "above); nothing was measured")
     if not fresh:
         from .errors import NothingMeasured
 
-        raise NothingMeasured(f"no node wrote a shard into '{shards}' ({'; '.join(failed) or 'every node exited 0'}); "
-                              "nothing to import")
+        said = "; ".join(f"{who} exited {code}" for who, code in failed) or "every node exited 0"
+        raise NothingMeasured(f"no node wrote a shard into '{shards}' ({said}); nothing to import")
     from .store import open_store
     from .store.shards import import_shards, read_shards
 
     loaded = read_shards(fresh)
     with open_store(store) as db:
         imported = import_shards(db, loaded)
-    return {"imported": imported, "runs": [r["run_id"] for r in imported], "failed": failed}
+    return {"imported": imported, "runs": [r["run_id"] for r in imported],
+            "failed": [f"{who} exited {code}" for who, code in failed]}
 
 
 MIN_DEVIATION = 0.05  # a node within 5 % of the median over nodes is not flagged, however few MADs that is
 
 
-#: What tells one figure of a run from another: the store's statistics group by all of these
-#: (Store.stats); ``node`` there is the memory node, ``memory_node`` here beside the cluster's node.
-FIGURE = ("suite", "test", "metric", "size_bytes", "threads", "node", "mode", "host_kind", "kernel_args", "delay",
-          "pair", "path", "variant")
+#: What tells one figure of a run from another: every column the store's statistics group by
+#: (``node`` there is the memory node, ``memory_node`` here beside the cluster's node).
+FIGURE = GROUPED_BY
 
 
 def placement(figure: dict[str, Any]) -> str:

@@ -46,6 +46,10 @@ _OLD_AS_V3 = {
     "kernel_args": f"CASE WHEN {LAUNCH_ROWS} THEN {ARGS_OF_MODE} END",
 }
 
+#: The columns Store.stats groups a run's samples by, in the order its rows give them (the point of a
+#: curve or a placement included); every other field of a row is a statistic of the group.
+GROUPED_BY = ("suite", "test", "metric", "size_bytes", "threads", "node", "mode", "host_kind", "kernel_args", "delay",
+              "pair", "path", "variant")
 _STATS = """
 SELECT suite, test, metric, size_bytes, threads, {node} AS node, {mode} AS mode, {host_kind} AS host_kind,
        {kernel_args} AS kernel_args,
