@@ -21,7 +21,7 @@ from .. import __version__, signals
 from ..errors import BadValue, Unavailable, UnknownName
 from ..stats import interval_rank
 from .connect import connect as _open, no_space, owner, owner_alive, translate
-from .rows import dumps, imported, iso, sample
+from .rows import Imported, dumps, imported, iso, sample
 from .schema import ARGS_OF_MODE, COPY_ROWS, LAUNCH_ROWS, SAMPLE_COLUMNS, STATUSES, check, utc_now
 
 RUNNING = "running"
@@ -268,20 +268,23 @@ class Store:
         samples (their ``seq`` kept) and failures, in one transaction; False, adding nothing, when a run
         of that id is here already (importing twice is harmless). A run still running there is imported
         as ``interrupted``: nothing will finish it here."""
-        (row, inventory), cleaned, seqs, failure_rows = imported(run, samples, failures)
-        run_id = row[0]
+        return self.insert_imported(imported(run, samples, failures))
+
+    def insert_imported(self, shard: Imported) -> bool:
+        """:meth:`import_run` for a run already checked and converted (rows.imported)."""
         with self._transaction() as conn:
             check(conn)
-            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is not None:
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [shard.run_id]).fetchone() is not None:
                 return False
             conn.execute("INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, "
-                         "params, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, *inventory])
-            if cleaned:
-                columns = [[r[name] for r in cleaned] for name in SAMPLE_COLUMNS]
-                conn.execute(_INSERT_SAMPLES, [[run_id] * len(cleaned), seqs, *columns, [r["params"] for r in cleaned]])
-            for f in failure_rows:
-                conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)", [run_id, *f])
+                         "params, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", shard.run)
+            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [shard.run_id, *shard.inventory])
+            if shard.samples:
+                columns = [[r[name] for r in shard.samples] for name in SAMPLE_COLUMNS]
+                conn.execute(_INSERT_SAMPLES, [[shard.run_id] * len(shard.samples), shard.seqs, *columns,
+                                               [r["params"] for r in shard.samples]])
+            for f in shard.failures:
+                conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)", [shard.run_id, *f])
         return True
 
     # -- reads ------------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ import json
 import math
 from datetime import date, datetime
 from numbers import Integral, Real
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from ..errors import BadValue
-from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS
+from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS, STATUSES
 
 
 def jsonable(value: Any) -> Any:
@@ -95,13 +95,23 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     raise BadValue(f"{where} is {value!r}; it must be a whole number")
 
 
-def imported(run: Any, samples: Any, failures: Any) -> tuple[list, list[dict[str, Any]], list[int], list[list]]:
-    """A run recorded elsewhere (a shard), every part checked before anything is written: the runs
-    row's values (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, params,
-    summary), the inventory row's (inventory, versions), the samples as :func:`sample` makes them with
-    their ``seq`` (kept, unique), and the failures' rows; :class:`BadValue` naming the part otherwise."""
-    from .schema import STATUSES
+class Imported(NamedTuple):
+    """A run recorded elsewhere, checked and converted, ready for its rows to be inserted."""
 
+    run: list  # the runs row: run_id, started_utc, finished_utc, command, argv, status, xferlab_version, params, summary
+    inventory: list  # the inventory row: inventory, versions
+    samples: list[dict[str, Any]]  # as :func:`sample` makes them
+    seqs: list[int]  # each sample's seq, kept from where it was recorded
+    failures: list[list]  # suite, what, reason, at_utc
+
+    @property
+    def run_id(self) -> str:
+        return self.run[0]
+
+
+def imported(run: Any, samples: Any, failures: Any) -> Imported:
+    """A run recorded elsewhere (a shard), every part checked before anything is written; a
+    :class:`BadValue` naming the part otherwise."""
     if not isinstance(run, Mapping):
         raise BadValue(f"its run is a {type(run).__name__}; a run is a dict of fields")
     for key in ("run_id", "command", "started_utc"):
@@ -143,7 +153,7 @@ def imported(run: Any, samples: Any, failures: Any) -> tuple[list, list[dict[str
             _timestamp(f["at_utc"], "a failure's at_utc")
         rows.append([None if f.get(k) is None else str(f[k]) for k in ("suite", "what", "reason")]
                     + [f.get("at_utc") or run["started_utc"]])
-    return [row, inventory], cleaned, seqs, rows
+    return Imported(row, inventory, cleaned, seqs, rows)
 
 
 def _timestamp(text: Any, where: str) -> None:

@@ -62,6 +62,7 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "kernel_args": "INTEGER",   # (v3) buffer arguments of a kernel launch
 }
 REQUIRED_SAMPLE_KEYS = ("suite", "test", "metric", "value")
+STATUSES = ("ok", "failed", "interrupted")  # how a run may finish
 _V1_SAMPLE_COLUMNS = [name for name in SAMPLE_COLUMNS if name not in ("validated", "host_kind", "kernel_args")]
 OWNER_COLUMNS = {"owner_host": "VARCHAR", "owner_pid": "INTEGER", "owner_started": "BIGINT"}
 
@@ -172,5 +173,3 @@ def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int
 def check(conn: duckdb.DuckDBPyConnection) -> None:
     """A cheap read of every table (raises DuckDB's error on a damaged file)."""
     conn.execute(CHECK).fetchall()
-
-STATUSES = ("ok", "failed", "interrupted")  # how a run may finish

@@ -11,13 +11,13 @@ from typing import Any
 
 from ..errors import BadFile, BadValue
 from .db import Store
-from .rows import imported
+from .rows import Imported, imported
 
 META_KEY = "xferlab_run"
 
 
-def read_shard(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(run, samples, failures) of a shard file, every part checked as the store will take it
+def read_shard(path: Path) -> Imported:
+    """A shard file's run, samples and failures, checked and converted as the store takes them
     (rows.imported), so that a set of shards can be refused before anything is written;
     :class:`BadFile` naming the file and the part otherwise."""
     path = Path(path)
@@ -34,10 +34,9 @@ def read_shard(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[d
             raise BadFile(f"shard '{path}' has no run and samples; give a file written by `xferlab results export`")
         run, samples, failures = doc["run"], doc["samples"], doc.get("failures") or []
     try:
-        imported(run, samples, failures)
+        return imported(run, samples, failures)
     except BadValue as problem:
         raise BadFile(f"shard '{path}': {problem}") from None
-    return run, samples, failures
 
 
 def _parquet(path: Path):
@@ -74,17 +73,14 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
-def read_shards(paths: list[Path]) -> list[tuple]:
+def read_shards(paths: list[Path]) -> list[tuple[Path, Imported]]:
     """Every shard read and checked (:func:`read_shard`), before a store is opened: one bad shard and
     nothing is written."""
-    return [(Path(path), *read_shard(path)) for path in paths]
+    return [(Path(path), read_shard(path)) for path in paths]
 
 
-def import_shards(store: Store, shards: list[tuple]) -> list[dict[str, Any]]:
+def import_shards(store: Store, shards: list[tuple[Path, Imported]]) -> list[dict[str, Any]]:
     """Shards read by :func:`read_shards` into ``store``: per shard its run id, samples and whether it
     was new (a run of that id already there is left as it is)."""
-    out = []
-    for path, run, samples, failures in shards:
-        added = store.import_run(run, samples, failures)
-        out.append({"shard": str(path), "run_id": run["run_id"], "samples": len(samples), "imported": added})
-    return out
+    return [{"shard": str(path), "run_id": shard.run_id, "samples": len(shard.samples),
+             "imported": store.insert_imported(shard)} for path, shard in shards]
