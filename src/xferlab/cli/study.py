@@ -51,6 +51,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
           store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
     from ..studies import STUDIES, find
+    from ..studies.base import option
 
     fmt = output_format(json_, csv_)
     if name == "list":
@@ -70,8 +71,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
-            raise BadValue(f"--{key.replace('_', '-')} does not apply to the {name} study; it applies to: "
-                           f"{', '.join(takers)}")
+            raise BadValue(f"{option(key)} does not apply to the {name} study; it applies to: {', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
     budget_s = parse_time(budget, "--budget", allow_zero=False)
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))

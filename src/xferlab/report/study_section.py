@@ -27,6 +27,7 @@ def study_groups(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
     from ..studies import find
+    from ..studies.base import option
 
     study = find(study_params["name"])
     found = db.query("SELECT run_id, json_extract_string(params, '$.study.step') AS step FROM runs "
@@ -35,7 +36,7 @@ def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
     rows = {step: db.samples(run_id) for step, run_id in steps.items()}
     table = study.table(rows)
     options = study_params.get("options") or {}
-    given = [f"--{k.replace('_', '-')} {shlex.quote(','.join(map(str, v)) if isinstance(v, list) else str(v))}" for k, v in options.items()
+    given = [f"{option(k)} {shlex.quote(','.join(map(str, v)) if isinstance(v, list) else str(v))}" for k, v in options.items()
              if k in CLI_OPTIONS and v is not None and study.options.get(k) != v]
     intro = [f"{study.seed}: {study.experiment}", f"group {group}: runs " + ", ".join(f"{k} {v}" for k, v in steps.items())]
     intro += [f"skipped: {s['class']}: {s['reason']}" for s in study_params.get("skipped") or []]

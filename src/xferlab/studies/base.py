@@ -41,3 +41,8 @@ class Study:
     table: Callable[[dict[str, list[dict[str, Any]]]], list[dict[str, Any]]]  # rows by step key -> the comparison
     columns: list[tuple[str, str]]  # (key, header) of the table
     options: dict[str, Any] = field(default_factory=dict)  # the options it takes, with their defaults
+
+
+def option(key: str) -> str:
+    """The command-line option of a study option's key: ``pmem_node`` -> ``--pmem-node``."""
+    return "--" + key.replace("_", "-")

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import BadValue
 from ..measure.probe import ProbeRun
 from ..measure.steps import Step, step_failure
-from ..runtime import LATENCY_PRESETS, MAX_LATENCY, MODES, bench
+from ..runtime import LATENCY_PRESETS, MAX_LATENCY, MODES, bench, workload_names
 from ..runtime.stream import RECENT, trace_workload
 from .base import Plan, Study, StudyStep
 
@@ -52,7 +52,7 @@ def _bench_rows(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], str | 
 def plan(options: dict[str, Any]) -> Plan:
     workloads, latencies, repeats = list(options["workloads"]), [float(x) for x in options["latencies"]], options["repeats"]
     if not workloads:
-        raise BadValue("--workloads is empty; allowed: cg, mg, bubble, gcd, kadane")
+        raise BadValue(f"--workloads is empty; allowed: {', '.join(workload_names())}")
     if not latencies:
         raise BadValue("--latencies is empty; give one bus latency or more, such as 0,cxl,ccip")
     for x in latencies:
