@@ -122,7 +122,7 @@ def test_failed_nodes_are_named_and_fail_the_campaign(tmp_path, cli):
     assert not (tmp_path / "g.duckdb").exists()
     code, out, err = cli("campaign", "run", "--nodes", "1", "--shards", tmp_path / "s3", "--store", tmp_path / "h.duckdb",
                          "--", *MEASURE, env={"XFERLAB_PROBE_FAULT": "exit=7"}, check=None)
-    assert code in (1, 3) and "node local-0 exited" in err.strip().splitlines()[-1]
+    assert code == 3 and err.strip().splitlines()[-1].startswith("error: 1 node step(s) failed (node local-0 exited 1)")
 
 
 def test_a_second_campaign_into_the_same_shards_imports_only_its_own_runs(tmp_path, cli):
