@@ -43,7 +43,10 @@ def test_lab_writes_results(cli, tmp_path):
     # the memory stage kept to its share (half the budget) plus the stated margin, and said what it left out
     memory_run = summary["memory_run"]
     assert memory_run["measured_seconds"] <= memory_run["share_seconds"] + 5.0, memory_run
-    assert memory_run["sizing"]["latency_sizes"] and max(memory_run["sizing"]["latency_sizes"]) > memory_run["sizing"]["llc"]
+    plan, wanted = memory_run["sizing"], latency_sizes(memory_run["sizing"]["llc"])
+    assert plan["latency_sizes"][0] == 4096 and set(plan["latency_sizes"]) <= set(wanted)
+    if max(plan["latency_sizes"]) < max(wanted):  # on a busy machine 15 s may not reach 8 x the cache: said
+        assert any(line.startswith("latency: ") and " past " in line for line in memory_run["skipped"]), memory_run
 
 
 def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_path):

@@ -293,3 +293,15 @@ def test_killed_run_keeps_finished_samples(tmp_path):
     with open_store(store, read_only=True) as s:
         (run,) = s.runs()
         assert run["status"] == "running" and run["samples"] >= 2 * 4 * 3
+
+
+def test_loaded_latency_progress_is_a_line_per_delay():
+    """Loaded latency prints a line as each traffic delay ends, with the latency and the traffic."""
+    from xferlab.measure.steps import run_steps
+
+    [step] = steps(MemoryPlan(bandwidth=False, loaded=True))
+    step.args += ["--size", str(16 * 2**20), "--delays", "64,0", "--min-time", "0.005"]
+    lines, results = [], []
+    run_steps([step], rows_of, 60, results.append, on_line=lines.append)
+    assert results[0].failure is None
+    assert [line.split(": ")[1] for line in lines] == ["delay 64", "delay 0"] and all("of traffic" in x for x in lines)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from ..errors import BadValue
 from ..system import inventory as inv
-from ..units import format_size, format_time
+from ..units import format_rate, format_size, format_time
 from . import sizing
 from . import checks
 from .precision import annotate, estimate, probe_args, stopped_of
@@ -196,11 +196,20 @@ def steps(plan: MemoryPlan) -> list[Step]:
             if sized is not None:
                 args += ["--size", str(sized.loaded_bytes), "--min-time", repr(sized.loaded_min_time)]
                 seconds, most = sized.loaded_estimate, sizing.limit(sized.loaded_estimate)
-            out.append(Step(f"loaded latency node {node_text}", "loaded", args,
+            label = f"loaded latency node {node_text}"
+            out.append(Step(label, "loaded", args,
                             {"node": node_text, "mode": "memory",
                              "threads": len(plan.cpus) if plan.cpus else len(os.sched_getaffinity(0))}, seconds,
-                            limit=most))
+                            limit=most, progress=lambda r, label=label: loaded_progress(label, r)))
     return out
+
+
+def loaded_progress(label: str, record: dict[str, Any]) -> Optional[str]:
+    """A line as each traffic delay of loaded latency ends."""
+    if record.get("record") != "sample" or not good_time(record.get("latency_seconds")):
+        return None
+    return (f"{label}: delay {record.get('delay')}: {format_time(record['latency_seconds'])} a load under "
+            f"{format_rate(record.get('traffic_bandwidth_bytes_per_second') or 0)} of traffic")
 
 
 def latency_progress(label: str, record: dict[str, Any]) -> Optional[str]:
