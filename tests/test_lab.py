@@ -3,9 +3,12 @@ pytest-xdist's --dist loadfile starts files in name order, so a late name left i
 the end)."""
 
 import json
+import re
 import time
 
 from xferlab import lab
+from xferlab.measure import sizing
+from xferlab.measure.memory import latency_sizes
 
 
 def test_lab_writes_results(cli, tmp_path):
@@ -26,10 +29,24 @@ def test_lab_writes_results(cli, tmp_path):
     assert summary["devices"] or all("budget" in s for s in summary["skipped_devices"])
     # the runtime ran, or was skipped for the budget and said so
     assert summary["runtime_runs"] or all("budget" in f for f in summary["runtime_failures"])
-    # DecEval measured and simulated ran, or was skipped with the reason (30 s gives it 1.5 s: too little)
+    # DecEval gets 5 % of 30 s, 1.5 s: on this machine less than its study's estimate, so it is skipped
+    # saying so (its need above its share), never run past its share; where it fits it runs and every
+    # flow is predicted within the study's 15 % (issue 23's target for held-out flows)
     deceval = json.loads((out / "deceval-measured.json").read_text())
     assert deceval == summary["deceval"]
-    assert "skipped" in deceval or (deceval["flows"] and deceval["largest_error"] < 0.5)
+    if "skipped" in deceval:
+        need = re.fullmatch(r"needs about (\d+) s, its share of the budget is (\d+) s", deceval["skipped"])
+        assert deceval["skipped"] in ("no OpenCL device", "time budget used up") or (
+            need and int(need[2]) == round(0.05 * 30) and int(need[1]) >= int(need[2])), deceval  # whole seconds
+    else:
+        assert deceval["flows"] and deceval["largest_error"] <= 0.15, deceval
+    # the memory stage kept to its share (half the budget) plus the stated margin, and said what it left out
+    memory_run = summary["memory_run"]
+    assert memory_run["measured_seconds"] <= memory_run["share_seconds"] + 5.0, memory_run
+    plan, wanted = memory_run["sizing"], latency_sizes(memory_run["sizing"]["llc"])
+    assert plan["latency_sizes"][0] == 4096 and set(plan["latency_sizes"]) <= set(wanted)
+    if max(plan["latency_sizes"]) < max(wanted):  # on a busy machine 15 s may not reach 8 x the cache: said
+        assert any(line.startswith("latency: ") and " past " in line for line in memory_run["skipped"]), memory_run
 
 
 def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_path):
@@ -48,7 +65,7 @@ def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_
     assert doc["profiles_folder"] == str(out / "profiles") and doc["profiles"]
     assert all((out / "profiles" / f"{name}.yaml").exists() for name in doc["profiles"])
     assert all(r["status"] in ("reproduced", "consistent", "fitted", "not-reproduced") for r in doc["results"])
-    assert any("budget" in f["reason"] for f in doc["memory"]["failures"])  # the steps that did not fit: skipped
+    assert not doc["memory"]["failures"] and doc["memory"]["skipped"]  # what did not fit: left out and named
     first = {name: (out / "profiles" / f"{name}.yaml").read_text() for name in doc["profiles"]}
 
     code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0)
@@ -62,8 +79,99 @@ def test_stages_share_the_budget():
     assert lab.per_point(100.0, 10, lab.MAX_TIME_MEMORY) == lab.MAX_TIME_MEMORY
     assert lab.per_point(0.1, 100, lab.MAX_TIME_MEMORY) == lab.MIN_TIME_PER_POINT
     assert lab.per_point(10.0, 100, lab.MAX_TIME_MEMORY) == 0.05
-    plan = lab.quick_memory_plan(1.0)
-    assert plan.max_time * lab.memory_points(plan) <= max(1.0, lab.MIN_TIME_PER_POINT * lab.memory_points(plan))
+
+
+MiB, GiB = 2**20, 2**30
+#: a machine as a calibration could see it: a line built in 20 ns, a load in 15 ns from the caches, 120 ns from memory
+CALIBRATION = sizing.Calibration(setup_seconds_per_line=20e-9, cache_load_seconds=15e-9, memory_load_seconds=120e-9,
+                                 size_bytes=16 * MiB, seconds=0.1)
+
+
+def planned(share, llc=256 * MiB, calibration=CALIBRATION, available=22 * GiB):
+    return sizing.plan(share, calibration, llc, kernels=4, threads=2, cpus=2, available=available)
+
+
+def test_a_plan_fits_its_share_and_reaches_past_the_cache_when_the_share_allows():
+    """The plan's estimates fit the share; a share that holds it measures the whole sweep (to 8 x the
+    last-level cache) and everything else; a smaller one cuts timed work and thins the sets below the
+    cache so that the sweep still passes beyond it, naming what it left out."""
+    llc = 256 * MiB
+    whole = planned(300.0)
+    assert whole.latency_sizes == latency_sizes(llc) and whole.stream_bytes == 4 * llc and whole.loaded_bytes == 8 * llc
+    assert not whole.skipped and whole.latency_max_time == 0.5
+    for share in (300.0, 60.0, 15.0, 5.0):
+        plan = planned(share)
+        assert plan.stream_estimate + plan.latency_estimate + plan.loaded_estimate <= share, share
+        assert plan.latency_sizes == sorted(plan.latency_sizes) and plan.latency_sizes[0] == 4096
+    cut = planned(15.0)
+    assert max(cut.latency_sizes) > llc and len(cut.latency_sizes) < len(latency_sizes(llc))
+    assert cut.latency_max_time < 0.5  # the timed work was cut before any working set
+    assert any("past" in line and "left out" in line for line in cut.skipped), cut.skipped
+
+
+def test_a_slow_machine_gets_the_first_point_and_says_what_it_left_out():
+    """A machine 500,000 times slower than the calibration above: the budget covers the sweep's first
+    working set only (1.1 s; the second needs 1.7 s more); STREAM and loaded latency are left out,
+    each with its estimate and share."""
+    slow = sizing.Calibration(**{**CALIBRATION.as_json(), "setup_seconds_per_line": 1e-2, "cache_load_seconds": 7.5e-3,
+                                 "memory_load_seconds": 6e-2})
+    plan = planned(2.0, calibration=slow)
+    assert plan.latency_sizes == [4096] and plan.stream_bytes is None and plan.loaded_bytes is None
+    assert [line.split(":")[0] for line in plan.skipped] == ["STREAM", "loaded latency", "latency"], plan.skipped
+    assert "needs about" in plan.skipped[0] and "left out" in plan.skipped[2]
+
+
+def test_a_large_cache_is_planned_within_memory_and_budget():
+    """A 4 GiB last-level cache on a 22 GiB machine: STREAM's arrays and the loaded chase are capped to
+    half the memory available (and the cap is said), the sweep's sets too, and the estimates fit."""
+    plan = planned(40.0, llc=4 * GiB)
+    room = 11 * GiB
+    assert plan.stream_bytes is None or 3 * plan.stream_bytes <= room
+    assert any("not STREAM's 16 GiB" in line for line in plan.skipped), plan.skipped
+    assert max(plan.latency_sizes) <= room
+    assert plan.stream_estimate + plan.latency_estimate + plan.loaded_estimate <= 40.0
+
+
+def _fake_cache(monkeypatch, llc):
+    from xferlab.system import inventory
+
+    monkeypatch.setattr(inventory, "data_cache_sizes", lambda cpu=0, found=None: [(1, 32 * 1024), (2, MiB), (3, llc)])
+
+
+def test_memory_stage_on_a_faked_large_cache_ends_within_its_share(tmp_path, monkeypatch):
+    """The lab's memory stage on this machine told it has a 1 GiB last-level cache (the sizes reach the
+    probe on its command line): calibrated, planned, measured within its share plus a stated margin
+    (5 s: the store, the inventory, the probe's start, one working set misestimated), no step killed
+    or failed, every planned working set measured or named as left out."""
+    _fake_cache(monkeypatch, GiB)
+    share = 8.0
+    outcome, memory, entry = lab.memory_stage(share, tmp_path / "store.duckdb", tmp_path, 2 * share)
+    assert entry["measured_seconds"] < share + 5.0, entry
+    assert entry["sizing"]["llc"] == GiB and not memory["failures"], memory["failures"]
+    measured = sorted({r["size_bytes"] for r in outcome.rows if r["test"] == "latency"})
+    planned_sizes = entry["sizing"]["latency_sizes"]
+    assert measured and measured == planned_sizes[:len(measured)]
+    assert len(measured) == len(planned_sizes) or any("not started" in line for line in entry["skipped"])
+    assert entry["skipped"]  # a 1 GiB cache's sweep (to 12 GiB) never fits 8 s: said
+    assert json.loads((tmp_path / "memory.json").read_text())["skipped"] == entry["skipped"]
+
+
+def test_memory_stage_on_a_slow_machine_measures_the_first_point(tmp_path, monkeypatch):
+    """A calibration 100,000 times slower than this machine's: the stage measures the sweep's first
+    working set only, within its share, says what it left out, and nothing failed."""
+    real = sizing.calibrate
+
+    def slow(llc, timeout=60.0):
+        cal = real(llc, timeout)
+        return sizing.Calibration(**{**cal.as_json(), **{k: 1e5 * getattr(cal, k) for k in
+                                     ("setup_seconds_per_line", "cache_load_seconds", "memory_load_seconds")}})
+
+    monkeypatch.setattr(sizing, "calibrate", slow)
+    outcome, memory, entry = lab.memory_stage(2.0, tmp_path / "store.duckdb", tmp_path, 4.0)
+    assert entry["measured_seconds"] < 2.0 + 5.0, entry
+    assert {r["size_bytes"] for r in outcome.rows} == {4096} and not memory["failures"]
+    assert outcome.exit_code == 0
+    assert [line.split(":")[0] for line in entry["skipped"]] == ["STREAM", "loaded latency", "latency"]
 
 
 def test_lab_rejects_a_bad_budget(cli):

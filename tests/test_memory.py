@@ -98,11 +98,14 @@ def test_app_direct_refuses_an_existing_file(tmp_path):
 
 def test_latency_steps_match_the_caches():
     """Each private cache level (L1, L2) shows as a step near its size; past the last-level cache
-    the latency is memory's. (Shared caches on a busy host may hold less than their size.)"""
+    the latency is memory's. (Shared caches on a busy host may hold less than their size.) The sweep
+    stops at 4 x the last-level cache, where 3 loads in 4 miss it: 8 x a 260 MiB cache (issue 23's
+    Intel VM) is a 2 GiB set, and one 1 GiB set alone took 25 s to build and warm on the busy 2-vCPU
+    VM here."""
     caches = [size for level, size in data_cache_sizes() if size]
     assert len(caches) >= 2, "the inventory reports no data caches"
     llc = caches[-1]
-    sizes = [s for s in latency_sizes(llc) if s >= 4096]
+    sizes = [s for s in latency_sizes(llc) if 4096 <= s <= 4 * llc]
     run = run_probe(["latency", "--sizes", ",".join(map(str, sizes)), "--repeats", "3", "--min-time", "0.01"],
                     timeout=300)
     assert run.ok, run.failure
@@ -119,8 +122,57 @@ def test_latency_steps_match_the_caches():
         inside, outside = at(cache // 2), at(cache * 4)
         assert outside > 1.5 * inside, (cache, inside, outside)
     # Memory, past the last-level cache, is far slower than the last private level.
-    assert at(8 * llc) > 3 * at(caches[-2] // 2)
-    assert at(8 * llc) > 30e-9
+    assert at(4 * llc) > 3 * at(caches[-2] // 2)
+    assert at(4 * llc) > 30e-9
+
+
+def test_latency_budget_leaves_out_the_sizes_that_would_end_past_it():
+    """--budget: the probe starts no working set that its estimate (from the set before) says would end
+    past the budget, names each one left out in a skipped record, and so ends near its budget instead
+    of running a GiB-sized set for many seconds (without --budget the 2 GiB set alone takes 10 s here)."""
+    sizes = [4096, 2**20, 16 * 2**20, 256 * 2**20, 2**30, 2 * 2**30]
+    started = time.monotonic()
+    run = run_probe(["latency", "--sizes", ",".join(map(str, sizes)), "--repeats", "2", "--min-time", "0.005",
+                     "--budget", "0.5"], timeout=120)
+    took = time.monotonic() - started
+    assert run.ok, run.failure
+    measured, skipped = [r["size_bytes"] for r in run.of("point")], run.of("skipped")
+    assert measured and skipped and measured + [r["size_bytes"] for r in skipped] == sizes  # each measured or named
+    assert all(r["estimate_seconds"] > r["left_seconds"] for r in skipped[:1])
+    assert took < 0.5 + 3.0, took  # the budget, plus one set's misestimate and the process's start
+    point = run.of("point")[0]
+    assert point["setup_seconds"] > 0 and point["seconds"] >= point["setup_seconds"] and point["lines"] == 64
+
+
+def test_latency_cold_times_the_warm_up_pass_from_memory():
+    """--cold: the set's lines are flushed before the warm-up pass, which is timed on its own; bad input
+    to --budget is refused naming it."""
+    run = run_probe(["latency", "--sizes", str(2**20), "--repeats", "1", "--min-time", "0.001", "--cold"], timeout=60)
+    assert run.ok, run.failure
+    assert run.first("setup")["cold"] is True
+    point = run.first("point")
+    assert 0 < point["warmup_seconds"] <= point["setup_seconds"] <= point["seconds"]
+    bad = run_probe(["latency", "--sizes", "4096", "--budget", "-1"], timeout=30)  # bad input: a negative budget
+    assert bad.returncode == 2 and "--budget" in bad.failure
+
+
+def test_latency_progress_is_a_line_per_working_set_as_it_ends():
+    """A long sweep shows its progress: the latency step prints a line as each working set ends, while
+    the probe still runs (the lines come through run_probe's on_record, not after the step)."""
+    from xferlab.measure.steps import run_steps
+
+    plan = MemoryPlan(latency=True, bandwidth=False, latency_sizes=[4096, 65536, 2**20])
+    [step] = steps(plan)
+    lines, seen_running = [], []
+
+    def on_line(text):
+        lines.append(text)
+        seen_running.append(not results)  # no step result yet: the probe is still running
+
+    results = []
+    run_steps([step], rows_of, 60, results.append, on_line=on_line)
+    assert results[0].failure is None
+    assert [line.split(": ")[1] for line in lines] == ["4 KiB", "64 KiB", "1 MiB"] and all(seen_running)
 
 
 def test_plan_refuses_bad_input():
@@ -241,3 +293,15 @@ def test_killed_run_keeps_finished_samples(tmp_path):
     with open_store(store, read_only=True) as s:
         (run,) = s.runs()
         assert run["status"] == "running" and run["samples"] >= 2 * 4 * 3
+
+
+def test_loaded_latency_progress_is_a_line_per_delay():
+    """Loaded latency prints a line as each traffic delay ends, with the latency and the traffic."""
+    from xferlab.measure.steps import run_steps
+
+    [step] = steps(MemoryPlan(bandwidth=False, loaded=True))
+    step.args += ["--size", str(16 * 2**20), "--delays", "64,0", "--min-time", "0.005"]
+    lines, results = [], []
+    run_steps([step], rows_of, 60, results.append, on_line=lines.append)
+    assert results[0].failure is None
+    assert [line.split(": ")[1] for line in lines] == ["delay 64", "delay 0"] and all("of traffic" in x for x in lines)

@@ -17,6 +17,16 @@ of its steps, and the memory and device points repeat until their median's 95 % 
 :data:`PRECISION` (2 %) of it, for at most the timed seconds per point that the share allows
 (:data:`MAX_TIME_MEMORY` / :data:`MAX_TIME_DEVICE` at most), so the steps end within their share.
 
+How the memory stage is sized (:func:`memory_stage`, measure/sizing.py): what to measure follows
+from the machine's caches and memory (STREAM's arrays 4 x the last-level cache, the latency sweep
+to 8 x it, the loaded chase over 8 x it, each within half the available memory), what a point
+costs from a calibration run first (a 16 MiB chase whose warm-up pass reads from memory), and what
+is measured from the stage's share: STREAM and loaded latency each up to a part of it, the sweep the
+rest, its timed work cut first, then the sets below the cache thinned, then the largest left out,
+each thing left out named. The sweep's probe gets its share as ``--budget`` and starts no working
+set it estimates would end past it, so a slower machine than calibrated gives fewer points, never
+a kill; each step's timeout follows from its estimate (sizing.limit).
+
 A stage that fails (the probe's clock, memory, an accelerator, its collaboration patterns, the
 runtime, the network, a scenario, the report) is noted and the others go on; the exit code is that of the
 measure commands: 0 every stage ran, 3 some failed (what was measured is in the store and the
@@ -44,20 +54,16 @@ from .measure.collab import summary as collab_summary
 from .measure.device import BACKENDS, SEED_CHUNKS, DevicePlan, devices
 from .measure.device import rows_of as device_rows
 from .measure.device import steps as device_steps
-from .measure.memory import MemoryPlan, latency_sizes, rows_of, steps
+from .lab_memory import MAX_TIME_MEMORY, MIN_TIME_PER_POINT, PRECISION, memory_stage, quick_memory_plan  # noqa: F401
 from .measure.probe import run_probe
-from .measure.results import device_results, memory_params, memory_results
+from .measure.results import device_results
 from .measure.run import measure
 from .report.paths import check_folder, write_text
 from .system import inventory as inv
 
 DEFAULT_OUT = Path("xferlab-results")
 STORE_NAME = "xferlab.duckdb"
-#: The lab's target for every memory and device point: its median's 95 % interval within 2 % of it.
-PRECISION = 0.02
-MAX_TIME_MEMORY = 0.5  # seconds of timed work per memory point (kernel x threads, working set), at most
 MAX_TIME_DEVICE = 0.25  # seconds of timed work per device point (size x direction, chunk size), at most
-MIN_TIME_PER_POINT = 0.005  # seconds: below this a point has too few repetitions to say anything
 NETWORK_SHARE = 0.05  # of the budget, at most, for the 2-rank network step
 DECEVAL_SHARE = 0.05  # of the budget, at most, for DecEval measured and simulated (16 MiB: about 2 s here)
 #: The lab saves its fitted links and tiers as profiles lab-<direction>-<kind> and lab-node<N>.
@@ -132,7 +138,14 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
         return seconds - (_time.monotonic() - t0)
 
     summary: dict = {"xferlab_version": __version__, "started_utc": started.isoformat(), "budget_seconds": seconds,
-                     "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release()}
+                     "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release(),
+                     "stages_started_seconds": {}}  # when each stage began, from the lab's start: where the time went
+    tell = say
+
+    def say(line: str) -> None:  # noqa: F811 - the caller's, with each stage's start noted
+        if line.startswith("["):
+            summary["stages_started_seconds"][line.split(":")[0]] = round(_time.monotonic() - t0, 2)
+        tell(line)
 
     say("[1/7] native probe: clock")
     clock = run_probe(["clock"], timeout=min(60.0, seconds))
@@ -141,18 +154,11 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
         failed.append(("probe", str(clock.failure)))
 
     say("[2/7] memory: bandwidth, latency and loaded latency of every memory node")
-    share = MEMORY_SHARE * left()
-    plan = quick_memory_plan(share)
-    outcome = measure("lab", steps(plan), rows_of, "memory", {"budget_seconds": seconds, "memory": memory_params(plan)}, store,
-                      timeout=max(60.0, seconds), budget=share)
-    memory = memory_results(outcome, folder)
+    outcome, memory, summary["memory_run"] = memory_stage(MEMORY_SHARE * left(), store, folder, seconds, say)
     recorded = [outcome.run_id] if outcome.rows else []  # the runs the report shows
     measured = bool(outcome.rows)
     store_path = Path(outcome.store_path)
-    summary["memory_run"] = {"run_id": outcome.run_id, "store": str(outcome.store_path),
-                             "failures": memory["failures"]}
     failed += _stage_failures("memory", memory["failures"], bool(outcome.rows))
-    _json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"})
 
     say("[3/7] accelerators: copies, granularity, launch latency, collaboration and device STREAM of every device found")
     device_runs = []
@@ -294,12 +300,6 @@ def per_point(share: float, points: int, most: float) -> float:
     return max(MIN_TIME_PER_POINT, min(most, 0.5 * share / max(1, points)))
 
 
-def memory_points(plan: MemoryPlan) -> int:
-    """The adaptive points of a memory plan: kernel x thread count x node, and the latency sizes."""
-    llc = inv.last_level_cache_bytes() or 32 * 2**20
-    return len(plan.nodes) * (len(plan.kernels) * len(plan.thread_counts()) + len(latency_sizes(llc)))
-
-
 def device_points(plan: DevicePlan) -> int:
     """The adaptive points of a device plan: size x direction x host kind, chunk sizes, launch argument counts."""
     return (len(plan.size_list()) * len(plan.directions) * len(plan.kind_list()) + len(plan.chunks or [])
@@ -391,17 +391,6 @@ def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[st
     except RuntimeError as error:  # recorded as failed, with every row finished before it
         failure = str(error)
     return run_id, failure
-
-
-def quick_memory_plan(share: float) -> MemoryPlan:
-    """Every memory node: STREAM's four kernels (5 iterations), the latency sweep, loaded latency;
-    each point's timed work sized to fit ``share`` seconds in all."""
-    cpus = len(os.sched_getaffinity(0))
-    plan = MemoryPlan(nodes=list(inv.memory_nodes()), iterations=5, latency=True, loaded=cpus >= 2,
-                      precision=PRECISION, max_time=MAX_TIME_MEMORY)
-    plan.max_time = per_point(share, memory_points(plan), MAX_TIME_MEMORY)
-    plan.check()
-    return plan
 
 
 def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:

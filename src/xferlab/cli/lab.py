@@ -17,8 +17,9 @@ from .measure_device import print_device_tables
 from .output import Column, emit, stderr, stdout
 
 
-def lab(budget: str = typer.Option("5m", "--budget", help="Time the whole job may take, e.g. 5m: an upper bound on every "
-                                   "stage.", metavar="TIME"),
+def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring may take, e.g. 5m: each measuring stage is sized "
+                                   "to its share (what does not fit is left out and named); statistics, plots, scenarios "
+                                   "and the report come on top.", metavar="TIME"),
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: the store, profiles, "
                                            f"JSON, plots, report (default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>, with the "
                                            f"store ./{labrun.DEFAULT_OUT}/xferlab.duckdb).", metavar="DIR"),

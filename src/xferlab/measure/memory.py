@@ -16,7 +16,8 @@ from typing import Any, Optional
 
 from ..errors import BadValue
 from ..system import inventory as inv
-from ..units import format_size
+from ..units import format_rate, format_size, format_time
+from . import sizing
 from . import checks
 from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
@@ -49,6 +50,9 @@ class MemoryPlan:
     latency_sizes: Optional[list[int]] = None
     bandwidth: bool = True
     timeout: float = 600.0
+    #: the lab's plan (sizing.Sizing): STREAM's arrays and timed work, the latency sweep's working sets,
+    #: timing and --budget, loaded latency's chase, each step's estimate and timeout; None: the options above
+    sized: Optional[Any] = None
 
     def check(self) -> None:
         """Refuse, with the value named, what this machine (or the probe) cannot run: every value
@@ -143,35 +147,81 @@ def steps(plan: MemoryPlan) -> list[Step]:
             modes.append(("app-direct", ["--pmem", str(plan.pmem)], None))
             if plan.persist:
                 modes.append(("app-direct+persist", ["--pmem", str(plan.pmem), "--persist"], None))
+    sized = plan.sized
+    stream_time = plan.max_time
+    if sized is not None:
+        size, stream_time = sized.stream_bytes or size, sized.stream_max_time
+        stream_estimate = sized.stream_estimate
+        if sized.stream_bytes is None:
+            modes = []  # skipped by the plan, which says why
     for mode, where, node in modes:
         for threads in plan.thread_counts():
             args = ["stream", "--kernels", ",".join(plan.kernels), "--size", str(size), "--iterations",
                     str(plan.iterations), "--threads", str(threads), *cpu_arg, *where, *common,
-                    *probe_args(plan.precision, plan.max_time)]
+                    *probe_args(plan.precision, stream_time)]
             if plan.pmem is None:
                 args += ["--hugepages", plan.hugepages]
             node_text = "default" if node is None else str(node)
-            out.append(Step(f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}", "stream", args,
-                            {"node": node_text, "mode": mode, "threads": threads},
+            label = f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}"
+            placement = {"node": node_text, "mode": mode, "threads": threads}
+            if sized is not None:
+                out.append(Step(label, "stream", args, placement, stream_estimate, limit=sizing.limit(stream_estimate)))
+                continue
+            out.append(Step(label, "stream", args, placement,
                             estimate(stream_estimate * (20 if mode.endswith("persist") else 1), len(plan.kernels),
                                      plan.precision, plan.max_time)))
     llc = inv.last_level_cache_bytes() or 32 * 2**20
     for node in plan.nodes if plan.pmem is None else [None]:
         where = ["--node", str(node)] if node is not None else []
         node_text = "default" if node is None else str(node)
-        if plan.latency:
-            sizes = plan.latency_sizes or latency_sizes(llc)
+        label = f"latency node {node_text}"
+        if plan.latency and (sized is None or sized.latency_sizes):
+            sizes = sized.latency_sizes if sized is not None else plan.latency_sizes or latency_sizes(llc)
             first_cpu = (plan.cpus or sorted(os.sched_getaffinity(0)))[0]
-            out.append(Step(f"latency node {node_text}", "latency",
-                            ["latency", "--sizes", ",".join(map(str, sizes)), "--cpu", str(first_cpu), *where,
-                             *probe_args(plan.precision, plan.max_time)],
-                            {"node": node_text, "mode": "memory", "threads": 1},
-                            estimate(0.15 * len(sizes), len(sizes), plan.precision, plan.max_time)))
-        if plan.loaded:
-            out.append(Step(f"loaded latency node {node_text}", "loaded", ["loaded", *cpu_arg, *where],
+            args = ["latency", "--sizes", ",".join(map(str, sizes)), "--cpu", str(first_cpu), *where]
+            if sized is None:
+                out.append(Step(label, "latency", args + probe_args(plan.precision, plan.max_time),
+                                {"node": node_text, "mode": "memory", "threads": 1},
+                                estimate(0.15 * len(sizes), len(sizes), plan.precision, plan.max_time),
+                                progress=lambda r, label=label: latency_progress(label, r)))
+            else:
+                args += ["--min-time", repr(sized.latency_min_time), "--budget", repr(sized.latency_budget),
+                         *probe_args(plan.precision, sized.latency_max_time)]
+                out.append(Step(label, "latency", args, {"node": node_text, "mode": "memory", "threads": 1},
+                                sized.latency_estimate, limit=sizing.limit(sized.latency_budget),
+                                progress=lambda r, label=label: latency_progress(label, r)))
+        if plan.loaded and (sized is None or sized.loaded_bytes):
+            args = ["loaded", *cpu_arg, *where]
+            seconds, most = 2.0, None
+            if sized is not None:
+                args += ["--size", str(sized.loaded_bytes), "--min-time", repr(sized.loaded_min_time)]
+                seconds, most = sized.loaded_estimate, sizing.limit(sized.loaded_estimate)
+            label = f"loaded latency node {node_text}"
+            out.append(Step(label, "loaded", args,
                             {"node": node_text, "mode": "memory",
-                             "threads": len(plan.cpus) if plan.cpus else len(os.sched_getaffinity(0))}, 2.0))
+                             "threads": len(plan.cpus) if plan.cpus else len(os.sched_getaffinity(0))}, seconds,
+                            limit=most, progress=lambda r, label=label: loaded_progress(label, r)))
     return out
+
+
+def loaded_progress(label: str, record: dict[str, Any]) -> Optional[str]:
+    """A line as each traffic delay of loaded latency ends."""
+    if record.get("record") != "sample" or not good_time(record.get("latency_seconds")):
+        return None
+    return (f"{label}: delay {record.get('delay')}: {format_time(record['latency_seconds'])} a load under "
+            f"{format_rate(record.get('traffic_bandwidth_bytes_per_second') or 0)} of traffic")
+
+
+def latency_progress(label: str, record: dict[str, Any]) -> Optional[str]:
+    """A line as each working set of the sweep ends (or is left out for the sweep's --budget)."""
+    if record.get("record") == "point":
+        took = f" ({record['seconds']:.1f} s)" if record.get("seconds") is not None else ""
+        return (f"{label}: {format_size(record.get('size_bytes', 0))}: {format_time(record['median_seconds']) if record.get('median_seconds') else '–'} "
+                f"a load{took}")
+    if record.get("record") == "skipped":
+        return (f"{label}: {format_size(record.get('size_bytes', 0))} skipped: needs about "
+                f"{record.get('estimate_seconds', 0):.1f} s, {record.get('left_seconds', 0):.1f} s of its budget left")
+    return None
 
 
 def latency_sizes(llc: int) -> list[int]:
@@ -214,6 +264,9 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "seconds": r["seconds"], "bytes": r["bytes"], "validated": validation is not None,
                          "write_allocate_bytes": r["write_allocate_bytes"], **extra})
     elif step.test == "latency":
+        # working sets the probe did not start for its --budget: said by the lab, not failures
+        step.learned["skipped"] = [{k: r.get(k) for k in ("size_bytes", "estimate_seconds", "left_seconds")}
+                                   for r in run.of("skipped")]
         for r in samples:
             if not good_time(r.get("latency_seconds")):
                 dropped.append(f"{r.get('size_bytes')} B repeat {r.get('repeat')}: {r.get('latency_seconds')} s")

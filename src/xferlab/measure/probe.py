@@ -13,9 +13,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import Unavailable
 
@@ -62,13 +63,17 @@ class ProbeRun:
 
 
 def run_probe(args: list[str], timeout: float = 60.0, launcher: Optional[list[str]] = None,
-              env: Optional[dict[str, str]] = None, pass_fds: tuple[int, ...] = ()) -> ProbeRun:
+              env: Optional[dict[str, str]] = None, pass_fds: tuple[int, ...] = (),
+              on_record: Optional[Callable[[dict[str, Any]], None]] = None) -> ProbeRun:
     """Run the probe with ``args``; parse the JSON lines it printed, even if it failed midway.
 
     ``launcher`` (``mpiexec -n 2``) starts the probe as several processes: they run in a session
-    of their own, and a timeout or an interrupt ends the whole session, never only the launcher."""
+    of their own, and a timeout or an interrupt ends the whole session, never only the launcher.
+    ``on_record`` is called with each record as the probe prints it (progress while a long step runs)."""
     run = ProbeRun(args)
     command = [*(launcher or []), str(probe_path()), *args]
+    if on_record is not None and launcher is None and env is None and not pass_fds:
+        return _run_streaming(run, command, timeout, on_record)
     if launcher is not None or env is not None or pass_fds:
         return _run_group(run, command, timeout, env, pass_fds)
     try:
@@ -82,6 +87,50 @@ def run_probe(args: list[str], timeout: float = 60.0, launcher: Optional[list[st
         stdout = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
         run.failure = f"killed after its timeout of {timeout:g} s"
     return _parse(run, stdout)
+
+
+def _run_streaming(run: ProbeRun, command: list[str], timeout: float,
+                   on_record: Callable[[dict[str, Any]], None]) -> ProbeRun:
+    """The probe with its records handed to ``on_record`` line by line as it prints them (stderr read
+    by a thread of its own, so neither pipe fills); killed at ``timeout`` like any other run."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8",
+                               errors="replace")
+    lines: list[str] = []
+    errors: list[str] = []
+
+    def read_out() -> None:
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # _parse fails the run for it
+            try:
+                on_record(record)
+            except Exception:  # noqa: BLE001 - a progress line that cannot be shown never ends a measurement
+                pass
+
+    readers = [threading.Thread(target=read_out, daemon=True),
+               threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)]  # type: ignore[union-attr]
+    for reader in readers:
+        reader.start()
+    try:
+        run.returncode = process.wait(timeout=timeout)
+        if run.returncode != 0:
+            for reader in readers:
+                reader.join()
+            run.failure = exit_reason(run.returncode, "".join(errors))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        run.failure = f"killed after its timeout of {timeout:g} s"
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    for reader in readers:
+        reader.join()
+    return _parse(run, "".join(lines))
 
 
 def _run_group(run: ProbeRun, command: list[str], timeout: float, env: Optional[dict[str, str]],

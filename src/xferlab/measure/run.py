@@ -124,7 +124,10 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
                 progress.console.print(f"{result.step.label}: {outcome} ({result.seconds:.1f} s)", highlight=False,
                                        markup=False)
 
-            results = run_steps(steps, convert, timeout, finished, started, deadline)
+            def line(text: str) -> None:
+                progress.console.print(text, highlight=False, markup=False)
+
+            results = run_steps(steps, convert, timeout, finished, started, deadline, line)
         outcome = RunOutcome(run_id, store.path, results, machine)
         failed = sum(1 for r in results if r.failure and not _skipped(r))
         status = {0: "ok", 1: "failed", 3: "ok"}[outcome.exit_code]

@@ -30,6 +30,11 @@ class Step:
     #: a step done in Python instead of by the probe (the offload runtime's, which lives in this process):
     #: called with the step's time limit, it returns what a probe run would, its records and failure
     call: Optional[Callable[[float], ProbeRun]] = None
+    #: the longest the step may run, from its plan (it ends itself before: the latency sweep's --budget);
+    #: None: the run's timeout, and at most 30 s past the time budget
+    limit: Optional[float] = None
+    #: a line to show (stderr) for a record the probe prints as it runs (a latency point as it ends)
+    progress: Optional[Callable[[dict[str, Any]], Optional[str]]] = None
 
 
 
@@ -78,8 +83,12 @@ class StepResult:
 
 
 def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_result: Callable[[StepResult], None],
-              on_start: Callable[[Step], None] = lambda s: None, deadline: Optional[float] = None) -> list[StepResult]:
-    """Runs each step; ``on_result`` (e.g. a store write) is called as soon as a step finishes."""
+              on_start: Callable[[Step], None] = lambda s: None, deadline: Optional[float] = None,
+              on_line: Callable[[str], None] = lambda line: None) -> list[StepResult]:
+    """Runs each step; ``on_result`` (e.g. a store write) is called as soon as a step finishes, and
+    ``on_line`` with each progress line of a step that has them (:attr:`Step.progress`). A step with
+    a planned :attr:`Step.limit` runs to that limit (its plan fits the budget; cutting it at the
+    budget's end would kill a planned point); any other to the timeout, at most 30 s past the budget."""
     results = []
     for step in plan_steps:
         on_start(step)
@@ -87,11 +96,18 @@ def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_res
         if deadline is not None and t0 >= deadline:
             result = StepResult(step, [], "skipped: the time budget was used up", 0.0)
         else:
-            limit = timeout if deadline is None else max(1.0, min(timeout, deadline - t0 + 30))
+            limit = (step.limit if step.limit is not None else timeout if deadline is None
+                     else max(1.0, min(timeout, deadline - t0 + 30)))
+            shown = (lambda record, show=step.progress: _show(show(record), on_line)) if step.progress else None
             run = step.call(limit) if step.call else run_probe(step.args, timeout=limit, launcher=step.launcher,
-                                                                env=step.env, pass_fds=step.pass_fds)
+                                                                env=step.env, pass_fds=step.pass_fds, on_record=shown)
             rows, failure = convert(step, run)
             result = StepResult(step, rows, failure, time.monotonic() - t0)
         on_result(result)
         results.append(result)
     return results
+
+
+def _show(line: Optional[str], on_line: Callable[[str], None]) -> None:
+    if line:
+        on_line(line)
