@@ -79,7 +79,7 @@ def test_pinning_the_submitting_thread_leaves_the_runtime_its_cpus():
     assert run.ok, run.failure
     setup = run.records[0]
     assert setup["pinned_cpu"] == cpu
-    assert setup["other_threads_cpus"] == allowed  # PoCL has worker threads: the list is not empty
+    assert setup["other_threads"] >= 1 and setup["other_threads_cpus"] == allowed  # PoCL's workers
     unpinned = run_probe(["launch", "--count", "20", "--args", "0", "--warmup", "5"], timeout=120)
     assert unpinned.ok and unpinned.records[0]["pinned_cpu"] == -1 and unpinned.records[0]["other_threads_cpus"] == allowed
 

@@ -64,8 +64,10 @@ long long first_wrong(const void* p, size_t n, unsigned seed) {
   return -1;
 }
 
-// The CPUs the process's other threads (the runtime's) may run on, as a JSON array: their union.
-std::string other_threads_cpus() {
+// The CPUs the process's other threads (the runtime's) may run on, as a JSON array: their union;
+// `threads` counts those threads.
+std::string other_threads_cpus(int& threads) {
+  threads = 0;
   cpu_set_t all;
   CPU_ZERO(&all);
   const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
@@ -75,6 +77,7 @@ std::string other_threads_cpus() {
       cpu_set_t set;
       if (tid <= 0 || tid == self || sched_getaffinity(tid, sizeof set, &set) != 0) continue;
       CPU_OR(&all, &all, &set);
+      ++threads;
     }
     closedir(dir);
   }
@@ -348,13 +351,16 @@ int run_launch(Args& args) {
     backend->launch_empty({});
     pin_to_cpu(pin);
   }
+  int threads = 0;
+  const std::string threads_cpus = other_threads_cpus(threads);
   JsonLine()
       .str("probe", "launch")
       .str("record", "setup")
       .str("backend", backend->name())
       .raw("device", backend->describe(device))
       .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
-      .raw("other_threads_cpus", other_threads_cpus())
+      .integer("other_threads", threads)
+      .raw("other_threads_cpus", threads_cpus)
       .integer("warmup", warmup)
       .number("precision", policy.adaptive() ? policy.precision : NAN)
       .number("max_time_seconds", policy.max_time)
