@@ -15,7 +15,8 @@ better reference's, its copy bandwidth at least 0.95x the better reference's. Ev
 reference more than 5 % from 1 is printed as a difference to explain. The C program also times its
 launches on a queue with profiling enabled, reading the event's timestamps as the probe does, in
 alternating blocks in the same process: the cost of the probe's device clock, apart from the
-machine's and the process's.
+machine's and the process's. Whether the copies' source and destination fit in the last-level cache
+(then every side may copy from cache, as on a VM with a 260 MiB one) is printed with them.
 
 Exit code 1 when a target is missed, 2 for a bad argument. Run: ``make bench`` or
 ``.venv/bin/python benchmarks/bench_device.py [--rounds N]`` (pyopencl is in the project's ``bench`` extra).
@@ -31,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from xferlab.measure.probe import run_probe
+from xferlab.system.inventory import last_level_cache_bytes
 
 SIZE = 64 * 2**20
 COPIES = 30
@@ -136,6 +138,11 @@ def main(argv: list[str]) -> int:
     print(f"  profiling events (C reference, same process, alternating blocks of 100 launches): {prof * 1e6:.2f} µs "
           f"with, {plain * 1e6:.2f} µs without, ratio {prof / plain:.3f}")
     ok = compare(f"H2D {SIZE >> 20} MiB pageable", "GB/s", 1e-9, copy, False, COPY_TARGET) and ok
+    llc = last_level_cache_bytes()
+    held = "fit in" if 2 * SIZE <= llc else "exceed"
+    print(f"  source and destination ({2 * SIZE >> 20} MiB) {held} the {llc >> 20} MiB last-level cache CPU 0 reports"
+          + (": the copies may run from cache on every side" if held == "fit in" else "") if llc else
+          "  no last-level cache size found (sysfs)")
     return 0 if ok else 1
 
 
