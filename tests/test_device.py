@@ -68,6 +68,22 @@ def test_launch_latency_both_clocks():
         assert sorted(c["device_seconds"])[150] < sorted(c["host_seconds"])[150]
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning one thread leaves others CPUs only with 2 or more")
+def test_pinning_the_submitting_thread_leaves_the_runtime_its_cpus():
+    """--pin pins the thread that submits, not the device: PoCL's worker threads, started when the
+    platform is first used, keep every CPU of the process (pinned before the backend was opened, they
+    inherited the one CPU, and the 'pinned' launch timed the whole device on one CPU)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = allowed[-1]
+    run = run_probe(["launch", "--count", "20", "--args", "0", "--warmup", "5", "--pin", str(cpu)], timeout=120)
+    assert run.ok, run.failure
+    setup = run.records[0]
+    assert setup["pinned_cpu"] == cpu
+    assert setup["other_threads"] >= 1 and setup["other_threads_cpus"] == allowed  # PoCL's workers
+    unpinned = run_probe(["launch", "--count", "20", "--args", "0", "--warmup", "5"], timeout=120)
+    assert unpinned.ok and unpinned.records[0]["pinned_cpu"] == -1 and unpinned.records[0]["other_threads_cpus"] == allowed
+
+
 @pytest.mark.parametrize("args, code, fragment", [
     (["transfer", "--device", "9"], 2, "device 9 does not exist"),
     (["transfer", "--sizes", str(2**40)], 2, "exceeds the device's largest allocation"),

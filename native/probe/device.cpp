@@ -15,6 +15,11 @@
 // (pageable ones page-aligned): seed 004's FPGA DMA needs 64-byte-aligned arrays. (Its kernel panic
 // came with posix_memalign'ed, i.e. application-allocated, memory during a D2H DMA, cause unconfirmed;
 // kernels.cpp's align mode copies from runtime- and application-allocated memory at offsets.)
+#include <dirent.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -57,6 +62,29 @@ long long first_wrong(const void* p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; ++i)
     if (b[i] != pattern(i, seed)) return static_cast<long long>(i);
   return -1;
+}
+
+// The CPUs the process's other threads (the runtime's) may run on, as a JSON array: their union;
+// `threads` counts those threads.
+std::string other_threads_cpus(int& threads) {
+  threads = 0;
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+      cpu_set_t set;
+      if (tid <= 0 || tid == self || sched_getaffinity(tid, sizeof set, &set) != 0) continue;
+      CPU_OR(&all, &all, &set);
+      ++threads;
+    }
+    closedir(dir);
+  }
+  std::string out = "[";
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) out += (out.size() > 1 ? "," : "") + std::to_string(c);
+  return out + "]";
 }
 
 std::vector<long long> default_sizes(size_t limit) {
@@ -311,19 +339,28 @@ int run_launch(Args& args) {
   const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
   if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
   args.finish();
-  if (pin >= 0) {
-    check_cpus({pin});
-    pin_to_cpu(pin);
-  }
+  if (pin >= 0) check_cpus({pin});
   backend->open(device);
   std::vector<std::unique_ptr<Memory>> buffers;
   for (int i = 0; i < 8; ++i) buffers.push_back(backend->allocate_device(4096));
+  // Only the submitting thread is pinned, and only once the runtime's own threads exist (PoCL starts
+  // one worker per CPU when the platform is first used; a runtime may start more at the first launch,
+  // hence one untimed launch first): threads inherit the affinity of the thread that creates them,
+  // so pinning before open() confined the whole device to the submitting thread's CPU.
+  if (pin >= 0) {
+    backend->launch_empty({});
+    pin_to_cpu(pin);
+  }
+  int threads = 0;
+  const std::string threads_cpus = other_threads_cpus(threads);
   JsonLine()
       .str("probe", "launch")
       .str("record", "setup")
       .str("backend", backend->name())
       .raw("device", backend->describe(device))
       .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
+      .integer("other_threads", threads)
+      .raw("other_threads_cpus", threads_cpus)
       .integer("warmup", warmup)
       .number("precision", policy.adaptive() ? policy.precision : NAN)
       .number("max_time_seconds", policy.max_time)
