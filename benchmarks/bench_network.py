@@ -14,6 +14,7 @@ large-message (4 MiB) bandwidth at least 0.95x. Run: ``make bench`` or
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -95,8 +96,16 @@ def python_pingpong(folder: Path) -> float:
     return float(mpiexec(sys.executable, str(script)).strip())
 
 
+def shown(path) -> str:
+    """A path as the docs may show it: relative to the current folder when it is below it."""
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    except (TypeError, ValueError):
+        return str(path)
+
+
 def main() -> int:
-    print(f"MPI: {mpi_library()}, launcher {launcher()}, 2 ranks pinned one per CPU; {ROUNDS} alternating rounds, "
+    print(f"MPI: {shown(mpi_library())}, launcher {shown(launcher())}, 2 ranks pinned one per CPU; {ROUNDS} alternating rounds, "
           "median of rounds")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
