@@ -144,6 +144,29 @@ def test_latency_budget_leaves_out_the_sizes_that_would_end_past_it():
     assert point["setup_seconds"] > 0 and point["seconds"] >= point["setup_seconds"] and point["lines"] == 64
 
 
+def test_a_run_under_a_budget_gives_the_latency_sweep_what_is_left_of_it():
+    """`measure memory --latency --budget T`: the sweep's step is given the seconds of the run's budget
+    left when it starts (its --budget), so it ends near the budget with what it left out named, instead
+    of running GiB-sized sets until killed 30 s past it (the lab's plan gives its own --budget)."""
+    from xferlab.measure.steps import run_steps
+
+    plan = MemoryPlan(kernels=["copy"], bandwidth=False, latency=True, loaded=False,
+                      latency_sizes=[4096, 2**20, 16 * 2**20, 256 * 2**20, 2**30, 2 * 2**30])
+    plan.check()
+    (step,) = [s for s in steps(plan) if s.test == "latency"]
+    assert step.budget_flag == "--budget" and "--budget" not in step.args  # given at run time, not planned
+    seen = []
+    started = time.monotonic()
+    results = run_steps([step], lambda st, run: (seen.append(run) or ([], None)), timeout=300,
+                        on_result=lambda r: None, deadline=started + 1.0)
+    took = time.monotonic() - started
+    (run,) = seen
+    budget = float(run.args[run.args.index("--budget") + 1])
+    assert 0 < budget <= 1.0 and results[0].failure is None
+    assert run.of("skipped"), "the GiB-sized sets were started past the budget"
+    assert took < 1.0 + 3.0, took
+
+
 def test_latency_cold_times_the_warm_up_pass_from_memory():
     """--cold: the set's lines are flushed before the warm-up pass, which is timed on its own; bad input
     to --budget is refused naming it."""

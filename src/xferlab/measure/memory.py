@@ -183,7 +183,7 @@ def steps(plan: MemoryPlan) -> list[Step]:
                 out.append(Step(label, "latency", args + probe_args(plan.precision, plan.max_time),
                                 {"node": node_text, "mode": "memory", "threads": 1},
                                 estimate(0.15 * len(sizes), len(sizes), plan.precision, plan.max_time),
-                                progress=lambda r, label=label: latency_progress(label, r)))
+                                progress=lambda r, label=label: latency_progress(label, r), budget_flag="--budget"))
             else:
                 args += ["--min-time", repr(sized.latency_min_time), "--budget", repr(sized.latency_budget),
                          *probe_args(plan.precision, sized.latency_max_time)]

@@ -35,6 +35,9 @@ class Step:
     limit: Optional[float] = None
     #: a line to show (stderr) for a record the probe prints as it runs (a latency point as it ends)
     progress: Optional[Callable[[dict[str, Any]], Optional[str]]] = None
+    #: the probe's option for the seconds of the run's budget left when the step starts (the latency
+    #: sweep's ``--budget``: it starts no point it estimates would end past it); given only under a budget
+    budget_flag: Optional[str] = None
 
 
 
@@ -98,8 +101,11 @@ def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_res
         else:
             limit = (step.limit if step.limit is not None else timeout if deadline is None
                      else max(1.0, min(timeout, deadline - t0 + 30)))
+            args = step.args
+            if step.budget_flag and deadline is not None and step.budget_flag not in args:
+                args = [*args, step.budget_flag, repr(max(0.001, deadline - t0))]
             shown = (lambda record, show=step.progress: _show(show(record), on_line)) if step.progress else None
-            run = step.call(limit) if step.call else run_probe(step.args, timeout=limit, launcher=step.launcher,
+            run = step.call(limit) if step.call else run_probe(args, timeout=limit, launcher=step.launcher,
                                                                 env=step.env, pass_fds=step.pass_fds, on_record=shown)
             rows, failure = convert(step, run)
             result = StepResult(step, rows, failure, time.monotonic() - t0)
