@@ -46,30 +46,39 @@ def study_run(tmp_path_factory):
 
 
 def _step_rows(store):
-    """The study's rows by step key, read back from the store as the report does."""
+    """The study's rows by step key, read back from the store as the report does, and the runs by step."""
     with open_store(store, read_only=True) as db:
         runs = db.query("SELECT run_id, json_extract_string(params, '$.study.step') AS step FROM runs")
         return {r["step"]: db.samples(r["run_id"]) for r in runs}, {r["step"]: r["run_id"] for r in runs}
 
 
+def _rounds(rows, what, k):
+    """Every round's rows of the stages or flows runs of configuration k."""
+    return [x for key, members in rows.items() if key.startswith(f"{what}-{k}-") for x in members]
+
+
+STEPS = ["stages-1-1", "flows-1-1", "stages-1-2", "flows-1-2", "stages-16-1", "flows-16-1", "stages-16-2", "flows-16-2"]
+
+
 @needs_device
 def test_stages_and_flows_are_runs_of_their_own_and_every_flow_is_predicted(study_run, cli):
     doc, store = study_run
-    assert [s["key"] for s in doc["steps"]] == ["stages-1", "flows-1", "stages-16", "flows-16"]
+    # per configuration, two rounds (--repeats 2) of a stages run then a flows run
+    assert [s["key"] for s in doc["steps"]] == STEPS
     assert all(s["status"] == "measured" for s in doc["steps"])
     rows, runs = _step_rows(store)
-    assert set(rows) == {"stages-1", "flows-1", "stages-16", "flows-16"} and len(set(runs.values())) == 4
-    for k in (1, 16):  # a stages run holds stage samples only, a flows run flow samples only
-        assert {r["params"]["kind"] for r in rows[f"stages-{k}"]} == {"stage"}
-        assert {r["params"]["kind"] for r in rows[f"flows-{k}"]} == {"flow"}
-        assert {r["params"]["evaluations"] for r in rows[f"stages-{k}"] + rows[f"flows-{k}"]} == {k}
+    assert set(rows) == set(STEPS) and len(set(runs.values())) == 8
+    for key, members in rows.items():  # a stages run holds stage samples only, a flows run flow samples only
+        what, k, _ = key.split("-")
+        assert {r["params"]["kind"] for r in members} == {"stage" if what == "stages" else "flow"}
+        assert {r["params"]["evaluations"] for r in members} == {int(k)}
     flows_seen = {(r["evaluations"], r["flow"], r["chunk_bytes"]) for r in doc["results"] if r["part"] == "flow"}
     pipelined = {128 * 2**10, 256 * 2**10, 512 * 2**10, 2**20}
     assert flows_seen == {(k, f, c) for k in (1, 16) for f, c in [("staged", 4 * 2**20), ("direct", 4 * 2**20)]
                           + [("pipelined", c) for c in pipelined]}
     for r in (r for r in doc["results"] if r["part"] == "flow"):
         # measured: the median of the flow's own validated repeats in the flows run, read back here
-        values = sorted(x["value"] for x in rows[f"flows-{r['evaluations']}"]
+        values = sorted(x["value"] for x in _rounds(rows, "flows", r["evaluations"])
                         if x["mode"] == r["flow"] and x["size_bytes"] == r["chunk_bytes"] and not x["warmup"])
         assert len(values) == 2 and r["measured_seconds"] == pytest.approx(sum(values) / 2)
         assert r["error"] == pytest.approx(r["predicted_seconds"] / r["measured_seconds"] - 1)
@@ -83,7 +92,7 @@ def test_stages_and_flows_are_runs_of_their_own_and_every_flow_is_predicted(stud
                for n in doc["notes"])
     # Run again, every step is reused and the table is the same.
     again = json.loads(cli(*STUDY_ARGS, "--store", store, "--json", check=0)[1])
-    assert [s["status"] for s in again["steps"]] == ["reused"] * 4 and again["results"] == doc["results"]
+    assert [s["status"] for s in again["steps"]] == ["reused"] * 8 and again["results"] == doc["results"]
     report = store.parent / "report.html"
     cli("report", "--store", store, "--output", report, check=0)
     text = report.read_text()
@@ -96,7 +105,7 @@ def test_held_out_chunk_sizes_are_in_no_fit(study_run):
     doc, store = study_run
     rows, _ = _step_rows(store)
     for k in (1, 16):
-        fitted = {r["size_bytes"] for r in rows[f"stages-{k}"]}
+        fitted = {r["size_bytes"] for r in _rounds(rows, "stages", k)}
         assert fitted == {256 * 2**10, 2**20}
         table = [r for r in doc["results"] if r["evaluations"] == k]
         held = {r["chunk_bytes"] for r in table if r["part"] == "flow" and r["held_out"]}
@@ -181,7 +190,7 @@ def test_the_lab_runs_the_configurations_its_share_holds(tmp_path):
     entry, failure = deceval_stage(12.0, tmp_path / "s.duckdb")
     assert failure is None, failure
     assert "only the x1 configuration" in entry["note"] and {r["configuration"] for r in entry["flows"]} == {"x1 decompress-bound"}
-    assert entry["verdicts"][0].startswith("x1 decompress-bound") and len(entry["run_ids"]) == 2
+    assert entry["verdicts"][0].startswith("x1 decompress-bound") and len(entry["run_ids"]) == 4  # 2 rounds
 
 
 @needs_device

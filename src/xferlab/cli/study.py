@@ -38,7 +38,8 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
           depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
                                               "(default 2).", metavar="N"),
           repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval, offload: timed repeats "
-                                                "(after a warm-up; offload: runs per mode and latency).", metavar="N"),
+                                                "(after a warm-up; deceval: rounds of a stages run and a flows run; "
+                                                "offload: runs per mode and latency).", metavar="N"),
           workloads: Optional[str] = typer.Option(None, "--workloads", help="offload: the runtime's workloads (default "
                                                   "all: cg, mg, bubble, gcd, kadane).", metavar="LIST"),
           latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "

@@ -9,10 +9,11 @@ application's measured times). A validation that can fail:
   flow here), with 16 the device's integration is (the same bytes, 16 times the arithmetic: a finer
   midpoint rule), so that overlap, the device's queue and the buffers decide the pipelined flow.
   Which one each really is, is measured (the stages' shares) and said;
-* **stages and flows are runs of their own**: per configuration a ``stages-K`` step (each stage
-  alone, at the fit chunk sizes ``chunks`` only) and a ``flows-K`` step (staged, direct, pipelined at
-  the fit and the ``held_out`` chunk sizes). :func:`fit` reads the stage rows only; :func:`predict`
-  takes a flow's name and chunking, never its measurement;
+* **stages and flows are runs of their own**: per configuration ``repeats`` rounds of a ``stages-K-R``
+  run (each stage alone, at the fit chunk sizes ``chunks`` only) and a ``flows-K-R`` run (staged,
+  direct, pipelined at the fit and the ``held_out`` chunk sizes), one timed repeat each after a
+  warm-up, alternated so that a busy machine's drift falls on both alike. :func:`fit` reads the stage
+  rows only; :func:`predict` takes a flow's name and chunking, never its measurement;
 * **held-out points**: a flow at a chunk size no stage was measured at (``held_out`` in the table:
   the pipelined flow at the ``held_out`` sizes, staged and direct in one chunk of the whole);
 * **naive baselines beside the simulator**, from the same fitted stage lines: the sum of the
@@ -36,6 +37,7 @@ strategy, ``direct`` its coherent one, ``pipelined`` its pipelined one with the 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +56,8 @@ DIFFER = 0.05  # sum and max of stages farther apart than this (relative to max)
 
 
 def _plans(options: dict[str, Any]) -> list[tuple[int, DecevalPlan, DecevalPlan]]:
-    """Per configuration: its evaluations, the stages' run (fit chunks only) and the flows' run."""
+    """Per configuration: its evaluations, a stages run (fit chunks only) and a flows run, one timed repeat
+    each (after a warm-up): the study alternates them ``repeats`` times."""
     fit_chunks = sorted({int(c) for c in options["chunks"]})
     held = sorted({int(c) for c in options["held_out"]})
     both = sorted(set(fit_chunks) & set(held))
@@ -65,8 +68,8 @@ def _plans(options: dict[str, Any]) -> list[tuple[int, DecevalPlan, DecevalPlan]
         raise BadValue("--evaluations is empty; give one count or more (one configuration each)")
     out = []
     for k in sorted({int(e) for e in options["evaluations"]}):
-        common = dict(device=options["device"], size=int(options["total"]), depth=options["depth"],
-                      repeats=options["repeats"], evaluations=k)
+        common = dict(device=options["device"], size=int(options["total"]), depth=options["depth"], repeats=1,
+                      evaluations=k)
         stage_run = DecevalPlan(chunks=fit_chunks, items=list(STAGE_ITEMS), **common)
         flow_run = DecevalPlan(chunks=sorted(set(fit_chunks) | set(held)), items=list(FLOW_ITEMS), **common)
         stage_run.check()
@@ -77,16 +80,21 @@ def _plans(options: dict[str, Any]) -> list[tuple[int, DecevalPlan, DecevalPlan]
 
 
 def plan(options: dict[str, Any]) -> Plan:
+    """Per configuration, ``repeats`` rounds of a stages run then a flows run (``stages-K-R``, ``flows-K-R``):
+    runs of their own, alternated so that the machine's drift (a neighbour's job) falls on both alike."""
+    if not 1 <= options["repeats"] <= 100:
+        raise BadValue(f"--repeats {options['repeats']}: rounds of a stages run and a flows run, 1 to 100")
     out = []
     for k, stage_run, flow_run in _plans(options):
         cpu, env = stage_run.placement()
         where = (f"decompressing thread on CPU {cpu}, the device on the other CPUs ({env})" if cpu is not None
                  else "the device and the decompressing thread placed by the system")
         what = f"{k} evaluation{'s' * (k > 1)} per element"
-        for key, run, label in ((f"stages-{k}", stage_run, "each stage alone at the fit chunk sizes"),
-                                (f"flows-{k}", flow_run, "every flow end to end, fit and held-out chunk sizes")):
-            out.append(StudyStep(key, f"{label}, {what}; {where}", "deceval", steps(run), rows_of,
-                                 {"deceval": run.params()}, {"accelerator": run.info}))
+        for r in range(1, options["repeats"] + 1):
+            for key, run, label in ((f"stages-{k}-{r}", stage_run, "each stage alone at the fit chunk sizes"),
+                                    (f"flows-{k}-{r}", flow_run, "every flow end to end, fit and held-out chunk sizes")):
+                out.append(StudyStep(key, f"{label}, {what}, round {r}; {where}", "deceval", steps(run), rows_of,
+                                     {"deceval": run.params()}, {"accelerator": run.info}))
     return Plan(out, [])
 
 
@@ -187,9 +195,14 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per configuration: the stage rows against their fitted lines, then each flow's measured median
     against the simulator and the two baselines. Flow rows never reach :func:`fit`."""
     out = []
-    for k in sorted({int(key.split("-", 1)[1]) for key in rows if key.startswith(("stages-", "flows-"))}):
-        stage_stats = _summaries(rows.get(f"stages-{k}", []), "stage")
-        flow_stats = _summaries(rows.get(f"flows-{k}", []), "flow")
+    steps_of: dict[tuple[str, int], list[dict[str, Any]]] = {}  # (stages|flows, K) -> the rows of every round
+    for key, members in rows.items():
+        step = re.fullmatch(r"(stages|flows)-(\d+)-\d+", key)  # a store's older DecEval runs ("run") are not shown
+        if step:
+            steps_of.setdefault((step[1], int(step[2])), []).extend(members)
+    for k in sorted({k for _, k in steps_of}):
+        stage_stats = _summaries(steps_of.get(("stages", k), []), "stage")
+        flow_stats = _summaries(steps_of.get(("flows", k), []), "flow")
         m = fit(stage_stats) if stage_stats else None
         name, share = _config(k, m) if m else (f"x{k}", None)
         for s in stage_stats + flow_stats:
