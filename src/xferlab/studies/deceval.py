@@ -209,7 +209,8 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
             row = {"configuration": name, "evaluations": k, "device_share": share, "part": s["kind"], "flow": s["name"],
                    "chunk_bytes": s["chunk_bytes"], "chunks": s["chunks"], "measured_seconds": s["median_seconds"],
                    "median_ci_low_seconds": s["median_ci_low_seconds"],
-                   "median_ci_high_seconds": s["median_ci_high_seconds"], "count": s["count"]}
+                   "median_ci_high_seconds": s["median_ci_high_seconds"], "min_seconds": s["min_seconds"],
+                   "count": s["count"]}
             if m is not None and s["kind"] == "stage":
                 row.update(held_out=False, predicted_seconds=(m.handoff * s["chunks"] if s["name"] == "handoff"
                                                               else m.at(s["name"], s["chunks"])))
