@@ -5,7 +5,7 @@ the stage runs alone (held-out chunk sizes included) beside the sum and the max 
 verdict says where it did not beat them; the simulator's finite buffers, copy-engine-less devices and
 non-chain pipelines. Bad input tried: a chunk larger than the input (fit or held out), a --total above
 the memory there is, a depth of 0, a budget too small for the run, an option of another study (and
---held-out on another), a held-out chunk that is also a fit chunk, --evaluations 0 and above 4096, a
+--held-out on another), --repeats 0, a held-out chunk that is also a fit chunk, --evaluations 0 and above 4096, a
 size that is not a whole number of doubles, --evaluations 0 and an unknown item (the probe), a negative
 hand-off, a corrupted value at 1 and 16 evaluations (the validation fails the step)."""
 
@@ -187,7 +187,7 @@ def test_the_lab_runs_the_configurations_its_share_holds(tmp_path):
 
     entry, failure = deceval_stage(1.0, tmp_path / "s.duckdb")
     assert failure is None and entry["skipped"].startswith("needs about") and "its share of the budget is 1 s" in entry["skipped"]
-    entry, failure = deceval_stage(12.0, tmp_path / "s.duckdb")
+    entry, failure = deceval_stage(15.0, tmp_path / "s.duckdb")  # the default lab budget's share (5 % of 5 min)
     assert failure is None, failure
     assert "only the x1 configuration" in entry["note"] and {r["configuration"] for r in entry["flows"]} == {"x1 decompress-bound"}
     assert entry["verdicts"][0].startswith("x1 decompress-bound") and len(entry["run_ids"]) == 4  # 2 rounds
@@ -236,6 +236,8 @@ def test_bad_input_is_refused_with_one_line(cli, tmp_path):
     assert code == 2 and "--evaluations '0' is not a count" in err
     code, out, err = cli("study", "deceval", "--evaluations", "1,5000", check=None)
     assert code == 2 and "--evaluations 5000: the integrand's evaluations per element, 1 to 4096" in err
+    code, out, err = cli("study", "deceval", "--repeats", "0", check=None)
+    assert code == 2 and "--repeats 0: rounds of a stages run and a flows run, 1 to 100" in err
     code, out, err = cli("study", "launch", "--held-out", "1MiB", check=None)
     assert code == 2 and "--held-out does not apply to the launch study; it applies to: deceval" in err
 
