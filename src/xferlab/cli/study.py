@@ -53,7 +53,7 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                                                  metavar="LIST"),
           evaluations: Optional[str] = typer.Option(None, "--evaluations", help="deceval: the integrand's evaluations "
                                                     "per element on the device, a configuration each (default 1,16: "
-                                                    "decompress-bound and device-bound on this PoCL CPU device).",
+                                                    "decompress-bound and device-bound on a one-thread PoCL CPU device).",
                                                     metavar="LIST"),
           timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
           store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
