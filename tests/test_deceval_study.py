@@ -1,9 +1,13 @@
 """DecEval for real (`xferlab study deceval`, native/probe/deceval.cpp, studies/deceval.py): seed 000's
-application runs on the OpenCL device, every flow validated, and the simulator predicts each flow from
-the stages alone; the simulator's finite buffers, copy-engine-less devices and non-chain pipelines.
-Bad input tried: a chunk larger than the input, a --total above the memory there is, a depth of 0, a
-budget too small for the run, an option of another study, a size that is not a whole number of
-doubles (the probe), a negative hand-off, a corrupted value (the validation fails the step)."""
+application runs on the OpenCL device, every flow validated, in two configurations (decompress-bound,
+device-bound); the stages and the flows are runs of their own, the simulator predicts each flow from
+the stage runs alone (held-out chunk sizes included) beside the sum and the max of its stages, and a
+verdict says where it did not beat them; the simulator's finite buffers, copy-engine-less devices and
+non-chain pipelines. Bad input tried: a chunk larger than the input (fit or held out), a --total above
+the memory there is, a depth of 0, a budget too small for the run, an option of another study (and
+--held-out on another), --repeats 0, a held-out chunk that is also a fit chunk, --evaluations 0 and above 4096, a
+size that is not a whole number of doubles, --evaluations 0 and an unknown item (the probe), a negative
+hand-off, a corrupted value at 1 and 16 evaluations (the validation fails the step)."""
 
 import json
 
@@ -17,41 +21,182 @@ from xferlab.measure.probe import run_probe
 from xferlab.sim import ops_for_pipeline, pipeline, pipeline_makespan, simulate
 from xferlab.sim import flows
 from xferlab.store import open_store
+from xferlab.studies.deceval import STAGES
 from xferlab.system.models import System, Workflow
 
 OPENCL, _ = devices("opencl")
 needs_device = pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 
 
-@needs_device
-def test_deceval_runs_every_flow_validated_and_predicts_it(tmp_path, cli):
-    store = tmp_path / "d.duckdb"
-    args = ["study", "deceval", "--total", "4MiB", "--chunks", "256KiB,1MiB", "--repeats", "2", "--budget", "2m",
-            "--store", store, "--json"]
-    code, out, err = cli(*args, check=0)
-    assert code == 0, err
-    doc = json.loads(out)
-    flows_seen = {(r["flow"], r["chunk_bytes"]) for r in doc["results"] if r["part"] == "flow"}
-    assert flows_seen == {("staged", 4 * 2**20), ("direct", 4 * 2**20), ("pipelined", 256 * 2**10), ("pipelined", 2**20)}
-    for r in doc["results"]:
-        assert r["measured_seconds"] > 0 and r["predicted_seconds"] > 0
-        assert r["error"] == pytest.approx(r["predicted_seconds"] / r["measured_seconds"] - 1)
-    stages = {r["flow"] for r in doc["results"] if r["part"] == "stage"}
-    assert stages == {"decompress", "copy", "integrate", "decompress-submit", "handoff"}
-    # Stored as one run of the study's group; run again, it is reused.
-    again = json.loads(cli(*args, check=0)[1])
-    assert [s["status"] for s in again["steps"]] == ["reused"] and again["results"] == doc["results"]
+STUDY_ARGS = ["study", "deceval", "--total", "4MiB", "--chunks", "256KiB,1MiB", "--held-out", "128KiB,512KiB",
+              "--evaluations", "1,16", "--repeats", "2", "--budget", "3m"]
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory):
+    """One small study, both configurations, into its own store: (its --json document, the store)."""
+    import subprocess
+    import sys
+
+    store = tmp_path_factory.mktemp("deceval") / "d.duckdb"
+    done = subprocess.run([sys.executable, "-m", "xferlab", *STUDY_ARGS, "--store", str(store), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), store
+
+
+def _step_rows(store):
+    """The study's rows by step key, read back from the store as the report does, and the runs by step."""
     with open_store(store, read_only=True) as db:
-        assert len(db.runs()) == 1
-    report = tmp_path / "report.html"
+        runs = db.query("SELECT run_id, json_extract_string(params, '$.study.step') AS step FROM runs")
+        return {r["step"]: db.samples(r["run_id"]) for r in runs}, {r["step"]: r["run_id"] for r in runs}
+
+
+def _rounds(rows, what, k):
+    """Every round's rows of the stages or flows runs of configuration k."""
+    return [x for key, members in rows.items() if key.startswith(f"{what}-{k}-") for x in members]
+
+
+STEPS = ["stages-1-1", "flows-1-1", "stages-1-2", "flows-1-2", "stages-16-1", "flows-16-1", "stages-16-2", "flows-16-2"]
+
+
+@needs_device
+def test_stages_and_flows_are_runs_of_their_own_and_every_flow_is_predicted(study_run, cli):
+    doc, store = study_run
+    # per configuration, two rounds (--repeats 2) of a stages run then a flows run
+    assert [s["key"] for s in doc["steps"]] == STEPS
+    assert all(s["status"] == "measured" for s in doc["steps"])
+    rows, runs = _step_rows(store)
+    assert set(rows) == set(STEPS) and len(set(runs.values())) == 8
+    for key, members in rows.items():  # a stages run holds stage samples only, a flows run flow samples only
+        what, k, _ = key.split("-")
+        assert {r["params"]["kind"] for r in members} == {"stage" if what == "stages" else "flow"}
+        assert {r["params"]["evaluations"] for r in members} == {int(k)}
+    flows_seen = {(r["evaluations"], r["flow"], r["chunk_bytes"]) for r in doc["results"] if r["part"] == "flow"}
+    pipelined = {128 * 2**10, 256 * 2**10, 512 * 2**10, 2**20}
+    assert flows_seen == {(k, f, c) for k in (1, 16) for f, c in [("staged", 4 * 2**20), ("direct", 4 * 2**20)]
+                          + [("pipelined", c) for c in pipelined]}
+    for r in (r for r in doc["results"] if r["part"] == "flow"):
+        # measured: the median of the flow's own validated repeats in the flows run, read back here
+        values = sorted(x["value"] for x in _rounds(rows, "flows", r["evaluations"])
+                        if x["mode"] == r["flow"] and x["size_bytes"] == r["chunk_bytes"] and not x["warmup"])
+        assert len(values) == 2 and r["measured_seconds"] == pytest.approx(sum(values) / 2)
+        assert r["error"] == pytest.approx(r["predicted_seconds"] / r["measured_seconds"] - 1)
+        # staged: one stage after the other, the sum; direct: the device reads the host's buffer in place, at
+        # most as fast as its copy; pipelined: no better than perfect overlap, no worse than none plus the waits
+        low, high = {"staged": (r["sum_seconds"], r["sum_seconds"]), "direct": (r["sum_seconds"], 2 * r["sum_seconds"]),
+                     "pipelined": (r["max_seconds"], r["sum_seconds"] + r["chunks"] * 2e-3)}[r["flow"]]
+        assert low * (1 - 1e-5) <= r["predicted_seconds"] <= high * (1 + 1e-5), r  # the link's rate: 6 digits
+    assert {r["flow"] for r in doc["results"] if r["part"] == "stage"} == set(STAGES)
+    assert any("the simulator beat both baselines" in n or "did not beat" in n or "cannot tell" in n
+               for n in doc["notes"])
+    # Run again, every step is reused and the table is the same.
+    again = json.loads(cli(*STUDY_ARGS, "--store", store, "--json", check=0)[1])
+    assert [s["status"] for s in again["steps"]] == ["reused"] * 8 and again["results"] == doc["results"]
+    report = store.parent / "report.html"
     cli("report", "--store", store, "--output", report, check=0)
     text = report.read_text()
-    assert "Study deceval (seed 000)" in text and "xferlab study deceval --total 4194304" in text
+    assert "Study deceval (seed 000)" in text and "--held-out 131072,524288" in text  # --evaluations 1,16: the default
+    assert "pipelined flows&#39; mean |error| simulator" in text or "pipelined flows' mean |error| simulator" in text
 
 
 @needs_device
-def test_a_corrupted_value_fails_the_validation():
-    plan = DecevalPlan(size=2**20, chunks=[2**18], repeats=1)
+def test_held_out_chunk_sizes_are_in_no_fit(study_run):
+    doc, store = study_run
+    rows, _ = _step_rows(store)
+    for k in (1, 16):
+        fitted = {r["size_bytes"] for r in _rounds(rows, "stages", k)}
+        assert fitted == {256 * 2**10, 2**20}
+        table = [r for r in doc["results"] if r["evaluations"] == k]
+        held = {r["chunk_bytes"] for r in table if r["part"] == "flow" and r["held_out"]}
+        assert held == {128 * 2**10, 512 * 2**10, 4 * 2**20} and not held & fitted
+        assert all(not r["held_out"] for r in table if r["part"] == "flow" and r["chunk_bytes"] in fitted)
+
+
+@needs_device
+def test_the_prediction_never_reads_a_flow_measurement(study_run):
+    """The flows' samples scaled (3x) or replaced by noise: every prediction and baseline stays, only the
+    measured column and the errors move. (Checked to fail with fit() fed the flow rows as well.)"""
+    from xferlab.studies.deceval import table
+
+    _, store = study_run
+    rows, _ = _step_rows(store)
+    before = table(rows)
+    rng = np.random.default_rng(3)
+    for change in (lambda v: 3 * v, lambda v: float(rng.uniform(1e-4, 1.0))):
+        corrupted = {key: [{**r, "value": change(r["value"])} if key.startswith("flows-") else r for r in members]
+                     for key, members in rows.items()}
+        after = table(corrupted)
+        assert len(after) == len(before)
+        for b, a in zip(before, after):
+            assert (a["part"], a["flow"], a["chunk_bytes"]) == (b["part"], b["flow"], b["chunk_bytes"])
+            for key in ("predicted_seconds", "sum_seconds", "max_seconds", "configuration", "held_out"):
+                assert a.get(key) == b.get(key), (key, a, b)
+            if a["part"] == "flow":
+                assert a["measured_seconds"] != b["measured_seconds"] and a["error"] != pytest.approx(b["error"])
+    # and the stage rows do move it: the stages 2x slower, every prediction grows
+    slower = {key: [{**r, "value": 2 * r["value"]} if key.startswith("stages-") else r for r in members]
+              for key, members in rows.items()}
+    for b, a in zip(before, table(slower)):
+        if a["part"] == "flow":
+            assert a["predicted_seconds"] == pytest.approx(2 * b["predicted_seconds"], rel=0.05)
+
+
+@needs_device
+def test_more_evaluations_per_element_make_the_device_the_slower_side(study_run):
+    doc, _ = study_run
+    stage = {(r["evaluations"], r["flow"], r["chunk_bytes"]): r["measured_seconds"] for r in doc["results"]
+             if r["part"] == "stage"}
+    # 16 times the integrand's evaluations on the same data: the integrate stage grows by several times,
+    # the decompress stage does not (each run still validated pi, to the finer rule's bound)
+    assert stage[(16, "integrate", 2**20)] > 4 * stage[(1, "integrate", 2**20)]
+    assert stage[(16, "decompress", 2**20)] < 2 * stage[(1, "decompress", 2**20)]
+    configs = {r["evaluations"]: r["configuration"] for r in doc["results"]}
+    assert configs[1] == "x1 decompress-bound" and configs[16] == "x16 device-bound"
+
+
+def _flow(evaluations, chunk, measured, predicted, summed, most, held_out=False):
+    return {"configuration": f"x{evaluations}", "evaluations": evaluations, "device_share": 0.7, "part": "flow",
+            "flow": "pipelined", "chunk_bytes": chunk, "chunks": 4, "held_out": held_out, "measured_seconds": measured,
+            "predicted_seconds": predicted, "sum_seconds": summed, "max_seconds": most,
+            "error": predicted / measured - 1, "sum_error": summed / measured - 1, "max_error": most / measured - 1}
+
+
+def test_the_verdict_names_each_flow_the_simulator_did_not_win():
+    from xferlab.studies.deceval import notes, verdicts
+
+    rows = [_flow(16, 2**20, 1.0, 1.02, 1.6, 0.9),                 # beats both
+            _flow(16, 2**18, 1.0, 1.20, 1.6, 0.95, held_out=True),  # loses to max (5 % off against 20 %)
+            _flow(1, 2**20, 1.0, 1.01, 1.03, 1.0)]                   # baselines within 5 %: no contest
+    v = {x["evaluations"]: x for x in verdicts(rows)}
+    assert (v[16]["compared"], v[16]["beaten"]) == (2, 1) and v[16]["lost"][0]["chunk_bytes"] == 2**18
+    assert v[16]["held_out_worst"] == pytest.approx(0.2) and v[1]["held_out_worst"] is None
+    assert v[16]["mean_abs_error"]["max"] == pytest.approx((0.1 + 0.05) / 2)
+    text = notes(rows)
+    assert "beat both baselines at 1 of 2 pipelined flows" in text[1]
+    assert "did not beat the max of stages at 256 KiB chunks: simulator +20.0%, sum +60.0%, max -5.0%" in text[2]
+    assert "within 5% of each other" in text[0] and "cannot tell the simulator from them" in text[0]
+    # a tie is not a win
+    assert verdicts([_flow(16, 2**20, 1.0, 1.05, 1.6, 0.95)])[0]["beaten"] == 0
+
+
+@needs_device
+def test_the_lab_runs_the_configurations_its_share_holds(tmp_path):
+    """DecEval's share of the lab's budget: both configurations, one (said in the note) or none (said why)."""
+    from xferlab.lab import deceval_stage
+
+    entry, failure = deceval_stage(1.0, tmp_path / "s.duckdb")
+    assert failure is None and entry["skipped"].startswith("needs about") and "its share of the budget is 1 s" in entry["skipped"]
+    entry, failure = deceval_stage(15.0, tmp_path / "s.duckdb")  # the default lab budget's share (5 % of 5 min)
+    assert failure is None, failure
+    assert "only the x1 configuration" in entry["note"] and {r["configuration"] for r in entry["flows"]} == {"x1 decompress-bound"}
+    assert entry["verdicts"][0].startswith("x1 decompress-bound") and len(entry["run_ids"]) == 4  # 2 rounds
+
+
+@needs_device
+@pytest.mark.parametrize("evaluations", [1, 16])
+def test_a_corrupted_value_fails_the_validation(evaluations):
+    plan = DecevalPlan(size=2**20, chunks=[2**18], repeats=1, evaluations=evaluations)
     plan.check()
     step = steps(plan, corrupt=True)[0]
     run = run_probe(step.args, timeout=60, env=step.env)
@@ -82,11 +227,28 @@ def test_bad_input_is_refused_with_one_line(cli, tmp_path):
     assert code == 2 and "too small to run one step of the deceval study" in err
     code, out, err = cli("study", "deceval", "--count", "3", check=None)
     assert code == 2 and "--count does not apply to the deceval study" in err
+    code, out, err = cli("study", "deceval", "--chunks", "256KiB,1MiB", "--held-out", "1MiB", check=None)
+    assert code == 2 and err.strip() == ("error: --held-out 1 MiB is also a fit chunk size (--chunks); allowed: "
+                                         "held-out chunk sizes that no stage is measured at")
+    code, out, err = cli("study", "deceval", "--total", "1MiB", "--chunks", "256KiB", "--held-out", "2MiB", check=None)
+    assert code == 2 and "chunk 2 MiB is larger than the input (1 MiB)" in err
+    code, out, err = cli("study", "deceval", "--evaluations", "0", check=None)
+    assert code == 2 and "--evaluations '0' is not a count" in err
+    code, out, err = cli("study", "deceval", "--evaluations", "1,5000", check=None)
+    assert code == 2 and "--evaluations 5000: the integrand's evaluations per element, 1 to 4096" in err
+    code, out, err = cli("study", "deceval", "--repeats", "0", check=None)
+    assert code == 2 and "--repeats 0: rounds of a stages run and a flows run, 1 to 100" in err
+    code, out, err = cli("study", "launch", "--held-out", "1MiB", check=None)
+    assert code == 2 and "--held-out does not apply to the launch study; it applies to: deceval" in err
 
 
 def test_the_probe_refuses_a_size_that_is_not_whole_doubles():
     run = run_probe(["deceval", "--size", "10001"], timeout=30)
     assert run.returncode == 2 and "not a whole number of doubles" in (run.failure or "")
+    run = run_probe(["deceval", "--evaluations", "0"], timeout=30)
+    assert run.returncode == 2 and "evaluations" in (run.failure or "")
+    run = run_probe(["deceval", "--items", "stages,flows"], timeout=30)
+    assert run.returncode == 2 and "flows" in (run.failure or "")
 
 
 # -- the simulator's new terms -------------------------------------------------------------------
@@ -187,17 +349,21 @@ def test_the_stage_fits_are_never_negative_and_the_model_builds_from_convex_copi
     """Copies whose time grows faster than the chunk count (a convex set) fit a negative fixed part by
     plain least squares, which made a link of negative bandwidth the simulator refused (a traceback):
     the fit keeps both parts >= 0 and the model builds."""
-    from xferlab.studies.deceval import fit_line, model
+    from xferlab.studies.deceval import fit, fit_line, model
 
     convex = [(64, 2.0e-3), (16, 0.3e-3), (4, 0.2e-3)]
     w, o = fit_line(convex)
     assert w >= 0 and o > 0
     assert fit_line([(4, 1.0), (16, 1.0)]) == pytest.approx((1.0, 0.0))
-    stats = [{"kind": "stage", "name": name, "chunks": n, "median_seconds": t, "size": 2**26, "depth": 2}
-             for name in ("decompress", "integrate", "decompress-submit") for n, t in [(4, 0.09), (16, 0.091)]]
-    stats += [{"kind": "stage", "name": "copy", "chunks": n, "median_seconds": t, "size": 2**26, "depth": 2}
-              for n, t in convex]
-    stats += [{"kind": "stage", "name": "handoff", "chunks": n, "median_seconds": n * 4e-5, "size": 2**26, "depth": 2}
-              for n in (4, 16)]
-    system, workflow, terms = model(stats)
-    assert terms["copy"][0] >= 0 and system.links[0].link.startswith("simple:bandwidth=")
+    def stage(name, n, t):
+        return {"kind": "stage", "name": name, "chunks": n, "chunk_bytes": 2**26 // n, "median_seconds": t,
+                "size": 2**26, "depth": 2}
+
+    stats = [stage(name, n, t) for name in ("decompress", "integrate", "decompress-submit")
+             for n, t in [(4, 0.09), (16, 0.091)]]
+    stats += [stage("copy", n, t) for n, t in convex] + [stage("handoff", n, n * 4e-5) for n in (4, 16)]
+    m = fit(stats)
+    system, workflow = model(m)
+    assert m.lines["copy"][0] >= 0 and system.links[0].link.startswith("simple:bandwidth=")
+    with pytest.raises(ValueError, match="stage rows only"):
+        fit(stats + [{**stats[0], "kind": "flow"}])

@@ -28,6 +28,11 @@
 // its last 8-byte copy arrived; the pipelined flow checks each chunk before its slot is reused, and
 // the time of those checks is left out of its total (check_seconds).
 //
+// --items picks what one run does (stages, staged, direct, pipelined): the study times the stages and
+// the flows in runs of their own. --evaluations K makes the kernel evaluate the integrand K times per
+// element (a finer midpoint rule on the same data: K times the device's arithmetic, the same bytes),
+// so that the device, not the decompression, is the pipeline's slowest stage.
+//
 // --cpu C pins the decompressing thread to CPU C once the device is open (its runtime's threads are
 // started by then); the caller chooses the device's share of the CPUs (on PoCL:
 // POCL_MAX_PTHREAD_COUNT), so that decompression and integration are two resources, as on the seed's
@@ -68,7 +73,12 @@ const char* const kSource = R"CLC(
 // The share: elements g, g + G, ... (neighbouring work-items read neighbouring values: a GPU's
 // coalesced loads), or with -DBLOCKED=1 one contiguous block per work-item (a CPU device runs a
 // work-item's loop to its end before the next work-item, so a stride of G would reread every line).
-__kernel void integrate(__global const double* x, const ulong base, const ulong count, __global double* partial) {
+// EVALS (a build option) is the integrand's evaluations per element: with EVALS = k > 1 each value
+// x_i, the midpoint of its cell of width h, stands for k sub-cells of width h / k, evaluated at
+// x_i + first + m * step (m < k): the midpoint rule on N k cells, k times the arithmetic on the same
+// data (the device-bound configuration); with EVALS = 1 the loop body is the plain rule.
+__kernel void integrate(__global const double* x, const ulong base, const ulong count, __global double* partial,
+                        const double first, const double step) {
   const size_t g = get_global_id(0), n = get_global_size(0);
   double s = 0.0;
 #if BLOCKED
@@ -78,7 +88,14 @@ __kernel void integrate(__global const double* x, const ulong base, const ulong 
   for (ulong j = g; j < count; j += n) {
 #endif
     const double v = x[base + j];
+#if EVALS == 1
     s += 4.0 / (1.0 + v * v);
+#else
+    for (int m = 0; m < EVALS; ++m) {
+      const double u = v + first + m * step;
+      s += 4.0 / (1.0 + u * u);
+    }
+#endif
   }
   partial[g] += s;
 }
@@ -93,6 +110,7 @@ struct Options {
   int repeats = 3;
   int level = 1;
   int cpu = -1;
+  int evaluations = 1;  // the integrand's evaluations per element (the kernel's EVALS)
   std::vector<std::string> items;
   bool corrupt = false;
 };
@@ -207,6 +225,9 @@ class App {
         data_(dev.buffer(o.size)), partial_(dev.buffer(global_ * sizeof(double))),
         scratch_(dev.buffer(global_ * sizeof(double))) {
     kernel_ = dev.kernel("integrate");
+    const double k = o.evaluations, h = 1.0 / static_cast<double>(n_);
+    dev.arg(kernel_, 4, (0.5 / k - 0.5) * h);  // the first sub-cell's midpoint, from the cell's
+    dev.arg(kernel_, 5, h / k);                // and the distance between sub-cell midpoints
     cl_int err = CL_SUCCESS;
     mapped_ = api_.CreateBuffer(dev.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, o.size, nullptr, &err);
     cl_check(err, "clCreateBuffer (CL_MEM_ALLOC_HOST_PTR)");
@@ -428,8 +449,9 @@ class App {
     dev_.read(sums, part.data(), part.size() * sizeof(double));
     double sum = 0;
     for (double v : part) sum += v;
-    const double pi = sum / static_cast<double>(n_);
-    const double h = 1.0 / static_cast<double>(n_);
+    const double cells = static_cast<double>(n_) * o_.evaluations;  // the midpoint rule's cells
+    const double pi = sum / cells;
+    const double h = 1.0 / cells;
     const double bound = h * h / 3.0 + 1e-9;  // the midpoint rule's error for 4/(1+x^2) is at most h^2/3
     if (!(std::fabs(pi - M_PI) <= bound) && what.empty()) {
       char buf[160];
@@ -489,6 +511,7 @@ int run_deceval(Args& args) {
   o.repeats = static_cast<int>(args.integer("repeats", 3, 1, 10000));
   o.level = static_cast<int>(args.integer("level", 1, 1, 9));
   o.cpu = static_cast<int>(args.integer("cpu", -1, -1, 1 << 20));
+  o.evaluations = static_cast<int>(args.integer("evaluations", 1, 1, 4096));
   o.items = args.words("items", "stages,staged,direct,pipelined", {"stages", "staged", "direct", "pipelined"});
   o.corrupt = args.flag("corrupt");
   args.finish();
@@ -511,7 +534,7 @@ int run_deceval(Args& args) {
   cl_device_type type = 0;
   dev.query(CL_DEVICE_TYPE, sizeof type, &type, "CL_DEVICE_TYPE");
   const bool blocked = type & CL_DEVICE_TYPE_CPU;
-  dev.build(kSource, {blocked ? "-DBLOCKED=1" : "-DBLOCKED=0"});
+  dev.build(kSource, {std::string(blocked ? "-DBLOCKED=1" : "-DBLOCKED=0") + " -DEVALS=" + std::to_string(o.evaluations)});
   const double build_seconds = since(t0);
   t0 = Clock::now();
   const auto input = compress(o.size / 8, o.level);
@@ -523,6 +546,8 @@ int run_deceval(Args& args) {
     if (!pinned) throw std::runtime_error("could not pin the decompressing thread to CPU " + std::to_string(o.cpu));
   }
   const char* threads = std::getenv("POCL_MAX_PTHREAD_COUNT");
+  std::string items;
+  for (const auto& item : o.items) items += (items.empty() ? "" : ",") + item;
   JsonLine()
       .str("probe", "deceval").str("record", "setup").str("backend", "opencl").integer("device_index", o.device)
       .str("device_name", dev.text(CL_DEVICE_NAME)).integer("compute_units", dev.units)
@@ -530,7 +555,8 @@ int run_deceval(Args& args) {
       .integer("level", o.level).str("zlib", zlibVersion()).number("compress_seconds", compress_seconds)
       .number("build_seconds", build_seconds).integer("global", static_cast<long long>(app.global()))
       .integer("local", static_cast<long long>(app.local())).str("layout", blocked ? "blocked" : "strided").integer("depth", o.depth).integer("repeats", o.repeats)
-      .integer("cpu", o.cpu).str("pocl_max_pthread_count", threads ? threads : "")
+      .integer("cpu", o.cpu).str("pocl_max_pthread_count", threads ? threads : "").integer("evaluations", o.evaluations)
+      .str("items", items)
       .emit();
   for (int r = 0; r <= o.repeats; ++r) {  // repeat 0: the warm-up
     if (has(o, "stages"))

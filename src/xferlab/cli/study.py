@@ -38,15 +38,23 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
           depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
                                               "(default 2).", metavar="N"),
           repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval, offload: timed repeats "
-                                                "(after a warm-up; offload: runs per mode and latency).", metavar="N"),
+                                                "(after a warm-up; deceval: rounds of a stages run and a flows run; "
+                                                "offload: runs per mode and latency).", metavar="N"),
           workloads: Optional[str] = typer.Option(None, "--workloads", help="offload: the runtime's workloads (default "
                                                   "all: cg, mg, bubble, gcd, kadane).", metavar="LIST"),
           latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "
                                                   "times or presets (cxl, ccip, pcie3; default 0, cxl, ccip, 2us).",
                                                   metavar="LIST"),
           chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
-                                               "default the seed's 80 kB and 8 MB; deceval: 256 KiB, 1 MiB, 4 MiB).",
-                                               metavar="LIST"),
+                                               "default the seed's 80 kB and 8 MB; deceval: the sizes the stages are "
+                                               "measured and fitted at, default 256 KiB, 4 MiB).", metavar="LIST"),
+          held_out: Optional[str] = typer.Option(None, "--held-out", help="deceval: chunk sizes the pipelined flow runs "
+                                                 "at and no stage is measured at (default 128 KiB, 1 MiB).",
+                                                 metavar="LIST"),
+          evaluations: Optional[str] = typer.Option(None, "--evaluations", help="deceval: the integrand's evaluations "
+                                                    "per element on the device, a configuration each (default 1,16: "
+                                                    "decompress-bound and device-bound on a one-thread PoCL CPU device).",
+                                                    metavar="LIST"),
           timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
           store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
@@ -60,12 +68,14 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
               Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")
         return
     chosen = find(name)
-    from ..units import parse_list, parse_size
+    from ..units import parse_count, parse_list, parse_size
     from .runtime import parse_latencies
 
     given = {"pmem": str(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations, "backend": backend, "device": device_,
              "count": count, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
              "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None,
+             "held_out": [int(c) for c in parse_list(held_out, parse_size, "--held-out")] if held_out is not None else None,
+             "evaluations": parse_list(evaluations, parse_count, "--evaluations") if evaluations is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
              "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None}
     for key, value in given.items():
@@ -86,8 +96,9 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
                 "partial": f"partly measured, run {s['run_id']} ({s['failure']}); run the study again to finish it"
                 }[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
+    notes += chosen.notes(result.table) if chosen.notes else []
     columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
-                      justify="left" if key in ("class", "kernel", "where", "part", "what", "direction", "host_kind", "workload", "flow",
+                      justify="left" if key in ("class", "kernel", "where", "configuration", "part", "what", "direction", "host_kind", "workload", "flow",
                                                          "governor") else "right")
                for key, header in chosen.columns]
     emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",

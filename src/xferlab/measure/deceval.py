@@ -28,7 +28,18 @@ from .steps import Step, good_time, step_failure
 from ..stats import summarize
 
 DEFAULT_SIZE = 64 * 2**20
-DEFAULT_CHUNKS = (256 * 2**10, 2**20, 4 * 2**20)
+DEFAULT_CHUNKS = (256 * 2**10, 4 * 2**20)
+STAGE_ITEMS = ("stages",)                          # each stage alone, at every chunk size
+FLOW_ITEMS = ("staged", "direct", "pipelined")     # the flows end to end
+ITEMS = STAGE_ITEMS + FLOW_ITEMS
+MAX_EVALUATIONS = 4096
+# The estimate's rates, on the slow side of what a busy 2-CPU VM gives (each step's estimate decides
+# whether a budget can hold it): zlib's inflate, output bytes a second; the kernel, seconds per evaluation
+# of the integrand and per byte read.
+INFLATE_RATE = 0.25e9
+EVALUATION_SECONDS = 4e-9
+DEVICE_READ_RATE = 2e9
+HANDOFF_SECONDS = 2e-4
 
 
 @dataclass
@@ -39,6 +50,8 @@ class DecevalPlan:
     depth: int = 2
     repeats: int = 3
     level: int = 1
+    items: list[str] = field(default_factory=lambda: list(ITEMS))
+    evaluations: int = 1  # the integrand's evaluations per element (more: the device's stage grows, not the data)
     info: dict[str, Any] = field(default_factory=dict)
 
     def check(self, probe_devices: bool = True) -> None:
@@ -57,6 +70,11 @@ class DecevalPlan:
             raise BadValue(f"--depth {self.depth}: buffers between the stages, 1 to 64")
         if not 1 <= self.repeats <= 10000:
             raise BadValue(f"--repeats {self.repeats}: 1 to 10000 (one more runs first as a warm-up)")
+        if not 1 <= self.evaluations <= MAX_EVALUATIONS:
+            raise BadValue(f"--evaluations {self.evaluations}: the integrand's evaluations per element, 1 to "
+                           f"{MAX_EVALUATIONS}")
+        if not self.items or set(self.items) - set(ITEMS):
+            raise BadValue(f"items {self.items}: some of {', '.join(ITEMS)}")
         if not 1 <= self.level <= 9:
             raise BadValue(f"--level {self.level}: zlib's compression level, 1 to 9")
         needed = self.memory_bytes()
@@ -91,7 +109,8 @@ class DecevalPlan:
         cpu, _ = self.placement()
         args = ["deceval", "--device", str(self.device), "--size", str(self.size),
                 "--chunks", ",".join(str(c) for c in self.chunks), "--depth", str(self.depth),
-                "--repeats", str(self.repeats), "--level", str(self.level)]
+                "--repeats", str(self.repeats), "--level", str(self.level), "--items", ",".join(self.items),
+                "--evaluations", str(self.evaluations)]
         if cpu is not None:
             args += ["--cpu", str(cpu)]
         return args + (["--corrupt"] if corrupt else [])
@@ -99,18 +118,29 @@ class DecevalPlan:
     def params(self) -> dict[str, Any]:
         cpu, env = self.placement()
         return {"size": self.size, "chunks": list(self.chunks), "depth": self.depth, "repeats": self.repeats,
-                "level": self.level, "decompress_cpu": cpu, "device_env": env}
+                "level": self.level, "items": list(self.items), "evaluations": self.evaluations,
+                "decompress_cpu": cpu, "device_env": env}
+
+    def estimate_seconds(self) -> float:
+        """How long the run takes, from the slow rates above: deflating the input once, then per repeat
+        (one more as a warm-up) each item's inflate passes and device passes."""
+        inflate = self.size / INFLATE_RATE
+        device = self.size / 8 * self.evaluations * EVALUATION_SECONDS + self.size / DEVICE_READ_RATE
+        per_repeat = 0.0
+        for chunk in self.chunks:
+            n = -(-self.size // chunk)
+            if "stages" in self.items:  # decompress, decompress-submit; copy, integrate, the submitted kernels; handoff
+                per_repeat += 2 * inflate + 2 * device + n * HANDOFF_SECONDS
+            if "pipelined" in self.items:
+                per_repeat += max(inflate, device) + n * HANDOFF_SECONDS
+        per_repeat += sum(inflate + device for item in ("staged", "direct") if item in self.items)
+        return 2.0 + self.size / 100e6 + (self.repeats + 1) * per_repeat
 
 
 def steps(plan: DecevalPlan, corrupt: bool = False) -> list[Step]:
     cpu, env = plan.placement()
-    # Inflate (~0.35 GB/s of output on a small machine) dominates: per repeat, about 3.2 passes per chunk
-    # size (decompress, decompress-submit, copy, integrate, the pipelined flow) and 2 (staged, direct);
-    # then deflating the input once (~0.1 GB/s).
-    passes = 3.2 * len(plan.chunks) + 2
-    estimate = 2.0 + plan.size / 100e6 + (plan.repeats + 1) * passes * plan.size / 0.35e9
     return [Step("deceval", "deceval", plan.probe_args(corrupt), {"cpus": None if cpu is None else str(cpu)},
-                 estimate, env=env or None)]
+                 plan.estimate_seconds(), env=env or None)]
 
 
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
@@ -140,7 +170,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 **{k: r[k] for k in ("decompress_seconds", "copy_seconds", "integrate_seconds", "wait_seconds",
                                      "submit_seconds") if k in r},
                 **{k: setup.get(k) for k in ("device_name", "compressed_bytes", "level", "layout", "cpu",
-                                             "pocl_max_pthread_count", "compute_units")},
+                                             "pocl_max_pthread_count", "compute_units", "evaluations")},
             },
         })
     return rows, step_failure(rows, run.failure, dropped, "samples")
@@ -161,7 +191,8 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (kind, name, chunk), members in sorted(groups.items()):
         stats = summarize(m["value"] for m in members)
         entry = {"kind": kind, "name": name, "chunk_bytes": chunk, "chunks": _field(members[0], "chunks"),
-                 "size": _field(members[0], "size"), "depth": _field(members[0], "depth"), "count": stats["count"],
+                 "size": _field(members[0], "size"), "depth": _field(members[0], "depth"),
+                 "evaluations": _field(members[0], "evaluations") or 1, "count": stats["count"],
                  "median_seconds": stats["median"], "median_ci_low_seconds": stats["median_ci_low"],
                  "median_ci_high_seconds": stats["median_ci_high"], "min_seconds": stats["min"], "max_seconds": stats["max"]}
         for part in ("decompress_seconds", "copy_seconds", "integrate_seconds", "wait_seconds", "submit_seconds"):

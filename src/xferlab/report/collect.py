@@ -159,7 +159,7 @@ def fmt_value(key: str, value: Any) -> str:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if key == "error" and isinstance(value, float):  # predicted / measured - 1: its sign says which way
+    if key in ("error", "sum_error", "max_error") and isinstance(value, float):  # predicted / measured - 1: signed
         return f"{value:+.1%}"
     if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share", "_saved")) or key.startswith("fraction")):
         return pct(value)

@@ -11,8 +11,8 @@ from typing import Any
 from .collect import Section, Table
 
 #: The study options `xferlab study` takes on its command line (cli/study.py).
-CLI_OPTIONS = ("pmem", "pmem_node", "iterations", "backend", "device", "count", "total", "chunks", "depth", "repeats", "workloads",
-               "latencies")
+CLI_OPTIONS = ("pmem", "pmem_node", "iterations", "backend", "device", "count", "total", "chunks", "held_out", "evaluations",
+               "depth", "repeats", "workloads", "latencies")
 
 
 def study_groups(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -40,6 +40,7 @@ def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
              if k in CLI_OPTIONS and v is not None and study.options.get(k) != v]
     intro = [f"{study.seed}: {study.experiment}", f"group {group}: runs " + ", ".join(f"{k} {v}" for k, v in steps.items())]
     intro += [f"skipped: {s['class']}: {s['reason']}" for s in study_params.get("skipped") or []]
+    intro += study.notes(table) if study.notes else []
     section = Section(f"Study {study.name} ({study.seed})", f"study-{group}", intro,
                       [Table(study.description, list(study.columns), table)])
     from ..store import DEFAULT_PATH

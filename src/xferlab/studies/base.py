@@ -41,6 +41,8 @@ class Study:
     table: Callable[[dict[str, list[dict[str, Any]]]], list[dict[str, Any]]]  # rows by step key -> the comparison
     columns: list[tuple[str, str]]  # (key, header) of the table
     options: dict[str, Any] = field(default_factory=dict)  # the options it takes, with their defaults
+    #: what the table shows that a row cannot (a verdict over rows), as lines under it; None: nothing
+    notes: Optional[Callable[[list[dict[str, Any]]], list[str]]] = None
 
 
 def option(key: str) -> str:
