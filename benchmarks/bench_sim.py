@@ -7,9 +7,11 @@
    process touches 600 MB of fresh pages costs extra). Its answer is checked against the balanced
    closed form.
 2. The discrete-event engine (``xferlab.sim.simulate``, validation and timeline included) on a
-   3-stage x 20,000-chunk pipeline, beside a plain SimPy model of the same pipeline written here
-   (one ``simpy.Resource`` per stage, one process per chunk). Both give the same makespan; the figure
-   is modeled ops (stage x chunk) per second, and the target is ours / plain >= 1.
+   3-stage x 20,000-chunk pipeline, beside the textbook SimPy model of the same pipeline written here:
+   one process per stage, unbounded ``simpy.Store`` queues between them (the tandem queue of SimPy's
+   own examples; an earlier reference started a process per chunk, 20,000 at once, and was slower
+   than this). Both must give the same makespan (within 1e-9 relative, checked before timing); the
+   figure is modeled ops (stage x chunk) per second, and the target is ours / plain >= 1.
 
 The script exits 1 if a target is missed. Run: ``make bench`` or
 ``PYTHONPATH=src .venv/bin/python benchmarks/bench_sim.py``.
@@ -58,19 +60,25 @@ def deceval_stage_seconds(chunks: int) -> np.ndarray:
 
 
 def plain_simpy(stage_seconds: np.ndarray) -> float:
-    """The reference: the same pipeline as a textbook SimPy model."""
+    """The reference: the same pipeline as a textbook SimPy model, a process per stage and a Store
+    between consecutive stages. Stage s takes chunk i from its inbox once stage s - 1 put it there,
+    holds it for its duration and passes it on: f_s[i] = max(f_{s-1}[i], f_s[i-1]) + t_s[i]."""
     env = simpy.Environment()
-    stages = [simpy.Resource(env, capacity=1) for _ in range(stage_seconds.shape[0])]
-    rows = stage_seconds.T.tolist()  # per chunk, its stage durations
+    inboxes = [simpy.Store(env) for _ in range(stage_seconds.shape[0])]  # unbounded: no blocking after
+    durations = stage_seconds.tolist()
 
-    def chunk(durations):
-        for stage, seconds in zip(stages, durations):
-            with stage.request() as request:
-                yield request
-                yield env.timeout(seconds)
+    def stage(s):
+        inbox = inboxes[s]
+        outbox = inboxes[s + 1] if s + 1 < len(inboxes) else None
+        for i, seconds in enumerate(durations[s]):
+            if s:
+                yield inbox.get()
+            yield env.timeout(seconds)
+            if outbox is not None:
+                outbox.put(i)
 
-    for durations in rows:
-        env.process(chunk(durations))
+    for s in range(len(inboxes)):
+        env.process(stage(s))
     env.run()
     return env.now
 
@@ -102,17 +110,25 @@ def main() -> int:
     names = [f"stage{s}" for s in range(ENGINE_STAGES)]
     resources, ops = ops_for_pipeline(names, t)
     modeled = ENGINE_STAGES * ENGINE_CHUNKS
-    ours_s, timeline = best_of(3, lambda: simulate(resources, ops))
-    plain_s, plain_makespan = best_of(3, lambda: plain_simpy(t))
-    assert abs(timeline.makespan - plain_makespan) <= 1e-9 * plain_makespan
-    assert abs(timeline.makespan - pipeline_makespan(t)) <= 1e-9 * plain_makespan
+    # Same answer first (both against the max-plus recurrence too), then the timing, alternating rounds.
+    expected = pipeline_makespan(t)
+    for makespan in (simulate(resources, ops).makespan, plain_simpy(t)):
+        assert abs(makespan - expected) <= 1e-9 * expected, (makespan, expected)
+    ours_s = plain_s = float("inf")
+    for _ in range(3):
+        ours_s = min(ours_s, best_of(1, lambda: simulate(resources, ops))[0])
+        plain_s = min(plain_s, best_of(1, lambda: plain_simpy(t))[0])
     ratio = plain_s / ours_s  # = our modeled ops per second / plain's
     met = ratio >= ENGINE_TARGET
     ok &= met
     print(f"engine: {ENGINE_STAGES} stages x {ENGINE_CHUNKS:,} chunks = {modeled:,} ops: "
           f"{modeled / ours_s / 1e3:.0f} k ops/s ({ours_s:.3f} s, validation and timeline included)")
-    print(f"plain SimPy model of the same pipeline: {modeled / plain_s / 1e3:.0f} k ops/s ({plain_s:.3f} s)")
+    print(f"textbook SimPy model (a process per stage, Stores between): {modeled / plain_s / 1e3:.0f} k ops/s ({plain_s:.3f} s)")
     print(f"  ratio ours / plain {ratio:.2f}, target at least {ENGINE_TARGET:.0f}: {'met' if met else 'NOT met'}")
+    # What xferlab runs for a chain like this one (sweeps, advise chunk): the max-plus fast path, not the engine.
+    chain_s, _ = best_of(3, lambda: pipeline_makespan(t))
+    print(f"  (for a chain xferlab uses the fast path: pipeline_makespan() {chain_s * 1e3:.2f} ms on the same pipeline, "
+          f"{plain_s / chain_s:.0f}x the textbook model's speed; not the target, which is the engine's)")
     return 0 if ok else 1
 
 

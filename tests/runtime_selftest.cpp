@@ -117,6 +117,16 @@ CHECK(keep.back().to_double() == 2.0 * 50, "a value read before its runtime was 
         chain(*f, 200);
         CHECK(f->counters().bus_transactions() < s->counters().bus_transactions() / 2, "forward uses under half the transactions");
         CHECK(f->counters().forwarded > 150, "forward sends pending operands as slot references");
+        for (Runtime* rt : {s, f}) {  // the device thread's own count of what crossed, read under TSan too
+            rt->drain();
+            const Counters& c = rt->counters();
+            const BusCounters b = rt->backend().counted();
+            CHECK(b.records == c.requests && b.doorbells == c.doorbells && b.lines_received == c.lines_written,
+                  "the device received every record, line and doorbell the runtime counted");
+            CHECK(b.forwarded == c.forwarded && b.read_requests == c.result_reads && b.lines_sent == c.lines_read,
+                  "the device forwarded and answered what the runtime counted");
+            CHECK(b.transactions() == c.bus_transactions() + c.result_reads, "a read's request is one more message");
+        }
         delete s;
         delete f;
     }

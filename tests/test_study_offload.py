@@ -70,9 +70,18 @@ def test_the_study_measures_stores_and_reuses(tmp_path, cli):
     doc = json.loads(out)
     assert {(r["workload"], r["latency_seconds"]) for r in doc["results"]} == {
         (w, x) for w in ("kadane", "gcd") for x in (0.0, 1e-6)}
+    with open_store(store, read_only=True) as db:
+        bus = [s for run in db.runs() for s in db.samples(run["run_id"]) if s["suite"] == "runtime"]
+    assert len(bus) == 2 * 2 * 3  # every workload, latency and mode ran (a missing one leaves a speedup empty)
     for r in doc["results"]:
-        assert 0 <= r["recent_operand_share"] <= 1 and r["level_width_mean"] >= 1 and r["requests"] > 0
-        assert r["sync_seconds"] > 0 and r["forward_speedup"] > 0 and r["parallel_speedup"] > 0
+        assert None not in (r["sync_seconds"], r["parallel_speedup"], r["forward_speedup"]), r
+        # the trace's requests are the runtime's own count in every mode of the bus step (two counters)
+        assert {s["params"]["requests"] for s in bus if s["test"] == r["workload"]} == {r["requests"]}
+        # forward's saving in both accounts: the formula's is the same at every latency (an identity of the
+        # counts), the bus's own count charges each read its request and so differs from it
+        same = [x for x in doc["results"] if x["workload"] == r["workload"]]
+        assert {x["forward_transactions_saved"] for x in same} == {r["forward_transactions_saved"]}
+        assert r["forward_counted_saved"] != r["forward_transactions_saved"]
     # kadane's running sums take each operand from the request just before
     assert next(r for r in doc["results"] if r["workload"] == "kadane")["recent_operand_share"] == 1.0
     again = json.loads(cli(*args, check=0)[1])

@@ -300,3 +300,14 @@ def test_a_piecewise_link_and_a_quoted_parquet_path(tmp_path, cli):
 
     assert duckdb.connect().execute("SELECT link, strategy FROM read_parquet(?)", [str(parquet)]).fetchall() == \
         [(link, "staged")]
+
+
+def test_a_plain_process_pool_gives_the_same_points(sweep_file, tmp_path):
+    """The reference benchmarks/bench_sweep.py holds Dask to: the same seam with a ProcessPoolExecutor of
+    spawned workers. Bad input tried: an executor that is not known."""
+    spec = load(sweep_file, Sweep, "sweep")
+    pool = run_sweep(spec, tmp_path / "p.duckdb", workers=2, local="processes", argv=["test"])
+    assert pool["where"] == "on a local process pool of 2 worker processes" and pool["evaluated"] == 18
+    assert _points(pool["rows"]) == _points(run_sweep(spec, tmp_path / "l.duckdb", argv=["test"])["rows"])
+    with pytest.raises(BadValue, match="local executor 'threads' is not known; allowed: dask, processes"):
+        run_sweep(spec, tmp_path / "x.duckdb", workers=2, local="threads", argv=["test"])

@@ -61,6 +61,21 @@ nb::dict counters(const xferlab::runtime::Counters& c) {
   return d;
 }
 
+nb::dict bus_counters(const xferlab::runtime::BusCounters& c) {
+  nb::dict d;
+  d["doorbells"] = c.doorbells;
+  d["records"] = c.records;
+  d["lines_received"] = c.lines_received;
+  d["read_requests"] = c.read_requests;
+  d["lines_sent"] = c.lines_sent;
+  d["values_sent"] = c.values_sent;
+  d["status_reads"] = c.status_reads;
+  d["forwarded"] = c.forwarded;
+  d["kept"] = c.kept;
+  d["transactions"] = c.transactions();
+  return d;
+}
+
 template <class Op>
 PyPosit posit_op(const PyPosit& a, Op op) {
   runtime_of(a.owner).get();  // a closed runtime refuses new requests
@@ -144,7 +159,13 @@ NB_MODULE(_runtime, m) {
       .def(
           "close", [](PyRuntime& r) { r.rt.reset(); },
           "Flush, wait for the device, free it; pending values can no longer be read.")
-      .def_prop_ro("counters", [](PyRuntime& r) { return counters(r.get().counters()); })
+      .def_prop_ro("counters", [](PyRuntime& r) { return counters(r.get().counters()); },
+                   "What the runtime sent and read, by its own bookkeeping (bus_transactions: lines written + "
+                   "lines read + doorbells).")
+      .def_prop_ro("bus_counters", [](PyRuntime& r) { return bus_counters(r.get().backend().counted()); },
+                   "What crossed the bus, counted by the bus (the emulated device thread; the OpenCL backend's "
+                   "commands): doorbells, records, lines_received, read_requests, lines_sent, values_sent, "
+                   "status_reads, forwarded, kept, transactions (lines both ways + doorbells + read requests).")
       .def_prop_ro("backend", [](PyRuntime& r) { return r.get().backend().name(); })
       .def_prop_ro("mode",
                    [](PyRuntime& r) { return std::string(xferlab::runtime::mode_name(r.get().options().mode)); })

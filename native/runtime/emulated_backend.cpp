@@ -28,6 +28,7 @@
 #include "posit32.h"
 #include "enc64.h"
 #include "interp.h"
+#include "bus_count.hpp"
 
 static_assert(XF_ERR_NONE == 0 && XF_ERR_OPCODE == 1 && XF_ERR_SLOT == 2 && XF_ERR_INJECTED == 3,
               "device_errors.hpp describes the codes of ops/interp.h by number");
@@ -139,7 +140,7 @@ class Emulated final : public Bus {
   }
 
   // The status word lives in memory both sides share here: reading it only waits for the device to
-  // finish what was sent before (no bus time is charged).
+  // finish what was sent before (no bus time is charged, and no read is counted).
   uint32_t status(std::string* detail) override {
     if (done_.load(std::memory_order_acquire) != posted_) {  // windows still running: wait for them
       Reply reply;
@@ -151,6 +152,13 @@ class Emulated final : public Bus {
     uint32_t code = error_.load();
     if (code && detail) *detail = describe_error(code);
     return code;
+  }
+
+  // Counted by the device thread as it handles each message; read once the device has handled every
+  // message posted (status() waits for that), so the two threads never touch counted_ at once.
+  BusCounters counted() override {
+    status(nullptr);
+    return counted_;
   }
 
  private:
@@ -222,6 +230,7 @@ class Emulated final : public Bus {
   void handle(Message& m) {
     switch (m.kind) {
       case Message::window:
+        count_window(counted_, m.words.data(), m.n);
         for (uint32_t i = 0; i < m.n; i++) {
           xf_u32 err = xf_step(m.words.data(), i, m.n, slots_.data(), static_cast<xf_u32>(slots_.size()), out_.data(),
                                round_keys_);
@@ -230,11 +239,13 @@ class Emulated final : public Bus {
         }
         break;
       case Message::read_slot:
+        count_read(counted_, 8, 1);
         m.reply->values.assign(1, m.slot < slots_.size() ? slots_[m.slot] : 0);
         m.reply->arrives = Clock::now() + latency_ + transfer(8);
         break;
       case Message::read_out:
         m.reply->values.assign(out_.begin(), out_.begin() + std::min<size_t>(m.n, out_.size()));
+        count_read(counted_, 8 * m.reply->values.size(), m.reply->values.size());
         m.reply->arrives = Clock::now() + latency_ + transfer(8.0 * m.n);
         break;
       case Message::barrier: m.reply->arrives = Clock::now(); break;
@@ -245,6 +256,7 @@ class Emulated final : public Bus {
   double bandwidth_;
   std::vector<uint64_t> slots_, out_;
   uint32_t round_keys_[27] = {};
+  BusCounters counted_;  // device thread only, until counted() has waited for it
   std::thread device_;
   std::mutex mutex_;
   std::condition_variable wake_;

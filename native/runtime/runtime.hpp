@@ -12,7 +12,8 @@
 // pending result flushes the window first); forward, everything above.
 //
 // Where the bus is: a Bus (the runtime's own term; the probe's devices are its Backend). OpenCL (opencl_backend.cpp)
-// and an emulated accelerator on the host (emulated_backend.cpp). Counters say what crossed it.
+// and an emulated accelerator on the host (emulated_backend.cpp). Counters say what the runtime sent and read,
+// BusCounters what the bus itself saw.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,29 @@ struct Counters {
   uint64_t forwarded = 0;               // operands sent as slot references
   uint64_t drains = 0;                  // results read back because their slot was about to be reused
   uint64_t flushes_for_dependency = 0;  // parallel mode: windows cut short by a pending operand
+  // The runtime's accounting of the bus: it follows from the mode and the window alone (sync: 3 a request;
+  // forward: 0.625 line + 1/32 doorbell a request plus the reads), so the share it saves is an identity of
+  // this formula, not a measurement. BusCounters is what the bus itself counted.
   uint64_t bus_transactions() const { return lines_written + lines_read + doorbells; }
+};
+
+// What crossed the bus, counted by the bus (Bus::counted): on the emulated backend by the device thread
+// from the messages it received and answered, on the OpenCL backend from the commands the backend
+// enqueued. Independent of the runtime's Counters, so the two accounts can be compared: they agree on
+// lines written, doorbells and forwarded operands, and differ where the runtime's formula leaves a
+// transaction out (the request of a read; OpenCL's reads of the status word).
+struct BusCounters {
+  uint64_t doorbells = 0;       // windows started on the device (a message, or a kernel enqueued)
+  uint64_t records = 0;         // request records received
+  uint64_t lines_received = 0;  // 64-byte lines of records received: ceil(bytes / 64) per write
+  uint64_t read_requests = 0;   // reads asked of the device (a slot, a window's out entries, the status word)
+  uint64_t lines_sent = 0;      // 64-byte lines of answers sent back to the host
+  uint64_t values_sent = 0;     // results sent back (8 bytes each)
+  uint64_t status_reads = 0;    // reads of the status word that crossed the bus (among read_requests)
+  uint64_t forwarded = 0;       // operands the device took from its own slots: results that never crossed
+  uint64_t kept = 0;            // results left only in a slot (not sent with their window)
+  // Every message on the bus: each write's lines, each doorbell, each read's request and its lines back.
+  uint64_t transactions() const { return lines_received + doorbells + read_requests + lines_sent; }
 };
 
 // The device side: a slot ring and an interpreter. Calls come from one host thread, in order.
@@ -64,6 +87,8 @@ class Bus {
   // The first device-side error since open (XF_ERR_*, 0 if none) with what it was; checked by the
   // runtime after every read, so an error surfaces instead of a wait for a result that will not come.
   virtual uint32_t status(std::string* detail) = 0;
+  // What crossed the bus since open, as the bus counted it (waits for what was sent to be handled).
+  virtual BusCounters counted() = 0;
 };
 
 std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second);

@@ -2,6 +2,14 @@
 emulated, at every bus latency asked for), validated against its plain host computation; the rows give
 the wall time, the speedup over ``sync``, the bus transactions and the share saved, and seed 002's P/O.
 
+Two accounts of the bus. ``bus_transactions`` is the runtime's bookkeeping (lines written + lines read +
+doorbells): it follows from the mode and the window alone, 3 a request in ``sync`` against 0.625 line +
+1/32 doorbell a request (plus the host's reads) in ``forward``, so its share saved (about 78 %) is an
+identity of that formula, not a measurement. The ``counted_*`` figures are what the bus itself counted
+(:data:`BUS_COUNTERS`: the emulated device thread, from the messages it handled; the OpenCL backend, from
+the commands it enqueued). :func:`disagreements` checks the two where they must agree; they differ where
+the formula leaves a message out (every read's request; on OpenCL the status word read with each read).
+
 P/O (seed 002: (T_cpu - T_acc) / T_lat) per run: T_cpu is the plain host computation's time, T_acc the
 same workload offloaded over a free bus (emulated, latency 0, forward mode: the device's compute and
 the runtime's own cost), and T_lat = T_run - T_acc, what the bus cost this run. Emulated only: on a real
@@ -23,6 +31,27 @@ from . import BACKENDS, MODES, open_runtime, workload_names
 
 COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesced_lines", "lines_read", "result_reads",
             "waits", "forwarded", "drains", "flushes_for_dependency", "bytes_to_device", "bytes_from_device")
+
+#: What the bus counted, as row fields (``counted_`` + the name in ``Runtime.bus_counters``).
+BUS_COUNTERS = ("records", "doorbells", "lines_received", "read_requests", "lines_sent", "values_sent", "status_reads",
+                "forwarded", "kept", "transactions")
+#: Runtime counter -> bus counter that must be equal: what was sent arrived, operands named slots on the device.
+MUST_AGREE = {"requests": "records", "doorbells": "doorbells", "lines_written": "lines_received",
+              "forwarded": "forwarded"}
+
+
+def disagreements(runtime: dict[str, int], counted: dict[str, int]) -> list[str]:
+    """Where the runtime's bookkeeping and the bus's count differ though they must not: every record,
+    line and doorbell the runtime sent arrived, every operand it forwarded the device took from a slot,
+    and every result the runtime read (result_reads, bytes_from_device) the bus answered."""
+    wrong = [f"{a} {runtime[a]} but the bus counted {b} {counted[b]}" for a, b in MUST_AGREE.items()
+             if runtime[a] != counted[b]]
+    if counted["read_requests"] - counted["status_reads"] != runtime["result_reads"]:
+        wrong.append(f"result_reads {runtime['result_reads']} but the bus answered "
+                     f"{counted['read_requests'] - counted['status_reads']} reads of results")
+    if 8 * counted["values_sent"] != runtime["bytes_from_device"]:
+        wrong.append(f"bytes_from_device {runtime['bytes_from_device']} but the bus sent {counted['values_sent']} values")
+    return wrong
 
 
 def check(backend: str, workloads: list[str], modes: list[str], size: int = 0) -> None:
@@ -51,13 +80,17 @@ def one(backend: str, mode: str, workload: str, latency: float, size: int, seed:
     rt = open_runtime(backend, mode, ring, window, latency, bandwidth, device)
     try:
         result = rt.run_workload(workload, size, seed)
-        counters = dict(rt.counters)
+        counters, counted = dict(rt.counters), dict(rt.bus_counters)
         name = rt.backend
     finally:
         rt.close()
     if not result["ok"]:
         raise RuntimeError(f"workload {workload} ({mode}, {name}) gave a wrong result: {result['detail']}")
-    return {**result, "counters": counters, "backend_name": name}
+    wrong = disagreements(counters, counted)
+    if wrong:
+        raise RuntimeError(f"workload {workload} ({mode}, {name}): the runtime's and the bus's counts differ: "
+                           + "; ".join(wrong))
+    return {**result, "counters": counters, "counted": counted, "backend_name": name}
 
 
 def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int = 0,
@@ -92,11 +125,13 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
                 row = {"backend": last["backend_name"], "latency_seconds": latency, "workload": workload,
                        "opset": last["opset"], "size": last["size"], "mode": mode, "seconds": seconds,
                        "host_seconds": host, "ok": all(r["ok"] for r in runs), "repeats": repeats,
-                       **{k: last["counters"][k] for k in COUNTERS}}
+                       **{k: last["counters"][k] for k in COUNTERS},
+                       **{f"counted_{k}": last["counted"][k] for k in BUS_COUNTERS}}
                 if mode == "sync":
                     base = row
                 row["speedup_over_sync"] = base["seconds"] / seconds if base else None
                 row["transactions_saved"] = (1 - row["bus_transactions"] / base["bus_transactions"]) if base else None
+                row["counted_saved"] = (1 - row["counted_transactions"] / base["counted_transactions"]) if base else None
                 t_acc = free.get(workload)
                 bus = seconds - t_acc if t_acc is not None else None
                 row["device_seconds"] = t_acc

@@ -44,11 +44,24 @@ class InProcess(concurrent.futures.Executor):
         return future
 
 
+def _warm(module: str) -> int:
+    """A pool worker's first task: the simulator imported before any batch is timed."""
+    import importlib
+    import os
+
+    importlib.import_module(module)
+    return os.getpid()
+
+
 @contextmanager
-def executor(workers: Optional[int], scheduler: Optional[str],
-             timeout: float = CONNECT_TIMEOUT) -> Iterator[tuple[concurrent.futures.Executor, str, int]]:
+def executor(workers: Optional[int], scheduler: Optional[str], timeout: float = CONNECT_TIMEOUT,
+             local: str = "dask") -> Iterator[tuple[concurrent.futures.Executor, str, int]]:
     """(executor, what it is, how many batches to keep in flight: two per worker thread, one in this
-    process): a scheduler's, a local Dask cluster of ``workers`` processes, or this process."""
+    process): a scheduler's, a local Dask cluster of ``workers`` processes (``local="processes"``: a
+    plain ``concurrent.futures.ProcessPoolExecutor`` of as many spawned processes instead, the baseline
+    ``benchmarks/bench_sweep.py`` holds Dask to), or this process."""
+    if local not in ("dask", "processes"):
+        raise BadValue(f"local executor {local!r} is not known; allowed: dask, processes")
     if scheduler is not None:
         from distributed import Client
 
@@ -64,6 +77,15 @@ def executor(workers: Optional[int], scheduler: Optional[str],
             yield client.get_executor(), f"on the Dask scheduler at {scheduler} ({len(found)} workers)", 2 * max(1, threads)
         finally:
             client.close()
+        return
+    if workers is not None and workers > 1 and local == "processes":
+        import multiprocessing
+
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            # every worker started and the simulator imported now, as the Dask cluster's are before its batches
+            started = [pool.submit(_warm, __package__ + ".evaluate") for _ in range(workers)]
+            concurrent.futures.wait(started)
+            yield pool, f"on a local process pool of {workers} worker processes", 2 * workers
         return
     if workers is not None and workers > 1:
         from distributed import Client, LocalCluster
@@ -157,11 +179,12 @@ def sample_of(row: dict[str, Any]) -> dict[str, Any]:
 
 def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = None, scheduler: Optional[str] = None,
               resume: bool = False, batch: int = 0, connect: float = CONNECT_TIMEOUT, argv: Optional[list[str]] = None,
-              progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, Any]:
+              progress: Callable[[int, int], None] = lambda done, total: None, local: str = "dask") -> dict[str, Any]:
     """Evaluate the sweep's points (with ``resume``, only those no earlier run of a sweep of this name
     stored with the same content) and return {"run_id", "group", "where", "evaluated", "reused",
     "failed", "evaluation_seconds" (first batch sent to last one stored, the cluster's start left out),
-    "rows"}; rows cover every point, a point that could not run with its ``error`` and no makespan."""
+    "rows"}; rows cover every point, a point that could not run with its ``error`` and no makespan.
+    ``local``: what runs ``workers`` processes on this machine (:func:`executor`)."""
     from ..measure.run import versions
     from ..system.inventory import inventory
 
@@ -176,7 +199,7 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     done = stored(store_path, spec.name) if resume else {}
     todo = [p for p in points if p["content"] not in done]
     reused = len(points) - len(todo)
-    with executor(workers, scheduler, connect) as (pool, where, in_flight):
+    with executor(workers, scheduler, connect, local) as (pool, where, in_flight):
         # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
         # process writes every batch), enough to even out the workers' loads and to keep a resume close.
         size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
