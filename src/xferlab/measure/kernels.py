@@ -19,12 +19,14 @@ Rows (suite ``kernels``): ``test`` the kernel (copy … read, spmv, first-touch)
 (h2d, d2h for align); ``host_kind`` the memory the kernel works on (device, pinned, host,
 svm-coarse, svm-fine) or the allocator of an aligned copy (runtime, application); ``params.variant``
 names the rest of the point (type, width, groups, instances; the offset), and the store's
-statistics group by it.
+statistics group by it. A STREAM row also records ``llc_bytes``, the last-level cache its arrays
+are judged against, and ``array_size_class`` (memory, mixed or cache-resident: measure/sizeclass.py,
+STREAM's rule of arrays at least 4x that cache).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..errors import BadValue
 from ..units import format_size
+from . import sizeclass
 from .probe import ProbeRun
 from .spmv import load_matrix, spmv_vector, write_matrix
 from .steps import Step, good_time, step_failure
@@ -45,7 +48,7 @@ OFFSETS = (0, 1, 8, 16, 32, 64, 256, 4096)
 ALLOCATORS = ("runtime", "application")
 STRUCTURES = ("random", "banded")
 #: BabelStream's byte counting: arrays each kernel reads or writes once.
-ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "read": 1}
+ARRAYS = sizeclass.DEVICE_ARRAYS
 DEFAULT_SIZE = 64 * 2**20
 MAX_INSTANCES = 64
 #: A scaling sweep's points with few work-groups are slow (one group streams the arrays alone):
@@ -72,7 +75,7 @@ class KernelPlan:
     memories: Optional[list[str]] = None  # default: device, pinned, svm-fine (OpenCL); device, pinned, managed (CUDA)
     types: list[str] = field(default_factory=lambda: ["float"])
     widths: list[int] = field(default_factory=lambda: [1])
-    size: int = DEFAULT_SIZE
+    size: Optional[int] = None     # bytes per array; None: STREAM's rule (rule_size), once checked
     groups: list[int] = field(default_factory=lambda: [0])
     instances: list[int] = field(default_factory=lambda: [1])
     iterations: int = 20
@@ -92,6 +95,8 @@ class KernelPlan:
     peer: Optional[int] = None     # a second device: device-to-device copies
     info: dict[str, Any] = field(default_factory=dict)
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
+    llc_bytes: int = 0             # the cache STREAM's arrays must outgrow (sizeclass.device_llc), once checked
+    llc_what: str = ""
 
     def check(self, probe_devices: bool = True) -> None:
         if self.backend not in ("opencl", "cuda"):
@@ -114,7 +119,7 @@ class KernelPlan:
         for w in self.widths:
             if w not in WIDTHS:
                 raise BadValue(f"--widths {w} is not a vector width; allowed: {', '.join(map(str, WIDTHS))}")
-        if not 1024 <= self.size <= 2**40:
+        if self.size is not None and not 1024 <= self.size <= 2**40:
             raise BadValue(f"--size {format_size(self.size)}: bytes per array must be in 1 KiB..1 TiB")
         for g in self.groups:
             if not 0 <= g <= 2**24:
@@ -133,11 +138,15 @@ class KernelPlan:
         if self.spmv_structure not in STRUCTURES:
             raise BadValue(f"--structure '{self.spmv_structure}' is not allowed; allowed: {', '.join(STRUCTURES)}")
         if not probe_devices:
+            self.size = self.size or DEFAULT_SIZE
             return
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.llc_bytes, self.llc_what = sizeclass.device_llc(self.info, sizeclass.host_llc())
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
+        if self.size is None:
+            self.size = rule_size(self.llc_bytes, limit)
         if self.size > limit:
             raise BadValue(f"--size {format_size(self.size)} is above the device's largest allocation, {format_size(limit)}")
         if "double" in self.types and self.info.get("double") is False:
@@ -179,6 +188,91 @@ def probe_args(plan: KernelPlan, memory: str) -> list[str]:
     return args
 
 
+def rule_size(llc: int, limit: int, least: int = DEFAULT_SIZE) -> int:
+    """Bytes per array by STREAM's rule: 4x ``llc`` in whole MiB, at least ``least`` (`measure
+    kernels`' default: :data:`DEFAULT_SIZE`), at most the device's largest allocation ``limit``."""
+    return min(limit, max(least, -(-sizeclass.rule_bytes(llc) // 2**20) * 2**20))
+
+
+#: The lab's device STREAM arrays where STREAM's rule cannot be afforded: cache-resident on purpose
+#: (the three arrays of triad in half the LLC), at most the 16 MiB the lab used before.
+CACHE_ARRAY_MOST = 16 * 2**20
+#: A STREAM point's set-up and check beyond its launches, in passes over one array at the host's
+#: STREAM copy rate: the probe fills its three initial arrays in one thread with an index-dependent
+#: loop, copies them to the device, reads the output back and replays the kernel in one thread, each
+#: far slower per byte than STREAM's vectorized copy on every CPU. On the 2-vCPU VM a 128 MiB triad
+#: point took 8.9 s (0.45 s at 1 MiB) where host STREAM copy ran at 2.85 GB/s: about 180 passes
+#: (docs/kernels.md, "Array sizes").
+SETUP_PASSES = 200
+FAULT_PASSES = 8  # a first-touch repeat: fresh shared memory mapped, touched twice, read back
+#: Host memory a STREAM point holds per array byte: the host's three initial arrays, the device's
+#: three (host memory too on a CPU device) and the read-back.
+HELD_PER_ARRAY_BYTE = 7
+WARMUP = 2  # the probe's warm-up launches per point
+
+
+def plan_seconds(plan: KernelPlan, size: int, rate: float) -> float:
+    """About how long ``plan``'s STREAM steps (and its first-touch step) take with arrays of ``size``
+    bytes on a machine whose host STREAM copy moves ``rate`` bytes/s: per point, the set-up and check
+    (:data:`SETUP_PASSES`), the warm-up launches and the timed ones that the per-point cap allows (at
+    least 2, the probe's), each over the kernel's arrays; 2 s per probe start."""
+    groups, instances = plan.scaling_lists()
+    total = 0.0
+    for _ in plan.memories or ["device"]:
+        total += 2.0
+        for kernel in plan.kernels:
+            launch = ARRAYS[kernel] * size * max(instances) / rate
+            timed = plan.iterations if not plan.max_time else max(2, min(plan.iterations, int(plan.max_time / launch) + 1))
+            total += len(plan.types) * len(plan.widths) * len(groups) * len(instances) * (
+                SETUP_PASSES * size / rate + (WARMUP + timed) * launch)
+    if plan.faults:
+        total += 2.0 + plan.fault_repeats * FAULT_PASSES * size / rate
+    return total
+
+
+def size_for_rule(plan: KernelPlan, share: float, rate: float, memory_bytes: int) -> dict[str, Any]:
+    """Size ``plan``'s arrays for STREAM's rule first and for the time ``share`` second (the lab's):
+    arrays of 4x the device's LLC (``plan.llc_bytes``, :func:`rule_size`) with every kernel and width of
+    the plan; else with triad alone; else triad at width 1; else (neither fits the share, the device's largest allocation, or half of
+    ``memory_bytes``) cache-resident arrays (:data:`CACHE_ARRAY_MOST` at most) with every kernel,
+    labelled so. ``rate``: the host's STREAM copy rate (:func:`plan_seconds`). Sets ``plan.size``
+    (and ``plan.kernels``, ``plan.widths``); returns what was chosen and why."""
+    llc = plan.llc_bytes
+    out: dict[str, Any] = {"llc_bytes": llc or None, "llc": plan.llc_what, "share_seconds": share,
+                           "rate_bytes_per_second": rate}
+    if not llc:
+        plan.size = CACHE_ARRAY_MOST
+        return {**out, "size_bytes": plan.size, "array_size_class": None,
+                "reason": f"the device reports no last-level cache: arrays of {format_size(plan.size)}, class unknown"}
+    limit = int(plan.info.get("max_allocation_bytes") or 2**62)
+    rule = rule_size(llc, 2**62, least=0)
+    out["rule_bytes"] = rule
+    needs = []
+    for kernels, widths in ((list(plan.kernels), list(plan.widths)), (["triad"], list(plan.widths)), (["triad"], [1])):
+        trial = replace(plan, kernels=kernels, widths=widths)
+        need = plan_seconds(trial, rule, rate)
+        needs.append(need)
+        if rule <= limit and HELD_PER_ARRAY_BYTE * rule <= memory_bytes // 2 and need <= share:
+            plan.size, plan.kernels, plan.widths = rule, kernels, widths
+            return {**out, "size_bytes": rule, "array_size_class": sizeclass.MEMORY, "needed_seconds": need,
+                    "kernels": kernels, "widths": widths,
+                    "reason": f"STREAM's rule: {format_size(rule)} per array, 4x {plan.llc_what} ({format_size(llc)})"
+                              + ("" if len(needs) == 1 else
+                                 f"; triad alone, width{'s' * (len(widths) > 1)} {', '.join(map(str, widths))} (every "
+                                 f"kernel needs about {needs[0]:.0f} s, the share is {share:.0f} s)")}
+    size = max(64 * 2**10, min(CACHE_ARRAY_MOST, 1 << max(0, (llc // (2 * ARRAYS["triad"])).bit_length() - 1)))
+    plan.size = size
+    why = [f"about {needs[-1]:.0f} s with triad alone at width 1, the share is {share:.0f} s"] if needs[-1] > share else []
+    why += [f"above the device's largest allocation ({format_size(limit)})"] if rule > limit else []
+    why += ([f"{HELD_PER_ARRAY_BYTE} x {format_size(rule)} held, over half the memory available "
+             f"({format_size(memory_bytes)})"] if HELD_PER_ARRAY_BYTE * rule > memory_bytes // 2 else [])
+    return {**out, "size_bytes": size, "array_size_class": sizeclass.size_class(size, llc, ARRAYS["triad"]),
+            "needed_seconds": needs[-1], "kernels": plan.kernels, "widths": plan.widths,
+            "reason": f"STREAM's rule wants {format_size(rule)} per array (4x {plan.llc_what}, {format_size(llc)}): "
+                      f"{'; '.join(why)}; arrays of {format_size(size)} instead, cache-resident figures, kept apart "
+                      "from memory figures"}
+
+
 def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
     """One step per memory kind (a kind the device lacks fails alone), then faults, align, spmv."""
     out = []
@@ -190,7 +284,8 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
         if cap:
             seconds = min(seconds, points * max(instances) * cap * 1.5)
         out.append(Step(f"{plan.backend} #{plan.device} STREAM kernels on {memory} memory", "stream",
-                        probe_args(plan, memory), {"node": None, "memory": memory}, 2.0 + seconds))
+                        probe_args(plan, memory), {"node": None, "memory": memory, "llc_bytes": plan.llc_bytes},
+                        2.0 + seconds))
     if plan.faults:
         out.append(Step(f"{plan.backend} #{plan.device} first touch of shared memory", "faults",
                         ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "faults",
@@ -269,6 +364,9 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "validated": keyf(r) in good,
                              "params": {"variant": variant(r), "type": r["type"], "width": r["width"], "groups": r["groups"],
                                         "local": r["local"], "instances": r["instances"], "device_seconds": device,
+                                        "llc_bytes": step.placement.get("llc_bytes") or None,
+                                        "array_size_class": sizeclass.size_class(
+                                            r["size_bytes"], step.placement.get("llc_bytes"), ARRAYS[r["kernel"]]),
                                         **{k: v for k, v in base.items() if k != "suite"}}})
             else:
                 rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",
