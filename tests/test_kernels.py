@@ -21,6 +21,7 @@ from xferlab.measure.spmv import load_matrix
 from xferlab.measure.probe import ProbeRun
 from xferlab.measure.steps import Step
 from xferlab.store import open_store
+from xferlab.units import format_size
 
 FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
@@ -259,16 +260,42 @@ def test_the_lab_sizes_device_stream_for_the_rule_when_its_share_allows(tmp_path
     assert run["params"]["sizing"]["array_size_class"] == "memory" and failures == []
 
 
-def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_the_rule(tmp_path, fake_llc):
-    """A faked 1 GiB last-level cache (a 260 MiB one is real on some VMs): the rule's 4 GiB arrays do not
-    fit a 3 s share at 1 GB/s, so the lab measures small arrays and labels every figure cache-resident."""
+@pytest.mark.parametrize("llc, size, why", [
+    (64 * MiB, 8 * MiB, "about {} s with triad alone at width 1, the share is 3 s"),   # the time: 256 MiB arrays
+    (1 * GiB, 16 * MiB, "held, over half the memory available"),                     # the memory: 4 GiB arrays
+])
+def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_the_rule(tmp_path, fake_llc, llc, size,
+                                                                                       why):
+    """A faked large last-level cache (260 MiB is real on some VMs): the rule's arrays (4x it) do not fit
+    a 3 s share at 1 GB/s, or the memory, so the lab measures small arrays and labels every figure
+    cache-resident, saying why."""
     if FOUND[0]["type"] != "cpu":
         pytest.skip("the faked cache is the host's: it decides a CPU device's class only")
-    fake_llc(1 * GiB)
+    fake_llc(llc)
     done, samples, run, _ = _lab_kernels(tmp_path, 3.0, 1e9)
     sizing = done["sizing"]
-    assert sizing["size_bytes"] == 16 * MiB and sizing["array_size_class"] == "cache-resident"
-    assert sizing["rule_bytes"] == 4 * GiB and "STREAM's rule wants 4 GiB per array" in sizing["reason"]
+    assert sizing["size_bytes"] == size and sizing["array_size_class"] == "cache-resident"
+    assert sizing["rule_bytes"] == 4 * llc and f"STREAM's rule wants {format_size(4 * llc)} per array" in sizing["reason"]
+    assert why.format(f"{sizing['needed_seconds']:.0f}") in sizing["reason"]
     stream = [s for s in samples if s["test"] in ("copy", "triad", "dot")]
     assert stream and {s["params"]["array_size_class"] for s in stream} == {"cache-resident"}
+    assert {s["size_bytes"] for s in stream} == {size}
     assert all(o["array_size_class"] == "cache-resident" for o in done["overview"])
+
+
+def test_the_rule_is_not_chosen_past_the_memory_or_the_largest_allocation(fake_llc):
+    """However long the share: 256 MiB arrays (a faked 64 MiB cache) are not planned where 7 of them are
+    over half the memory available, or where the device cannot allocate one."""
+    from xferlab.measure.kernels import size_for_rule
+
+    fake_llc(64 * MiB)
+    plan = KernelPlan(kernels=["triad"], memories=["device"])
+    plan.check()
+    sizing = size_for_rule(plan, 1e6, 1e12, 3 * GiB)
+    assert sizing["array_size_class"] == "cache-resident" and plan.size == 8 * MiB
+    assert "7 x 256 MiB held, over half the memory available (3 GiB)" in sizing["reason"]
+    plan.info = {**plan.info, "max_allocation_bytes": 128 * MiB}
+    sizing = size_for_rule(plan, 1e6, 1e12, 64 * GiB)
+    assert sizing["array_size_class"] == "cache-resident" and "above the device's largest allocation (128 MiB)" in sizing["reason"]
+    plan.info = {**plan.info, "max_allocation_bytes": 4 * GiB}
+    assert size_for_rule(plan, 1e6, 1e12, 64 * GiB)["array_size_class"] == "memory" and plan.size == 256 * MiB
