@@ -132,7 +132,7 @@ _rate, _time, _ratio = or_dash(format_rate), or_dash(format_time), or_dash(lambd
 STREAM_COLUMNS = [
     Column("memory", "memory", justify="left"), Column("kernel", "kernel", justify="left"),
     Column("type", "type", justify="left"), Column("width", "width"), Column("groups", "groups"),
-    Column("instances", "inst."), Column("size_bytes", "arrays", format_size),
+    Column("instances", "inst."), Column("size_bytes", "arrays", format_size, no_wrap=True),
     Column("array_size_class", "size class", lambda v: v or "unknown", justify="left"),
     Column("best_bytes_per_second", "best", _rate, no_wrap=True),
     Column("median_bytes_per_second", "median", _rate, no_wrap=True), interval_column("median_ci", fmt=format_rate),
