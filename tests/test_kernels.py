@@ -286,7 +286,7 @@ def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_
 def test_the_rule_is_not_chosen_past_the_memory_or_the_largest_allocation(fake_llc):
     """However long the share: 256 MiB arrays (a faked 64 MiB cache) are not planned where 7 of them are
     over half the memory available, or where the device cannot allocate one."""
-    from xferlab.measure.kernels import size_for_rule
+    from xferlab.measure.kernel_sizing import size_for_rule
 
     fake_llc(64 * MiB)
     plan = KernelPlan(kernels=["triad"], memories=["device"])

@@ -314,12 +314,13 @@ def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds
     (pinned; fine-grained SVM where an OpenCL device has it, managed memory on CUDA), and the first
     touch of shared memory, within ``share`` seconds. The arrays are sized for STREAM's rule first
     (4x the device's last-level cache: measure/sizeclass.py) and for the share second
-    (measure/kernels.py:size_for_rule, from ``rate``, the host STREAM copy rate this lab measured,
+    (measure/kernel_sizing.py, from ``rate``, the host STREAM copy rate this lab measured,
     :data:`FALLBACK_RATE` without one): where the share cannot hold rule-sized arrays they are
     cache-resident, and labelled so. Returns {"overview": per memory kind, "sizing": what was chosen
     and why}, the run id (None: nothing measured) and the failed steps."""
     from .measure.kernel_results import overview, stream_summary
-    from .measure.kernels import KernelPlan, rows_of as kernel_rows, size_for_rule, steps as kernel_steps
+    from .measure.kernel_sizing import size_for_rule
+    from .measure.kernels import KernelPlan, rows_of as kernel_rows, steps as kernel_steps
 
     if plan.backend == "cuda":
         memories, widths, faults = ["device", "pinned", "managed"], [1], True

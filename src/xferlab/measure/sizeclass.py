@@ -55,6 +55,12 @@ def rule_bytes(llc_bytes: int) -> int:
     return RULE * llc_bytes
 
 
+def rule_size(llc_bytes: int, limit: int, least: int = 0) -> int:
+    """Bytes per array by STREAM's rule: 4x ``llc_bytes`` in whole MiB, at least ``least``, at most
+    ``limit`` (a device's largest allocation)."""
+    return min(limit, max(least, -(-rule_bytes(llc_bytes) // 2**20) * 2**20))
+
+
 def host_llc(inventory: Optional[dict[str, Any]] = None) -> int:
     """The host's last-level cache in bytes: of a recorded inventory (its ``caches``), or of this
     machine when none is given; 0 when unknown."""
