@@ -169,9 +169,9 @@ def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float =
         for figure, by_node in classes.items():
             if len(set(by_node.values())) > 1:
                 row = {("memory_node" if f == "node" else f): v for f, v in zip(GROUPED_BY, figure)}
+                classes_text = ", ".join(f"{n} {c or 'unknown'}" for n, c in sorted(by_node.items()))
                 split.append(f"{row['test']} {row['metric']} at {format_size(row['size_bytes'] or 0)} ({placement(row)}): "
-                             "compared only "
-                             "within each size class: " + ", ".join(f"{n} {c or 'unknown'}" for n, c in sorted(by_node.items())))
+                             f"compared only within each size class: {classes_text}")
     out = []
     for figure, nodes in per.items():
         if len(nodes) < 2:

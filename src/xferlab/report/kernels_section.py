@@ -36,8 +36,9 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                              "last-level cache, STREAM's rule; cache-resident when the arrays fit it; mixed between)")
     view = overview(stream)
     if view:
-        cols = [("memory", "memory"), ("size_bytes", "arrays"), ("array_size_class", "size class")] + [(f"{k}_best_bytes_per_second", k) for k in ("copy", "mul", "add", "triad", "dot", "read")
-                                         if any(f"{k}_best_bytes_per_second" in v for v in view)]
+        cols = [("memory", "memory"), ("size_bytes", "arrays"), ("array_size_class", "size class")]
+        cols += [(f"{k}_best_bytes_per_second", k) for k in ("copy", "mul", "add", "triad", "dot", "read")
+                 if any(f"{k}_best_bytes_per_second" in v for v in view)]
         section.tables.append(Table("Device STREAM, best point per kernel, memory kind and array size (one instance; "
                                     "statistic: best)", cols, view))
     if stream:
@@ -98,7 +99,7 @@ CLASS_TITLES = {
     "memory": "memory figures (each array at least 4x the last-level cache, STREAM's rule)",
     "mixed": "mixed figures (arrays over the last-level cache but under 4x it: partly cache, partly memory)",
     "cache-resident": "cache-resident figures (the arrays fit the last-level cache: cache bandwidth, not memory's)",
-    None: "figures of unknown size class (the run recorded no last-level cache)"}
+    None: "unknown figures (the run recorded no last-level cache: size class unknown)"}
 
 
 def glance_figures(memory_runs: Runs, device_runs: Runs, kernel_runs: Runs) -> list[dict[str, Any]]:
