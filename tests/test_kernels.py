@@ -281,6 +281,13 @@ def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_
     assert stream and {s["params"]["array_size_class"] for s in stream} == {"cache-resident"}
     assert {s["size_bytes"] for s in stream} == {size}
     assert all(o["array_size_class"] == "cache-resident" for o in done["overview"])
+    from xferlab.report.collect import flat
+    from xferlab.report.kernels_section import kernels_section
+
+    section, _ = kernels_section(run, [flat(s) for s in samples], tmp_path)  # the report says it, and why
+    assert f"array size chosen by the lab: {sizing['reason']}" in section.intro
+    assert f"arrays: {format_size(size)} per array, {size / llc:.2g}x the {format_size(llc)} LLC: cache-resident" in " ".join(
+        section.intro)
 
 
 def test_the_rule_is_not_chosen_past_the_memory_or_the_largest_allocation(fake_llc):

@@ -34,6 +34,9 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     for size, llc in dict.fromkeys((s["size_bytes"], s.get("llc_bytes")) for s in stream):
         section.intro.append(f"arrays: {describe(size, llc)} (size classes: memory when each array is at least 4x the "
                              "last-level cache, STREAM's rule; cache-resident when the arrays fit it; mixed between)")
+    sizing = (run.get("params") or {}).get("sizing") or {}
+    if sizing.get("reason"):  # the lab's choice of array size (measure/kernel_sizing.py)
+        section.intro.append(f"array size chosen by the lab: {sizing['reason']}")
     view = overview(stream)
     if view:
         cols = [("memory", "memory"), ("size_bytes", "arrays"), ("array_size_class", "size class")]
