@@ -1,7 +1,8 @@
 """Campaigns across nodes (`xferlab campaign run`, src/xferlab/campaign.py) and shards
 (`results export` / `results import`, src/xferlab/store/shards.py): two local processes as nodes give
 one store with two node inventories and the node table; importing a shard twice adds nothing; a slow
-node is flagged, in the figure (placement) where it is slow; nodes whose command fails are named and the
+node is flagged, in the figure (placement) where it is slow; a figure of another size class (arrays against the
+node's last-level cache) is not compared; nodes whose command fails are named and the
 campaign exits 3 (some shards), 1 (none) or 2 (every node refused the command as bad input); a second
 campaign into the same shards folder merges only its own runs.
 Bad input tried: neither --nodes nor --launcher, a node command with its own --store, a launcher that
@@ -157,6 +158,27 @@ def test_figures_that_differ_in_placement_are_compared_apart(tmp_path):
         compared = compare_nodes(db, [r["run_id"] for r in db.runs()])
     assert {r["placement"] for r in compared} == {"h2d pageable", "h2d pinned"} and len(compared) == 8
     assert [(r["node"], r["placement"]) for r in compared if r["outlier"]] == [("n0", "h2d pinned")]
+
+
+def test_figures_of_another_size_class_are_not_compared(tmp_path):
+    """The same 64 MiB triad on four nodes: three with an 8 MiB last-level cache (memory bandwidth) and one
+    with a 256 MiB cache, where the arrays fit it and the figure is cache bandwidth, 3x faster. That node
+    is not flagged as an outlier: it is not compared with the others (its class alone), and a note says so."""
+    with open_store(tmp_path / "s.duckdb") as db:
+        for k, (llc, rate) in enumerate([(8, 20e9), (8, 20.3e9), (8, 19.8e9), (256, 60e9)]):
+            caches = [{"level": 3, "type": "Unified", "size_bytes": llc * 2**20}]
+            db.import_run({"run_id": f"20260101-00000{k}-abda", "command": "measure memory",
+                           "started_utc": "2026-01-01 00:00:00", "status": "ok",
+                           "inventory": {"node": f"n{k}", "caches": caches}},
+                          [{"suite": "memory", "test": "triad", "metric": "bandwidth_bytes_per_second",
+                            "size_bytes": 64 * 2**20, "value": rate * (1 + i / 1000), "seq": i + 1} for i in range(3)], [])
+        split: list = []
+        rows = compare_nodes(db, [r["run_id"] for r in db.runs()], split=split)
+    assert not any(r["outlier"] for r in rows)
+    assert {r["node"] for r in rows} == {"n0", "n1", "n2"} and {r["array_size_class"] for r in rows} == {"memory"}
+    assert {r["statistic"] for r in rows} == {"median"}
+    assert split == ["triad bandwidth_bytes_per_second at 64 MiB (–): compared only within each size class: "
+                     "n0 memory, n1 memory, n2 memory, n3 cache-resident"]
 
 
 @pytest.mark.parametrize("spoil, fragment", [

@@ -21,6 +21,7 @@ from xferlab.measure.spmv import load_matrix
 from xferlab.measure.probe import ProbeRun
 from xferlab.measure.steps import Step
 from xferlab.store import open_store
+from xferlab.units import format_size
 
 FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
@@ -181,3 +182,127 @@ def test_a_probe_that_crashes_keeps_what_it_measured(tmp_path, cli):
         run = db.runs()[0]
         samples = db.samples(run["run_id"])
     assert len(samples) == 4 and sum(s["validated"] for s in samples) == 3  # copy checked; triad's first, not
+
+
+# -- array-size classes: STREAM's rule (measure/sizeclass.py) and the lab's sizing for it -----------
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+
+
+def test_size_class_follows_streams_rule():
+    from xferlab.measure.sizeclass import size_class
+
+    llc = 256 * MiB
+    assert size_class(4 * llc, llc) == "memory" and size_class(4 * llc - 1, llc) == "mixed"
+    assert size_class(llc // 3, llc, 3) == "cache-resident" and size_class(llc // 3 + 1, llc, 3) == "mixed"
+    assert size_class(llc // 2, llc, 2) == "cache-resident"
+    assert size_class(16 * MiB, 0) is None and size_class(None, llc) is None
+
+
+def test_a_cpu_device_is_judged_by_the_hosts_llc_a_gpu_by_its_l2():
+    from xferlab.measure.sizeclass import device_llc
+
+    host = 256 * MiB
+    assert device_llc({"type": "cpu", "global_mem_cache_bytes": 512 * KiB}, host)[0] == host
+    assert device_llc({"type": "gpu", "global_mem_cache_bytes": 4 * MiB}, host)[0] == 4 * MiB
+    assert device_llc({"l2_cache_bytes": 50 * MiB}, host)[0] == 50 * MiB  # CUDA's attribute
+    assert device_llc({"type": "gpu"}, host)[0] == 0
+    assert FOUND[0]["type"] in ("cpu", "gpu", "accelerator", "other") and FOUND[0]["global_mem_cache_bytes"] >= 0
+
+
+@pytest.fixture
+def fake_llc(monkeypatch):
+    """Make this machine report a last-level cache of the given size (the inventory's own functions)."""
+    from xferlab.system import inventory as inv
+
+    def fake(size):
+        monkeypatch.setattr(inv, "last_level_cache_bytes", lambda: size)
+        monkeypatch.setattr(inv, "caches", lambda cpu=0: [{"level": 3, "type": "Unified", "size_bytes": size,
+                                                             "line_bytes": 64, "shared_cpus": "0-1"}])
+    return fake
+
+
+def _lab_kernels(tmp_path, share, rate):
+    from xferlab.lab import kernels_stage
+    from xferlab.measure.device import DevicePlan, find_device
+
+    plan = DevicePlan(backend="opencl", device=0, info=find_device("opencl", 0))
+    store = tmp_path / "k.duckdb"
+    done, run_id, failures = kernels_stage(plan, share, store, 60.0, rate)
+    with open_store(store, read_only=True) as db:
+        return done, db.samples(run_id), db.run(run_id), failures
+
+
+def test_measure_kernels_defaults_to_rule_sized_arrays(fake_llc):
+    fake_llc(32 * MiB)
+    plan = KernelPlan(kernels=["triad"], memories=["device"])
+    plan.check()
+    if FOUND[0]["type"] == "cpu":
+        assert plan.llc_bytes == 32 * MiB and plan.size == 128 * MiB  # 4x the host's LLC: a CPU device
+    fake_llc(64 * GiB)  # 256 GiB by the rule: above any largest allocation, which caps it
+    plan = KernelPlan(kernels=["triad"], memories=["device"])
+    plan.check()
+    assert plan.size == int(FOUND[0]["max_allocation_bytes"]) or FOUND[0]["type"] != "cpu"
+
+
+def test_the_lab_sizes_device_stream_for_the_rule_when_its_share_allows(tmp_path, fake_llc):
+    """A faked 1 MiB last-level cache: STREAM's rule wants 4 MiB arrays, which a 60 s share affords;
+    every figure is of class memory, in the rows stored and in the overview."""
+    if FOUND[0]["type"] != "cpu":
+        pytest.skip("the faked cache is the host's: it decides a CPU device's class only")
+    fake_llc(1 * MiB)
+    done, samples, run, failures = _lab_kernels(tmp_path, 60.0, 5e9)
+    assert done["sizing"]["size_bytes"] == 4 * MiB and done["sizing"]["array_size_class"] == "memory"
+    assert "STREAM's rule: 4 MiB per array" in done["sizing"]["reason"]
+    stream = [s for s in samples if s["test"] in ("copy", "triad", "dot")]
+    assert stream and {s["size_bytes"] for s in stream} == {4 * MiB}
+    assert {(s["params"]["array_size_class"], s["params"]["llc_bytes"]) for s in stream} == {("memory", 1 * MiB)}
+    assert done["overview"] and all(o["array_size_class"] == "memory" for o in done["overview"])
+    assert run["params"]["sizing"]["array_size_class"] == "memory" and failures == []
+
+
+@pytest.mark.parametrize("llc, size, why", [
+    (64 * MiB, 8 * MiB, "about {} s with triad alone at width 1, the share is 3 s"),   # the time: 256 MiB arrays
+    (1 * GiB, 16 * MiB, "held, over half the memory available"),                     # the memory: 4 GiB arrays
+])
+def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_the_rule(tmp_path, fake_llc, llc, size,
+                                                                                       why):
+    """A faked large last-level cache (260 MiB is real on some VMs): the rule's arrays (4x it) do not fit
+    a 3 s share at 1 GB/s, or the memory, so the lab measures small arrays and labels every figure
+    cache-resident, saying why."""
+    if FOUND[0]["type"] != "cpu":
+        pytest.skip("the faked cache is the host's: it decides a CPU device's class only")
+    fake_llc(llc)
+    done, samples, run, _ = _lab_kernels(tmp_path, 3.0, 1e9)
+    sizing = done["sizing"]
+    assert sizing["size_bytes"] == size and sizing["array_size_class"] == "cache-resident"
+    assert sizing["rule_bytes"] == 4 * llc and f"STREAM's rule wants {format_size(4 * llc)} per array" in sizing["reason"]
+    assert why.format(f"{sizing['needed_seconds']:.0f}") in sizing["reason"]
+    stream = [s for s in samples if s["test"] in ("copy", "triad", "dot")]
+    assert stream and {s["params"]["array_size_class"] for s in stream} == {"cache-resident"}
+    assert {s["size_bytes"] for s in stream} == {size}
+    assert all(o["array_size_class"] == "cache-resident" for o in done["overview"])
+    from xferlab.report.collect import flat
+    from xferlab.report.kernels_section import kernels_section
+
+    section, _ = kernels_section(run, [flat(s) for s in samples], tmp_path)  # the report says it, and why
+    assert f"array size chosen by the lab: {sizing['reason']}" in section.intro
+    assert f"arrays: {format_size(size)} per array, {size / llc:.2g}x the {format_size(llc)} LLC: cache-resident" in " ".join(
+        section.intro)
+
+
+def test_the_rule_is_not_chosen_past_the_memory_or_the_largest_allocation(fake_llc):
+    """However long the share: 256 MiB arrays (a faked 64 MiB cache) are not planned where 7 of them are
+    over half the memory available, or where the device cannot allocate one."""
+    from xferlab.measure.kernel_sizing import size_for_rule
+
+    fake_llc(64 * MiB)
+    plan = KernelPlan(kernels=["triad"], memories=["device"])
+    plan.check()
+    sizing = size_for_rule(plan, 1e6, 1e12, 3 * GiB)
+    assert sizing["array_size_class"] == "cache-resident" and plan.size == 8 * MiB
+    assert "7 x 256 MiB held, over half the memory available (3 GiB)" in sizing["reason"]
+    plan.info = {**plan.info, "max_allocation_bytes": 128 * MiB}
+    sizing = size_for_rule(plan, 1e6, 1e12, 64 * GiB)
+    assert sizing["array_size_class"] == "cache-resident" and "above the device's largest allocation (128 MiB)" in sizing["reason"]
+    plan.info = {**plan.info, "max_allocation_bytes": 4 * GiB}
+    assert size_for_rule(plan, 1e6, 1e12, 64 * GiB)["array_size_class"] == "memory" and plan.size == 256 * MiB

@@ -31,6 +31,8 @@ def recorded(tmp_path_factory):
     cli("measure", "memory", "--kernels", "copy,triad", "--iterations", "3", "--latency", "--store", store, check=0, env=env)
     cli("measure", "device", "--kinds", "pageable", "--sizes", "1B..16MiB", "--min-time", "2ms", "--chunks", "64KiB,4MiB",
         "--total", "16MiB", "--store", store, check=0, env=env)
+    cli("measure", "kernels", "--kernels", "triad", "--memory", "device", "--widths", "1", "--size", "1Mi",
+        "--iterations", "3", "--store", store, check=0, env=env)
     report = folder / "out" / "report.html"
     code, out, err = cli("report", "-o", report, "--name", "rt", "--store", store, check=0, env=env)
     assert out.strip() == str(report)
@@ -77,6 +79,41 @@ def test_report_states_fits_tiers_advice_and_commands(recorded):
     names = sorted(p.stem for p in (recorded["folder"] / "profiles").glob("*.yaml"))
     assert "rt-h2d-pageable" in names and "rt-d2h-pageable" in names and any(n.startswith("rt-node") or n == "rt-default"
                                                                             for n in names)
+
+
+def test_the_glance_compares_like_with_like(recorded):
+    """Host STREAM (arrays of 4x the last-level cache by default: memory) and device STREAM on 1 MiB
+    arrays (they fit the cache) are never in one table: each table holds one size class and one
+    statistic, says which, and sets each figure against the slowest of its own class only."""
+    from xferlab.measure.samples import kept
+    from xferlab.report.collect import flat
+    from xferlab.report.kernels_section import glance
+    from xferlab.store import open_store
+
+    runs: dict = {}
+    with open_store(recorded["store"], read_only=True) as db:
+        for summary in db.runs():
+            run = db.run(summary["run_id"])
+            runs.setdefault(run["command"], []).append((run, [flat(s) for s in kept(db.samples(run["run_id"]))]))
+    tables = glance(runs["measure memory"], runs["measure device"], runs["measure kernels"])
+    figures = [r for t in tables for r in t.rows]
+    host = next(f for f in figures if f["path"].startswith("host memory"))
+    kernel = next(f for f in figures if f["path"].startswith("device kernel"))
+    assert host["array_size_class"] == "memory" and kernel["array_size_class"] == "cache-resident"
+    assert kernel["size_bytes"] == 2**20 and kernel["placement"] == "device memory"
+    assert host["placement"].startswith("memory node ") and " thread" in host["placement"]
+    assert not any(host in t.rows and kernel in t.rows for t in tables)
+    for t in tables:
+        (cls,) = {r["array_size_class"] for r in t.rows}
+        assert {r["statistic"] for r in t.rows} == {"best"}
+        assert t.title.startswith("Best bandwidth (the fastest iteration), ") and f"{cls or 'unknown'} figures" in t.title
+        slowest = min(r["best_bytes_per_second"] for r in t.rows)
+        for r in t.rows:
+            assert r["times_the_slowest"] == (pytest.approx(r["best_bytes_per_second"] / slowest) if len(t.rows) > 1
+                                              else None)
+    html = recorded["report"].read_text()
+    assert "At a glance: where the bottleneck is" in html and "never a cache figure with a memory figure" in html
+    assert "memory figures (each array at least 4x the last-level cache" in html and "cache-resident figures" in html
 
 
 def test_report_without_device_runs_still_advises(cli, recorded, tmp_path):

@@ -38,9 +38,9 @@ def _chase_seconds(size: int, repeat: int) -> float:
     return base * (1 + 0.01 * (repeat - 2)) * (1 + 0.02 * (size >= 2 * CACHES[-1][1]) * (size % 3))
 
 
-def _stream(node, threads, rates):
-    """A stream probe run: rates[kernel] = the per-iteration figures (iteration 0 is the warm-up)."""
-    n = 64 * MiB
+def _stream(node, threads, rates, n=128 * MiB):
+    """A stream probe run over arrays of ``n`` bytes (by default 4x CACHES' LLC: STREAM's rule):
+    rates[kernel] = the per-iteration figures (iteration 0 is the warm-up)."""
     records = [{"record": "setup", "array_bytes": n, "thread_cpus": ",".join(["0"] * threads)}]
     for i in range(len(next(iter(rates.values())))):
         for kernel, values in rates.items():
@@ -249,3 +249,35 @@ def test_unvalidated_samples_are_left_out_of_a_tier():
     assert t.idle_latency.latency_seconds == clean.idle_latency.latency_seconds
     assert t.best_copy().best_bytes_per_second == clean.best_copy().best_bytes_per_second
     assert any(n.startswith("2 unvalidated samples of the run left out") for n in t.notes)
+
+
+def test_stream_below_the_rule_is_labelled_and_noted():
+    """Arrays of 8 MiB on a 32 MiB LLC: cache-resident figures, said in the tier's notes; 128 MiB: memory."""
+    small = fit_tiers(_stream("0", 1, {"copy": COPY_1}, n=8 * MiB), "run-s", CACHES)[0]
+    (copy,) = small.bandwidth
+    assert (copy.array_size_bytes, copy.array_size_class) == (8 * MiB, "cache-resident")
+    assert any("STREAM not of class memory (8 MiB arrays: cache-resident)" in n for n in small.notes)
+    assert tier_rows([small])[0]["array_size_class"] == "cache-resident"
+    big = fit_tiers(_stream("0", 1, {"copy": COPY_1}), "run-b", CACHES)[0]
+    assert big.bandwidth[0].array_size_class == "memory" and not any("class memory" in n for n in big.notes)
+    unknown = fit_tiers(_stream("0", 1, {"copy": COPY_1}), "run-u")[0]  # no inventory: the class is not known
+    assert unknown.bandwidth[0].array_size_class is None
+
+
+def test_the_tiers_study_sets_a_class_against_local_dram_only_within_its_size_class():
+    """The study's table says its statistic, placement, arrays and size class; a class measured on
+    arrays of another size class than local DRAM's gets no ratio (a cache figure is no memory figure)."""
+    from xferlab.studies.tiers import TIERS, table
+
+    def rows(node, rates, n):
+        return [{**r, "llc_bytes": 32 * MiB} for r in _stream(node, 2, rates, n=n)]
+
+    got = table({"local": rows("0", {"triad": [1e9, 20e9, 21e9]}, 128 * MiB),
+                 "remote": rows("1", {"triad": [1e9, 14e9, 15e9]}, 128 * MiB),
+                 "cxl": rows("2", {"triad": [1e9, 40e9, 42e9]}, 8 * MiB)})
+    by = {r["class"]: r for r in got}
+    assert by["remote"]["relative_to_local"] == pytest.approx(15 / 21)
+    assert by["cxl"]["array_size_class"] == "cache-resident" and by["cxl"]["relative_to_local"] is None
+    assert {r["statistic"] for r in got} == {"best"} and by["local"]["array_size_class"] == "memory"
+    assert by["remote"]["placement"] == "memory node 1, CPUs 0,0" and by["remote"]["threads"] == 2
+    assert {"placement", "size_bytes", "array_size_class", "statistic"} <= {k for k, _ in TIERS.columns}

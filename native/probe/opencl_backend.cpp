@@ -71,6 +71,9 @@ class OpenCLBackend final : public Backend {
                            .integer("compute_units", units)
                            .integer("global_memory_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_GLOBAL_MEM_SIZE)))
                            .integer("max_allocation_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)))
+                           // the device's global memory cache (a GPU's L2; a CPU device's figure is per core): the
+                           // cache device STREAM's arrays must outgrow (measure/sizeclass.py)
+                           .integer("global_mem_cache_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE)))
                            .integer("base_address_alignment_bytes", align_bits / 8)
                            .boolean("svm_coarse_grain", svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER)
                            .boolean("svm_fine_grain", svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import BadValue
+from .measure.sizeclass import class_of
 from .store.db import GROUPED_BY
+from .units import format_size
 
 RANK_VARIABLES = ("SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
@@ -121,8 +123,13 @@ MIN_DEVIATION = 0.05  # a node within 5 % of the median over nodes is not flagge
 
 
 #: What tells one figure of a run from another: every column the store's statistics group by
-#: (``node`` there is the memory node, ``memory_node`` here beside the cluster's node).
-FIGURE = GROUPED_BY
+#: (``node`` there is the memory node, ``memory_node`` here beside the cluster's node), and across
+#: nodes the arrays' size class (measure/sizeclass.py): within one run it follows from ``size_bytes``,
+#: but the same arrays are memory on a node with a small last-level cache and cache-resident on one
+#: with a large cache, and those two figures are not compared.
+FIGURE = (*GROUPED_BY, "array_size_class")
+#: The statistic compared: each node's median of the figure's samples.
+STATISTIC = "median"
 
 
 def placement(figure: dict[str, Any]) -> str:
@@ -136,20 +143,35 @@ def placement(figure: dict[str, Any]) -> str:
     return " ".join(str(w) for w in words if w not in (None, "")) or "–"
 
 
-def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float = MIN_DEVIATION) -> list[dict[str, Any]]:
+def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float = MIN_DEVIATION,
+                  split: Optional[list[str]] = None) -> list[dict[str, Any]]:
     """Per figure (every column the store's statistics group by: suite, test, metric, size, threads,
     memory node, mode, host memory kind, kernel arguments, delay, pair, path, variant) and node: the
     node's median, its distance from the median over nodes in MADs (median absolute deviations) and as
     a fraction of that median (``deviation``); ``outlier`` beyond ``k`` MADs and ``min_deviation``. The
     floor matters on few nodes alike within noise: three nodes at 100, 100.1 and 99 put the third 10
-    MADs away for a 1 % gap. Two nodes are always 1 MAD apart: a campaign needs three or more to flag one."""
+    MADs away for a 1 % gap. Two nodes are always 1 MAD apart: a campaign needs three or more to flag one.
+    Figures of one size class only are compared (``array_size_class``: see :data:`FIGURE`); the
+    statistic is each node's median (:data:`STATISTIC`). ``split``, a list, gets a line per figure
+    that the nodes measured in different size classes (compared only within each class)."""
     per: dict[tuple, dict[str, float]] = {}
+    classes: dict[tuple, dict[str, Optional[str]]] = {}
     for run_id in run_ids:
-        node = ((db.run(run_id).get("inventory") or {}).get("node")) or run_id
+        inventory = db.run(run_id).get("inventory") or {}
+        node = inventory.get("node") or run_id
         for g in db.stats(run_id):
             if g.get("median") is None:
                 continue
-            per.setdefault(tuple(g.get(f) for f in FIGURE), {})[node] = g["median"]
+            g = {**g, "array_size_class": class_of(inventory, g["suite"], g["test"], g.get("size_bytes"))}
+            per.setdefault(tuple(g.get(f) for f in FIGURE), {})[node] = g[STATISTIC]
+            classes.setdefault(tuple(g.get(f) for f in GROUPED_BY), {})[node] = g["array_size_class"]
+    if split is not None:
+        for figure, by_node in classes.items():
+            if len(set(by_node.values())) > 1:
+                row = {("memory_node" if f == "node" else f): v for f, v in zip(GROUPED_BY, figure)}
+                classes_text = ", ".join(f"{n} {c or 'unknown'}" for n, c in sorted(by_node.items()))
+                split.append(f"{row['test']} {row['metric']} at {format_size(row['size_bytes'] or 0)} ({placement(row)}): "
+                             f"compared only within each size class: {classes_text}")
     out = []
     for figure, nodes in per.items():
         if len(nodes) < 2:
@@ -160,7 +182,8 @@ def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float =
             distance = abs(value - center) / mad if mad else (0.0 if value == center else float("inf"))
             deviation = abs(value - center) / abs(center) if center else (0.0 if value == center else float("inf"))
             row = {("memory_node" if f == "node" else f): v for f, v in zip(FIGURE, figure)}
-            out.append(row | {"placement": placement(row), "node": node, "median": value, "median_over_nodes": center,
+            out.append(row | {"placement": placement(row), "statistic": STATISTIC, "node": node, "median": value,
+                              "median_over_nodes": center,
                               "mads": distance, "deviation": deviation,
                               "outlier": distance > k and deviation > min_deviation})
     return out

@@ -70,6 +70,7 @@ DECEVAL_SHARE = 0.05  # of the budget, at most, for DecEval measured and simulat
 PROFILE_PREFIX = "lab"
 MEMORY_SHARE = 0.5  # of the budget, at most
 DEVICE_SHARE = 0.6  # of what is left, per accelerator
+FALLBACK_RATE = 1e9  # bytes/s: device STREAM is sized with this when no host copy rate was measured
 
 
 @dataclass
@@ -198,7 +199,8 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
             if left() < 0.1 * seconds:
                 summary.setdefault("skipped_kernels", []).append(f"{plan.backend} #{plan.device}: time budget used up")
             else:
-                entry["kernels"], run_id, kernel_failures = kernels_stage(plan, 0.5 * left(), store, seconds)
+                entry["kernels"], run_id, kernel_failures = kernels_stage(plan, 0.5 * left(), store, seconds,
+                                                                          copy_rate(memory, entry))
                 recorded += [run_id] if run_id else []
                 failed += _stage_failures(f"{plan.backend} #{plan.device} kernels", kernel_failures, bool(run_id))
         device_runs.append(entry)
@@ -308,14 +310,18 @@ def device_points(plan: DevicePlan) -> int:
             + len(plan.launch_args or []))
 
 
-def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds: float
-                  ) -> tuple[list[dict], Optional[str], list[dict]]:
+def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds: float,
+                  rate: Optional[float] = None) -> tuple[dict[str, Any], Optional[str], list[dict]]:
     """Device STREAM (copy, triad, dot; widths 1 and 4 on OpenCL) on device memory and on host memory
     (pinned; fine-grained SVM where an OpenCL device has it, managed memory on CUDA), and the first
-    touch of shared memory, within
-    ``share`` seconds. Returns the overview per memory kind, the run id (None: nothing measured)
-    and the failed steps."""
+    touch of shared memory, within ``share`` seconds. The arrays are sized for STREAM's rule first
+    (4x the device's last-level cache: measure/sizeclass.py) and for the share second
+    (measure/kernel_sizing.py, from ``rate``, the host STREAM copy rate this lab measured,
+    :data:`FALLBACK_RATE` without one): where the share cannot hold rule-sized arrays they are
+    cache-resident, and labelled so. Returns {"overview": per memory kind, "sizing": what was chosen
+    and why}, the run id (None: nothing measured) and the failed steps."""
     from .measure.kernel_results import overview, stream_summary
+    from .measure.kernel_sizing import size_for_rule
     from .measure.kernels import KernelPlan, rows_of as kernel_rows, steps as kernel_steps
 
     if plan.backend == "cuda":
@@ -324,13 +330,24 @@ def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds
         shared = bool(plan.info.get("svm_fine_grain"))
         memories, widths, faults = ["device", "pinned"] + (["svm-fine"] if shared else []), [1, 4], shared
     kplan = KernelPlan(backend=plan.backend, device=plan.device, kernels=["copy", "triad", "dot"], memories=memories,
-                       widths=widths, size=16 * 2**20, iterations=10, faults=faults, fault_repeats=3)
+                       widths=widths, iterations=10, faults=faults, fault_repeats=3)
     kplan.max_time = per_point(share, len(memories) * 6, MAX_TIME_DEVICE)
     kplan.check()
-    run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True}, store,
+    sizing = size_for_rule(kplan, share, rate or FALLBACK_RATE, inv.memory_available())
+    kplan.check()
+    run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True, "sizing": sizing}, store,
                   timeout=max(60.0, seconds), budget=share, extra_inventory={"accelerator": plan.info})
-    return (overview(stream_summary(run.rows)), run.run_id if run.rows else None,
+    return ({"overview": overview(stream_summary(run.rows)), "sizing": sizing}, run.run_id if run.rows else None,
             [{"step": r.step.label, "reason": r.failure} for r in (run.results or []) if r.failure])
+
+
+def copy_rate(memory: dict[str, Any], device: dict[str, Any]) -> Optional[float]:
+    """The rate device STREAM's set-up is sized with: the host STREAM copy's best (this lab's memory
+    run) or the device run's host-to-device copies, whichever is slower; None when neither ran."""
+    rates = [r.get("best_bytes_per_second") for r in memory.get("bandwidth", []) if r.get("test") == "copy"]
+    rates += [r.get("bandwidth_bytes_per_second") for r in device.get("overview", []) if r.get("direction") == "h2d"]
+    rates = [r for r in rates if r]
+    return min(rates) if rates else None
 
 
 def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], Optional[str]]:

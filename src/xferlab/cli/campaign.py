@@ -30,7 +30,7 @@ def run(ctx: typer.Context,
                                           "percentage).", metavar="FRACTION"),
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run `xferlab ARGS` (after --) on every node; merge the shards into --store; compare the nodes."""
-    from ..campaign import compare_nodes, run_campaign
+    from ..campaign import STATISTIC, compare_nodes, run_campaign
     from ..errors import BadValue
     from ..store import open_store
     from ..units import format_size
@@ -43,7 +43,8 @@ def run(ctx: typer.Context,
     floor = parse_fraction(min_deviation, "--min-deviation", "relative deviation", upper=1.0, zero=True)
     done = run_campaign(list(ctx.args), shards, store, nodes, launcher)
     with open_store(store, read_only=True) as db:
-        rows = compare_nodes(db, done["runs"], mads, floor)
+        split: list[str] = []
+        rows = compare_nodes(db, done["runs"], mads, floor, split)
     from .results import show_value
 
     for r in rows:  # the figures in their unit, as `results show` prints them
@@ -53,19 +54,23 @@ def run(ctx: typer.Context,
             r["median"], r["median_over_nodes"])
     flagged = [r for r in rows if r["outlier"]]
     notes = [f"{len(done['runs'])} runs from {len({r['node'] for r in rows}) or len(done['runs'])} nodes in the store; "
-             f"{sum(r['imported'] for r in done['imported'])} newly imported"]
+             f"{sum(r['imported'] for r in done['imported'])} newly imported",
+             f"each figure: the {STATISTIC} of a node's samples, compared with the other nodes' of the same test, metric, "
+             "size, threads, placement and size class (arrays against each node's last-level cache)"]
+    notes += split
     notes += [f"outlier: {r['node']}: {r['test']} {r['metric']} {r['median']} against {r['median_over_nodes']} "
               f"over nodes ({r['mads']:.1f} MADs)" for r in flagged]
     emit("campaign run", rows, [Column("test", "test", justify="left"), Column("metric", "metric", justify="left"),
                                 Column("size_bytes", "size", lambda v: format_size(v) if v else "–"),
                                 Column("threads", "threads", lambda v: "–" if v is None else str(v)),
                                 Column("placement", "placement", justify="left"),
+                                Column("array_size_class", "size class", lambda v: v or "–", justify="left"),
                                 Column("node", "node", justify="left"), Column("median", "median"),
                                 Column("median_over_nodes", "over nodes"),
                                 Column("mads", "MADs", lambda v: f"{v:.1f}"),
                                 Column("deviation", "off by", lambda v: f"{v:.1%}"),
                                 Column("outlier", "outlier", lambda v: "OUTLIER" if v else "")],
-         fmt, title="Nodes compared, figure by figure", notes=notes,
+         fmt, title=f"Nodes compared, figure by figure ({STATISTIC}s)", notes=notes,
          extra={"runs": done["runs"], "imported": done["imported"], "failed": done["failed"]})
     if done["failed"]:
         from .output import stderr

@@ -13,7 +13,7 @@ import typer
 
 from ..measure import checks
 from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
-from ..measure.kernels import DEFAULT_SIZE, KERNELS, OFFSETS, KernelPlan, rows_of, steps
+from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
@@ -38,7 +38,9 @@ def kernels(backend: str = typer.Option("opencl", "--backend", metavar="opencl|c
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
-            size: str = typer.Option(str(DEFAULT_SIZE), "--size", help="Bytes per array (default 64 MiB).", metavar="SIZE"),
+            size: Optional[str] = typer.Option(None, "--size", help="Bytes per array (default: STREAM's rule, 4x the "
+                                               "device's last-level cache, at least 64 MiB, at most its largest "
+                                               "allocation).", metavar="SIZE"),
             memory: Optional[str] = typer.Option(None, "--memory", metavar="LIST",
                                                  help="device; kernels on host memory: pinned (runtime-allocated), host "
                                                       "(the application's, CL_MEM_USE_HOST_PTR), svm-coarse, svm-fine "
@@ -89,7 +91,7 @@ def kernels(backend: str = typer.Option("opencl", "--backend", metavar="opencl|c
     fmt = output_format(json_, csv_)
     plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
-                      types=_words(types), widths=_ints(widths, "--widths"), size=parse_size(size, "--size"),
+                      types=_words(types), widths=_ints(widths, "--widths"), size=parse_size(size, "--size") if size is not None else None,
                       groups=_ints(groups, "--groups"), instances=_ints(instances, "--instances"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
@@ -130,7 +132,9 @@ _rate, _time, _ratio = or_dash(format_rate), or_dash(format_time), or_dash(lambd
 STREAM_COLUMNS = [
     Column("memory", "memory", justify="left"), Column("kernel", "kernel", justify="left"),
     Column("type", "type", justify="left"), Column("width", "width"), Column("groups", "groups"),
-    Column("instances", "inst."), Column("best_bytes_per_second", "best", _rate, no_wrap=True),
+    Column("instances", "inst."), Column("size_bytes", "arrays", format_size, no_wrap=True),
+    Column("array_size_class", "size class", lambda v: v or "unknown", justify="left"),
+    Column("best_bytes_per_second", "best", _rate, no_wrap=True),
     Column("median_bytes_per_second", "median", _rate, no_wrap=True), interval_column("median_ci", fmt=format_rate),
     Column("count", "n"),
 ]

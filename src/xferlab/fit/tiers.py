@@ -16,7 +16,10 @@ One Tier per memory node and mode of the run (``mode`` ``memory``, or ``app-dire
 * **Bandwidth per kernel**: STREAM (McCalpin, "Memory Bandwidth and Machine Balance in Current
   High Performance Computers", IEEE TCCA Newsletter, 1995): the best iteration (STREAM's figure)
   and the median, per thread count, warm-ups left out. Bytes are counted as STREAM counts them
-  (copy: the array read plus the array written).
+  (copy: the array read plus the array written). Each kernel's figure carries its arrays' size class
+  against the last-level cache (``array_size_class``: memory when each array is at least 4x it,
+  STREAM's run rule; measure/sizeclass.py); a tier whose STREAM is not of class memory says so in a
+  note, and its link view is then a cache's, not the memory's.
 * **Loaded-latency curve**: (traffic bandwidth, chase latency) per traffic delay, sorted by
   bandwidth (the Mess benchmark's bandwidth-latency curve: Esmaili-Dokht et al., MICRO 2024).
 
@@ -40,6 +43,7 @@ from ..units import format_size, format_time
 from ..links import profiles
 from ..links.presets import check_profile_name, save_profile
 from ..measure.samples import kept, unvalidated_count
+from ..measure.sizeclass import HOST_ARRAYS, MEMORY, size_class
 
 FLAT = 0.15  # an idle-latency plateau whose per-size medians spread more than this (relative) gets a note
 STEP_FLAT = 0.5  # a cache level's sizes whose medians spread more than this show no plateau: not reported
@@ -66,6 +70,7 @@ class KernelBandwidth(_Model):
     median_bytes_per_second: float
     iterations: int  # timed iterations, warm-up excluded
     array_size_bytes: Optional[int] = None
+    array_size_class: Optional[str] = None  # memory, mixed or cache-resident (measure/sizeclass.py); None: unknown
 
 
 class LoadedPoint(_Model):
@@ -173,16 +178,17 @@ def _latency(rows: list[dict], caches: list[tuple[int, int]], notes: list[str]):
     return idle, steps
 
 
-def _bandwidth(rows: list[dict]) -> list[KernelBandwidth]:
+def _bandwidth(rows: list[dict], llc: Optional[int] = None) -> list[KernelBandwidth]:
     groups: dict[tuple[str, Optional[int]], list[dict]] = {}
     for r in rows:
         groups.setdefault((r["test"], r.get("threads")), []).append(r)
     out = []
     for (kernel, threads), members in sorted(groups.items(), key=lambda g: (KERNELS.index(g[0][0]), g[0][1] or 0)):
         values = [float(m["value"]) for m in members]
+        size = members[0].get("size_bytes")
         out.append(KernelBandwidth(kernel=kernel, threads=threads, best_bytes_per_second=max(values),
                                    median_bytes_per_second=median(values), iterations=len(values),
-                                   array_size_bytes=members[0].get("size_bytes")))
+                                   array_size_bytes=size, array_size_class=size_class(size, llc, HOST_ARRAYS[kernel])))
     return out
 
 
@@ -232,15 +238,22 @@ def fit_tiers(samples: list[dict], run_id: str, caches: Optional[list[tuple[int,
         idle, steps = _latency(chase, caches or [], notes) if chase else (None, [])
         if not chase:
             notes.append("no pointer-chase samples: idle latency and cache steps unknown (measure with --latency)")
+        bandwidth = _bandwidth(stream, caches[-1][1] if caches else None)
         if not stream:
             notes.append("no STREAM samples: bandwidth unknown")
+        off = sorted({f"{format_size(k.array_size_bytes)} arrays: {k.array_size_class or 'class unknown'}"
+                      for k in bandwidth if k.array_size_class != MEMORY and k.array_size_bytes})
+        if off:
+            notes.append(f"STREAM not of class memory ({'; '.join(off)}): STREAM's rule wants each array at least 4x "
+                         "the last-level cache; these figures (and a link view from them) are partly or wholly the "
+                         "cache's")
         if not loaded:
             notes.append("no loaded-latency samples: no bandwidth-latency curve (measure with --loaded)")
         if unchecked:
             notes.append(f"{unchecked} unvalidated sample{'s' * (unchecked > 1)} of the run left out (the probe ended "
                          "before validating them)")
         tier = Tier(name=_default_name(node, mode), run_id=run_id, node=node, mode=mode, idle_latency=idle,
-                    cache_latency=steps, bandwidth=_bandwidth(stream), loaded_latency=_loaded(loaded), notes=notes)
+                    cache_latency=steps, bandwidth=bandwidth, loaded_latency=_loaded(loaded), notes=notes)
         if tier.link_fields() is None:
             tier.notes.append("no link view: it needs both a STREAM copy bandwidth and an idle latency")
         tiers.append(tier)
@@ -266,7 +279,8 @@ def tier_rows(tiers: list[Tier]) -> list[dict[str, Any]]:
                          "best_bandwidth_bytes_per_second": k.best_bytes_per_second if k else None,
                          "median_bandwidth_bytes_per_second": k.median_bytes_per_second if k else None,
                          "iterations": k.iterations if k else None,
-                         "array_size_bytes": k.array_size_bytes if k else None})
+                         "array_size_bytes": k.array_size_bytes if k else None,
+                         "array_size_class": k.array_size_class if k else None})
     return rows
 
 

@@ -12,22 +12,21 @@ from .precision import ci_fields
 from .samples import kept, value_of
 
 
-
-
 def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kernel, memory, type, width, groups, instances): BabelStream's figure (the best
     iteration's bandwidth, ``best_bytes_per_second``), the median's with its interval, GFLOP/s of
-    SpMV."""
+    SpMV, and the arrays' size class against the LLC the probe run recorded (``array_size_class``,
+    ``llc_bytes``: measure/sizeclass.py; None for SpMV and for runs recorded without it)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "kernels" and (r["test"] in KERNELS or r["test"] == "spmv"):
             groups.setdefault((r["test"], r["host_kind"], value_of(r, "type"), value_of(r, "width"), value_of(r, "groups"),
-                               value_of(r, "instances")), []).append(r)
+                               value_of(r, "instances"), r["size_bytes"]), []).append(r)
     order = {k: i for i, k in enumerate((*KERNELS, "spmv"))}
     out = []
-    for (kernel, memory, type_, width, ngroups, instances), members in sorted(
-            groups.items(), key=lambda kv: (MEMORIES.index(kv[0][1]) if kv[0][1] in MEMORIES else 9, order[kv[0][0]],
-                                            kv[0][2] or "", kv[0][3] or 0, kv[0][5] or 0, kv[0][4] or 0)):
+    for (kernel, memory, type_, width, ngroups, instances, _), members in sorted(
+            groups.items(), key=lambda kv: (kv[0][6] or 0, MEMORIES.index(kv[0][1]) if kv[0][1] in MEMORIES else 9,
+                                            order[kv[0][0]], kv[0][2] or "", kv[0][3] or 0, kv[0][5] or 0, kv[0][4] or 0)):
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
         moved = members[0]["bytes"]
@@ -35,7 +34,8 @@ def stream_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                  "local": value_of(members[0], "local"), "instances": instances, "size_bytes": members[0]["size_bytes"],
                  "count": s["count"], "headline": "best", "best_bytes_per_second": moved / s["min"],
                  "median_bytes_per_second": moved / s["median"], "median_seconds": s["median"], "min_seconds": s["min"],
-                 "cov": s["cov"], **ci_fields(secs, "bytes_per_second", moved)}
+                 "cov": s["cov"], **ci_fields(secs, "bytes_per_second", moved),
+                 "llc_bytes": value_of(members[0], "llc_bytes"), "array_size_class": value_of(members[0], "array_size_class")}
         if kernel == "spmv":
             flops = value_of(members[0], "flops")
             entry.update({"rows": value_of(members[0], "rows"), "nnz": value_of(members[0], "nnz"),
@@ -127,15 +127,19 @@ def d2d_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per memory kind: each kernel's best bandwidth at its best point (any width, groups; one
-    instance), the figure to set beside host STREAM and the copy bandwidth."""
+    """Per memory kind and array size: each kernel's best bandwidth at its best point (any width,
+    groups; one instance), the figure to set beside host STREAM and the copy bandwidth of the same
+    size class (``array_size_class``, the triad's where kernels differ)."""
     out = []
-    for memory in dict.fromkeys(s["memory"] for s in summary if s["kernel"] in KERNELS):
-        row: dict[str, Any] = {"memory": memory}
+    for memory, size in dict.fromkeys((s["memory"], s["size_bytes"]) for s in summary if s["kernel"] in KERNELS):
+        mine = [s for s in summary if (s["memory"], s["size_bytes"]) == (memory, size) and s["kernel"] in KERNELS]
+        triad = next((s for s in mine if s["kernel"] == "triad"), mine[0])
+        row: dict[str, Any] = {"memory": memory, "size_bytes": size, "statistic": "best",
+                               "array_size_class": triad.get("array_size_class"), "llc_bytes": triad.get("llc_bytes")}
         for kernel in KERNELS:
-            mine = [s for s in summary if s["memory"] == memory and s["kernel"] == kernel and s["instances"] == 1]
-            if mine:
-                best = max(mine, key=lambda s: s["best_bytes_per_second"])
+            points = [s for s in mine if s["kernel"] == kernel and s["instances"] == 1]
+            if points:
+                best = max(points, key=lambda s: s["best_bytes_per_second"])
                 row[f"{kernel}_best_bytes_per_second"] = best["best_bytes_per_second"]
                 row[f"{kernel}_at"] = f"{best['type']} x{best['width']}, {best['groups']} groups"
         out.append(row)

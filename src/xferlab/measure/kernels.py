@@ -19,7 +19,9 @@ Rows (suite ``kernels``): ``test`` the kernel (copy … read, spmv, first-touch)
 (h2d, d2h for align); ``host_kind`` the memory the kernel works on (device, pinned, host,
 svm-coarse, svm-fine) or the allocator of an aligned copy (runtime, application); ``params.variant``
 names the rest of the point (type, width, groups, instances; the offset), and the store's
-statistics group by it.
+statistics group by it. A STREAM row also records ``llc_bytes``, the last-level cache its arrays
+are judged against, and ``array_size_class`` (memory, mixed or cache-resident: measure/sizeclass.py,
+STREAM's rule of arrays at least 4x that cache).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..errors import BadValue
 from ..units import format_size
+from . import sizeclass
 from .probe import ProbeRun
 from .spmv import load_matrix, spmv_vector, write_matrix
 from .steps import Step, good_time, step_failure
@@ -45,7 +48,7 @@ OFFSETS = (0, 1, 8, 16, 32, 64, 256, 4096)
 ALLOCATORS = ("runtime", "application")
 STRUCTURES = ("random", "banded")
 #: BabelStream's byte counting: arrays each kernel reads or writes once.
-ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "read": 1}
+ARRAYS = sizeclass.DEVICE_ARRAYS
 DEFAULT_SIZE = 64 * 2**20
 MAX_INSTANCES = 64
 #: A scaling sweep's points with few work-groups are slow (one group streams the arrays alone):
@@ -72,7 +75,7 @@ class KernelPlan:
     memories: Optional[list[str]] = None  # default: device, pinned, svm-fine (OpenCL); device, pinned, managed (CUDA)
     types: list[str] = field(default_factory=lambda: ["float"])
     widths: list[int] = field(default_factory=lambda: [1])
-    size: int = DEFAULT_SIZE
+    size: Optional[int] = None     # bytes per array; None: STREAM's rule (rule_size), once checked
     groups: list[int] = field(default_factory=lambda: [0])
     instances: list[int] = field(default_factory=lambda: [1])
     iterations: int = 20
@@ -92,6 +95,8 @@ class KernelPlan:
     peer: Optional[int] = None     # a second device: device-to-device copies
     info: dict[str, Any] = field(default_factory=dict)
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
+    llc_bytes: int = 0             # the cache STREAM's arrays must outgrow (sizeclass.device_llc), once checked
+    llc_what: str = ""
 
     def check(self, probe_devices: bool = True) -> None:
         if self.backend not in ("opencl", "cuda"):
@@ -114,7 +119,7 @@ class KernelPlan:
         for w in self.widths:
             if w not in WIDTHS:
                 raise BadValue(f"--widths {w} is not a vector width; allowed: {', '.join(map(str, WIDTHS))}")
-        if not 1024 <= self.size <= 2**40:
+        if self.size is not None and not 1024 <= self.size <= 2**40:
             raise BadValue(f"--size {format_size(self.size)}: bytes per array must be in 1 KiB..1 TiB")
         for g in self.groups:
             if not 0 <= g <= 2**24:
@@ -133,11 +138,15 @@ class KernelPlan:
         if self.spmv_structure not in STRUCTURES:
             raise BadValue(f"--structure '{self.spmv_structure}' is not allowed; allowed: {', '.join(STRUCTURES)}")
         if not probe_devices:
+            self.size = self.size or DEFAULT_SIZE
             return
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.llc_bytes, self.llc_what = sizeclass.device_llc(self.info, sizeclass.host_llc())
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
+        if self.size is None:
+            self.size = sizeclass.rule_size(self.llc_bytes, limit, DEFAULT_SIZE)
         if self.size > limit:
             raise BadValue(f"--size {format_size(self.size)} is above the device's largest allocation, {format_size(limit)}")
         if "double" in self.types and self.info.get("double") is False:
@@ -190,7 +199,8 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
         if cap:
             seconds = min(seconds, points * max(instances) * cap * 1.5)
         out.append(Step(f"{plan.backend} #{plan.device} STREAM kernels on {memory} memory", "stream",
-                        probe_args(plan, memory), {"node": None, "memory": memory}, 2.0 + seconds))
+                        probe_args(plan, memory), {"node": None, "memory": memory, "llc_bytes": plan.llc_bytes},
+                        2.0 + seconds))
     if plan.faults:
         out.append(Step(f"{plan.backend} #{plan.device} first touch of shared memory", "faults",
                         ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "faults",
@@ -269,6 +279,9 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "validated": keyf(r) in good,
                              "params": {"variant": variant(r), "type": r["type"], "width": r["width"], "groups": r["groups"],
                                         "local": r["local"], "instances": r["instances"], "device_seconds": device,
+                                        "llc_bytes": step.placement.get("llc_bytes") or None,
+                                        "array_size_class": sizeclass.size_class(
+                                            r["size_bytes"], step.placement.get("llc_bytes"), ARRAYS[r["kernel"]]),
                                         **{k: v for k, v in base.items() if k != "suite"}}})
             else:
                 rows.append({**base, "test": r["direction"], "metric": "bandwidth_bytes_per_second",

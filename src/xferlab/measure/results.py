@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..system import inventory as inv
+from . import sizeclass
 from .device import chunk_summary, launch_summary, transfer_overview, transfer_summary
 from .memory import MemoryPlan, summaries
 from .samples import validated
@@ -64,8 +65,9 @@ def memory_params(plan: MemoryPlan) -> dict:
             "latency": plan.latency, "loaded": plan.loaded, "precision": plan.precision, "max_time_seconds": plan.max_time}
 
 
-def _row(summary: dict) -> dict:
-    """A summary with its unit in each field name (docs/cli.md: bytes_per_second, seconds)."""
+def _row(summary: dict, llc: int = 0) -> dict:
+    """A summary with its unit in each field name (docs/cli.md: bytes_per_second, seconds), and its
+    arrays' size class against the host's last-level cache ``llc`` (measure/sizeclass.py)."""
     unit = "bytes_per_second" if summary["metric"] == "bandwidth_bytes_per_second" else "seconds"
     row = {k: summary[k] for k in ("test", "node", "mode", "threads", "size_bytes", "cpus", "headline", "count", "cov")}
     for stat in ("min", "median", "mean", "max"):
@@ -73,6 +75,8 @@ def _row(summary: dict) -> dict:
     row[f"{summary['headline']}_{unit}"] = summary["headline_value"]
     row[f"median_ci_low_{unit}"], row[f"median_ci_high_{unit}"] = summary.get("median_ci_low"), summary.get("median_ci_high")
     row["stopped"] = summary.get("stopped")
+    arrays = sizeclass.arrays_of("memory", summary["test"])
+    row["array_size_class"] = sizeclass.size_class(summary["size_bytes"], llc, arrays) if arrays else None
     return row
 
 
@@ -80,9 +84,10 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None)
     """A memory run's results as rows with units in their field names, its failures, and its plots;
     the latency plot marks ``caches`` (a recorded inventory's) or this machine's."""
     sums = summaries(outcome.rows)
+    llc = sizeclass.host_llc(None if caches is None else {"caches": caches})
     result = {
-        "bandwidth": [_row(s) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
-        "latency": [_row(s) for s in sums if s["metric"] == "latency_seconds"],
+        "bandwidth": [_row(s, llc) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
+        "latency": [_row(s, llc) for s in sums if s["metric"] == "latency_seconds"],
         "loaded": _loaded_points(outcome.rows),
         "failures": failures(outcome),
         "unvalidated_samples": unvalidated_total(outcome),

@@ -97,8 +97,8 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
     with tempfile.TemporaryDirectory(prefix="xferlab-report-") as tmp:
         folder = Path(tmp)
         device_samples = []
-        memory_rows: list = []
-        kernel_rows: list = []
+        memory_runs: list = []  # (run, rows) pairs: the glance judges each figure's size class by its run's inventory
+        kernel_runs: list = []
         for run in runs:
             rid = run["run_id"]
             stored = db.samples(rid)
@@ -127,9 +127,9 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
             if "kernels" in kinds:
                 headlines += add(f"Kernels (run {rid})", f"run-{rid}-kernels", lambda run=run, rows=rows:
                                  kernels_section.kernels_section(run, rows, folder), [])
-                kernel_rows += rows
+                kernel_runs.append((run, rows))
             if "memory" in kinds:
-                memory_rows += rows
+                memory_runs.append((run, rows))
             if "network" in kinds:
                 headlines += add(f"Network (run {rid})", f"run-{rid}-network", lambda run=run, rows=rows:
                                  network_section.network_section(run, rows, folder), [])
@@ -146,11 +146,14 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
         for ids in node_groups(db):
             add(f"Nodes compared ({ids[0]})", f"nodes-{ids[0]}", lambda ids=ids: (nodes_section(db, ids), None))
         glance, failed_glance = guarded("At a glance", "glance", lambda: kernels_section.glance(
-            memory_rows, [r for _, rows in device_samples for r in rows], kernel_rows))
+            memory_runs, device_samples, kernel_runs))
         if failed_glance is not None:
             sections.insert(0, failed_glance)
-        elif glance is not None:
-            sections.insert(0, Section("At a glance: where the bottleneck is", "glance", tables=[glance]))
+        elif glance:
+            sections.insert(0, Section("At a glance: where the bottleneck is", "glance",
+                                       ["each table compares one statistic (best: the fastest iteration) over arrays of "
+                                        "one size class against the last-level cache (STREAM's rule: each array at least "
+                                        "4x it), never a cache figure with a memory figure"], tables=glance))
         fitted = []
         for run, rows in device_samples:
             fitted += add(f"Fits of run {run['run_id']}", f"fits-{run['run_id']}", lambda run=run, rows=rows:

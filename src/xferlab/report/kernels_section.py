@@ -1,13 +1,14 @@
 """The report's accelerator-side sections: a `measure kernels` run (device STREAM by memory kind,
-scaling, faults, alignment, device to device, SpMV) and the at-a-glance table that sets host STREAM,
-the host-to-device copy and device STREAM side by side."""
+scaling, faults, alignment, device to device, SpMV) and the at-a-glance tables that set host STREAM,
+the host-to-device copy and device STREAM side by side, like with like: one statistic (best) and one
+array-size class per table (measure/sizeclass.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Optional
 
-from ..units import format_rate, format_size
+from ..units import format_rate
 from .collect import Figure, Headline, Section, Table, ci_rows, command_of, headline_of, plot_command
 
 
@@ -28,14 +29,25 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                        "the fastest launch, BabelStream's figure; memory = where the arrays live (pinned, host and svm: "
                        "kernels on host memory)"])
     section.commands.append(command_of(run))
+    from ..measure.sizeclass import describe
+
+    for size, llc in dict.fromkeys((s["size_bytes"], s.get("llc_bytes")) for s in stream):
+        section.intro.append(f"arrays: {describe(size, llc)} (size classes: memory when each array is at least 4x the "
+                             "last-level cache, STREAM's rule; cache-resident when the arrays fit it; mixed between)")
+    sizing = (run.get("params") or {}).get("sizing") or {}
+    if sizing.get("reason"):  # the lab's choice of array size (measure/kernel_sizing.py)
+        section.intro.append(f"array size chosen by the lab: {sizing['reason']}")
     view = overview(stream)
     if view:
-        cols = [("memory", "memory")] + [(f"{k}_best_bytes_per_second", k) for k in ("copy", "mul", "add", "triad", "dot", "read")
-                                         if any(f"{k}_best_bytes_per_second" in v for v in view)]
-        section.tables.append(Table("Device STREAM, best point per kernel and memory kind (one instance)", cols, view))
+        cols = [("memory", "memory"), ("size_bytes", "arrays"), ("array_size_class", "size class")]
+        cols += [(f"{k}_best_bytes_per_second", k) for k in ("copy", "mul", "add", "triad", "dot", "read")
+                 if any(f"{k}_best_bytes_per_second" in v for v in view)]
+        section.tables.append(Table("Device STREAM, best point per kernel, memory kind and array size (one instance; "
+                                    "statistic: best)", cols, view))
     if stream:
         section.tables.append(Table("Every point", [("memory", "memory"), ("kernel", "kernel"), ("type", "type"),
                                     ("width", "width"), ("groups", "groups"), ("instances", "instances"),
+                                    ("size_bytes", "arrays"), ("array_size_class", "size class"),
                                     ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"),
                                     ("median_ci", "median 95% CI"), ("count", "n")],
                                     ci_rows(stream, ("median_ci", "median_bytes_per_second", "median_ci_low_bytes_per_second",
@@ -85,32 +97,81 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     return section, heads
 
 
-def glance(memory_rows: list[dict[str, Any]], device_rows: list[dict[str, Any]],
-           kernel_rows: list[dict[str, Any]]) -> Optional[Table]:
-    """Where the bottleneck is, at a glance: host STREAM, the host-to-device copy, device STREAM and a
-    kernel on host memory, each at its best, from the runs this report shows."""
-    from ..measure.device import transfer_overview, transfer_summary
+Runs = list[tuple[dict[str, Any], list[dict[str, Any]]]]  # (run as the store gives it, its rows)
+CLASS_TITLES = {
+    "memory": "memory figures (each array at least 4x the last-level cache, STREAM's rule)",
+    "mixed": "mixed figures (arrays over the last-level cache but under 4x it: partly cache, partly memory)",
+    "cache-resident": "cache-resident figures (the arrays fit the last-level cache: cache bandwidth, not memory's)",
+    None: "unknown figures (the run recorded no last-level cache: size class unknown)"}
+
+
+def glance_figures(memory_runs: Runs, device_runs: Runs, kernel_runs: Runs) -> list[dict[str, Any]]:
+    """Each figure the at-a-glance tables may compare, all of one statistic, the best (the fastest
+    iteration: STREAM's and BabelStream's figure): host STREAM triad per memory node and array size
+    (its best thread count; not App-Direct), the host-to-device copy of the largest size per host
+    memory kind, and device STREAM triad per memory kind and array size (one instance); each with its
+    placement, array size and size class (measure/sizeclass.py, from the run's inventory)."""
+    from ..measure.device import transfer_summary
     from ..measure.kernel_results import stream_summary
+    from ..measure.sizeclass import class_of, llc_of
 
     out = []
-    triads = [r["value"] for r in memory_rows if r.get("suite") == "memory" and r["test"] == "triad"
-              and r.get("metric") == "bandwidth_bytes_per_second" and not r.get("warmup")]
-    if triads:
-        out.append({"path": "host memory, CPU (STREAM triad, best)", "bandwidth_bytes_per_second": max(triads)})
-    if device_rows:
-        for row in transfer_overview(transfer_summary(device_rows)):
-            if row["direction"] == "h2d" and row["host_kind"] in ("pinned", "pageable"):
-                out.append({"path": f"host to device copy, {row['host_kind']} (median, {format_size(row['largest_bytes'])})",
-                            "bandwidth_bytes_per_second": row["bandwidth_bytes_per_second"]})
-    summary = [s for s in stream_summary(kernel_rows) if s["kernel"] == "triad" and s["instances"] == 1]
-    for memory in dict.fromkeys(s["memory"] for s in summary):
-        best = max(s["best_bytes_per_second"] for s in summary if s["memory"] == memory)
-        where = "device memory" if memory == "device" else f"{memory} host memory"
-        out.append({"path": f"device kernel on {where} (triad, best)", "bandwidth_bytes_per_second": best})
-    if len(out) < 2:
-        return None
-    slowest = min(r["bandwidth_bytes_per_second"] for r in out)
-    for r in out:
-        r["times_the_slowest"] = r["bandwidth_bytes_per_second"] / slowest
-    return Table("Where data moves fastest and slowest on this machine (from the runs below)",
-                 [("path", "path"), ("bandwidth_bytes_per_second", "bandwidth"), ("times_the_slowest", "x the slowest")], out)
+    for run, rows in memory_runs:
+        best: dict[tuple, dict[str, Any]] = {}
+        for r in rows:
+            if (r.get("suite") == "memory" and r["test"] == "triad" and r.get("metric") == "bandwidth_bytes_per_second"
+                    and not r.get("warmup") and r.get("mode") in (None, "memory")):
+                key = (r.get("node"), r["size_bytes"])
+                if key not in best or r["value"] > best[key]["value"]:
+                    best[key] = r
+        for (node, size), r in best.items():
+            where = "default" if node in (None, "", "default") else node
+            out.append({"path": "host memory, CPU (STREAM triad)", "placement": f"memory node {where}, "
+                        f"{r.get('threads')} thread{'s' * (r.get('threads') != 1)}", "size_bytes": size,
+                        "best_bytes_per_second": r["value"], "llc_bytes": llc_of(run.get("inventory"), "memory") or None,
+                        "array_size_class": class_of(run.get("inventory"), "memory", "triad", size)})
+    for run, rows in device_runs:
+        copies = [s for s in transfer_summary(rows) if s["direction"] == "h2d" and s["host_kind"] in ("pinned", "pageable")]
+        for kind in dict.fromkeys(s["host_kind"] for s in copies):
+            largest = max((s for s in copies if s["host_kind"] == kind), key=lambda s: s["size_bytes"])
+            out.append({"path": "host to device copy", "placement": f"{kind} host memory to the device",
+                        "size_bytes": largest["size_bytes"], "best_bytes_per_second": largest["best_bytes_per_second"],
+                        "llc_bytes": llc_of(run.get("inventory"), "device") or None,
+                        "array_size_class": class_of(run.get("inventory"), "device", "h2d", largest["size_bytes"])})
+    for run, rows in kernel_runs:
+        triads = [s for s in stream_summary(rows) if s["kernel"] == "triad" and s["instances"] == 1]
+        for memory, size in dict.fromkeys((s["memory"], s["size_bytes"]) for s in triads):
+            mine = [s for s in triads if (s["memory"], s["size_bytes"]) == (memory, size)]
+            top = max(mine, key=lambda s: s["best_bytes_per_second"])
+            out.append({"path": "device kernel (STREAM triad)",
+                        "placement": "device memory" if memory == "device" else f"{memory} host memory",
+                        "size_bytes": size, "best_bytes_per_second": top["best_bytes_per_second"],
+                        "llc_bytes": top.get("llc_bytes") or llc_of(run.get("inventory"), "kernels") or None,
+                        "array_size_class": top.get("array_size_class") or class_of(run.get("inventory"), "kernels",
+                                                                                     "triad", size)})
+    return out
+
+
+def glance(memory_runs: Runs, device_runs: Runs, kernel_runs: Runs) -> list[Table]:
+    """Where the bottleneck is, at a glance: the figures of :func:`glance_figures`, one table per
+    array-size class, each figure set against the slowest of its own class only (a cache-resident
+    figure is never compared with a memory figure). Every table says its statistic (best) and class,
+    every row its placement and array size. Empty when there is nothing to show."""
+    figures = glance_figures(memory_runs, device_runs, kernel_runs)
+    if len(figures) < 2:
+        return []
+    tables = []
+    for cls, title in CLASS_TITLES.items():
+        mine = [dict(f, statistic="best") for f in figures if f["array_size_class"] == cls]
+        if not mine:
+            continue
+        slowest = min(r["best_bytes_per_second"] for r in mine)
+        for r in mine:
+            r["times_the_slowest"] = r["best_bytes_per_second"] / slowest if len(mine) > 1 else None
+        others = [c or "unknown" for c in CLASS_TITLES if c != cls and any(f["array_size_class"] == c for f in figures)]
+        notes = [f"compared only within its class: the {', '.join(others)} figures are in their own table"] if others else []
+        tables.append(Table(f"Best bandwidth (the fastest iteration), {title}",
+                            [("path", "path"), ("placement", "placement"), ("size_bytes", "array size"),
+                             ("array_size_class", "size class"), ("best_bytes_per_second", "best"),
+                             ("times_the_slowest", "x the slowest of this class")], mine, notes))
+    return tables

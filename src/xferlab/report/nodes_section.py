@@ -40,7 +40,8 @@ def node_groups(db) -> list[list[str]]:
 def nodes_section(db, run_ids: list[str]) -> Section:
     from ..campaign import MIN_DEVIATION, compare_nodes
 
-    rows = compare_nodes(db, run_ids, MADS)
+    split: list[str] = []
+    rows = compare_nodes(db, run_ids, MADS, split=split)
     command = db.run(run_ids[0])["command"]
     shown = [{**r, "median": fmt_value(r["metric"], r["median"]),
               "median_over_nodes": fmt_value(r["metric"], r["median_over_nodes"]), "mads": f"{r['mads']:.1f}",
@@ -51,11 +52,13 @@ def nodes_section(db, run_ids: list[str]) -> Section:
              f"outliers (more than {MADS:g} MADs and {MIN_DEVIATION:.0%} from the median over nodes): "
              + (", ".join(flagged) or "none")]
     section = Section(f"Nodes compared: {command}", f"nodes-{run_ids[0]}", intro,
-                      [Table("Each figure per node against the median over nodes",
+                      [Table("Each node's median of a figure against the median over nodes, figures of the same test, "
+                             "metric, size, threads, placement and size class (arrays against each node's last-level "
+                             "cache) only",
                              [("test", "test"), ("metric", "metric"), ("size_bytes", "size"), ("threads", "threads"),
-                              ("placement", "placement"),
+                              ("placement", "placement"), ("array_size_class", "size class"),
                               ("node", "node"), ("median", "median"), ("median_over_nodes", "over nodes"),
-                              ("mads", "MADs"), ("deviation", "off by"), ("outlier", "outlier")], shown)])
+                              ("mads", "MADs"), ("deviation", "off by"), ("outlier", "outlier")], shown, split)])
     argv = _without_store(db.run(run_ids[0]).get("argv") or []) or tuple(command.split())
     section.commands.append(f"xferlab campaign run --nodes {len(run_ids)} -- {shlex.join(argv)}")
     return section

@@ -2,7 +2,11 @@
 PMem's own node (1.a) and from a remote one (1.b), remote CC-NUMA memory from one socket (2.a) and
 from all cores (2.b), with a memory-only (CXL) node, local DRAM as the reference, and thread affinity
 (compact vs spread, one socket vs all cores); each kernel's best bandwidth set against local DRAM's
-(the paper's "-25-30 % remote, -50 % CXL" view). A class this machine lacks is skipped with its reason."""
+(the paper's "-25-30 % remote, -50 % CXL" view). A class this machine lacks is skipped with its reason.
+Each row of the table says what it compares: the statistic (best), the placement (memory node, CPUs,
+threads), the arrays and their size class against the host's last-level cache (measure/sizeclass.py;
+recorded with each step's rows as ``llc_bytes``); a class is set against local DRAM only when both
+are of the same size class."""
 
 from __future__ import annotations
 
@@ -10,7 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..measure import sizeclass
 from ..measure.memory import DEFAULT_KERNELS, MemoryPlan, rows_of, steps, summaries
+from ..measure.probe import ProbeRun
+from ..measure.samples import value_of
+from ..measure.steps import Step
 from ..system import inventory as inv
 from .base import Plan, Study, StudyStep
 
@@ -39,7 +47,7 @@ def plan(options: dict[str, Any]) -> Plan:
     def add(key: str, label: str, **kwargs: Any) -> None:
         memory = MemoryPlan(**{**common, **kwargs})
         memory.check()
-        out.append(StudyStep(key, label, "memory", steps(memory), rows_of, {"class": key}))
+        out.append(StudyStep(key, label, "memory", steps(memory), rows_with_llc, {"class": key}))
 
     with_cpus = [n["node"] for n in nodes if cpus_of(n["node"])]
     one_node = f"one NUMA node with CPUs ({len(nodes)} node(s) in all)"
@@ -99,18 +107,37 @@ def app_direct(options: dict[str, Any], nodes: list[dict[str, Any]], with_cpus: 
                                                                 "no remote CPUs to reach the PMem from"})
 
 
+def rows_with_llc(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Any]:
+    """The memory suite's rows of one step, each with the host's last-level cache (``llc_bytes``)
+    that its arrays' size class is judged against, recorded with the samples."""
+    rows, failure = rows_of(step, run)
+    llc = sizeclass.host_llc() or None
+    return [{**r, "llc_bytes": llc} for r in rows], failure
+
+
 def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Per class and kernel: the best bandwidth (STREAM's figure) and its ratio to local DRAM's."""
-    best: dict[tuple[str, str], float] = {}
+    """Per class and kernel: the best bandwidth (STREAM's figure: the fastest iteration) at its best
+    thread count, with its placement, arrays and size class, and its ratio to local DRAM's where both
+    are of the same size class (None otherwise: a cache figure is not set against a memory one)."""
+    best: dict[tuple[str, str], dict[str, Any]] = {}
     for key, mine in rows.items():
+        llc = next((value_of(r, "llc_bytes") for r in mine if value_of(r, "llc_bytes")), None)
         for s in summaries(mine):
-            if s["metric"] == "bandwidth_bytes_per_second":
-                best[(key, s["test"])] = max(best.get((key, s["test"]), 0.0), s["max"])
+            if s["metric"] == "bandwidth_bytes_per_second" and s["max"] > best.get((key, s["test"]), {}).get("value", 0):
+                node = "default" if s["node"] in (None, "", "default") else s["node"]
+                best[(key, s["test"])] = {
+                    "value": s["max"], "threads": s["threads"], "size_bytes": s["size_bytes"],
+                    "placement": f"memory node {node}" + (f", {s['mode']}" if s["mode"] not in (None, "memory") else "")
+                                 + f", CPUs {s['cpus']}",
+                    "array_size_class": sizeclass.size_class(s["size_bytes"], llc, sizeclass.HOST_ARRAYS.get(s["test"], 3))}
     out = []
-    for (key, kernel), value in best.items():
+    for (key, kernel), b in best.items():
         local = best.get(("local", kernel))
-        out.append({"class": key, "kernel": kernel, "best_bytes_per_second": value,
-                    "relative_to_local": value / local if local else None})
+        alike = local is not None and local["array_size_class"] == b["array_size_class"]
+        out.append({"class": key, "kernel": kernel, "statistic": "best", "placement": b["placement"],
+                    "threads": b["threads"], "size_bytes": b["size_bytes"], "array_size_class": b["array_size_class"],
+                    "best_bytes_per_second": b["value"],
+                    "relative_to_local": b["value"] / local["value"] if alike else None})
     return out
 
 
@@ -119,8 +146,11 @@ TIERS = Study(
     experiment="STREAM in local DRAM, remote NUMA (local and all cores), memory-only CXL, App-Direct PMem (local and "
                "remote CPUs), compact vs spread threads, one socket vs all cores",
     description="Seed 003's test classes: STREAM per kernel in each memory tier and placement this machine has, "
-                "relative to local DRAM; classes it lacks are skipped with the reason.",
+                "best bandwidth (the fastest iteration) at the best thread count, relative to local DRAM of the same "
+                "array-size class (memory: each array at least 4x the last-level cache, STREAM's rule); classes it "
+                "lacks are skipped with the reason.",
     plan=plan, table=table,
-    columns=[("class", "class"), ("kernel", "kernel"), ("best_bytes_per_second", "best"),
-             ("relative_to_local", "vs local")],
+    columns=[("class", "class"), ("kernel", "kernel"), ("placement", "placement"), ("threads", "threads"),
+             ("size_bytes", "arrays"), ("array_size_class", "size class"), ("statistic", "statistic"),
+             ("best_bytes_per_second", "best"), ("relative_to_local", "vs local, same class")],
     options={"pmem": None, "pmem_node": None, "iterations": 10, "max_time": 0.5, "size": None})
