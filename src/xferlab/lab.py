@@ -25,7 +25,7 @@ is measured from the stage's share: STREAM and loaded latency each up to a part 
 rest, its timed work cut first, then the sets below the cache thinned, then the largest left out,
 each thing left out named. The sweep's probe gets its share as ``--budget`` and starts no working
 set it estimates would end past it, so a slower machine than calibrated gives fewer points, never
-a kill; each step's timeout follows from its estimate (sizing.limit).
+a kill; each step's timeout follows from its estimate (steps.planned_limit).
 
 A stage that fails (the probe's clock, memory, an accelerator, its collaboration patterns, the
 runtime, the network, a scenario, the report) is noted and the others go on; the exit code is that of the

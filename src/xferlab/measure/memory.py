@@ -17,11 +17,10 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time
-from . import sizing
 from . import checks
 from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
-from .steps import Step, dropped_reason, good_time
+from .steps import Step, dropped_reason, good_time, planned_limit
 from ..stats import summarize
 
 KERNELS = ("copy", "scale", "add", "triad", "read", "write")
@@ -50,7 +49,7 @@ class MemoryPlan:
     latency_sizes: Optional[list[int]] = None
     bandwidth: bool = True
     timeout: float = 600.0
-    #: the lab's plan (sizing.Sizing): STREAM's arrays and timed work, the latency sweep's working sets,
+    #: the lab's plan (measure/sizing.py's Sizing): STREAM's arrays and timed work, the latency sweep's working sets,
     #: timing and --budget, loaded latency's chase, each step's estimate and timeout; None: the options above
     sized: Optional[Any] = None
 
@@ -165,7 +164,7 @@ def steps(plan: MemoryPlan) -> list[Step]:
             label = f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}"
             placement = {"node": node_text, "mode": mode, "threads": threads}
             if sized is not None:
-                out.append(Step(label, "stream", args, placement, stream_estimate, limit=sizing.limit(stream_estimate)))
+                out.append(Step(label, "stream", args, placement, stream_estimate, limit=planned_limit(stream_estimate)))
                 continue
             out.append(Step(label, "stream", args, placement,
                             estimate(stream_estimate * (20 if mode.endswith("persist") else 1), len(plan.kernels),
@@ -188,14 +187,14 @@ def steps(plan: MemoryPlan) -> list[Step]:
                 args += ["--min-time", repr(sized.latency_min_time), "--budget", repr(sized.latency_budget),
                          *probe_args(plan.precision, sized.latency_max_time)]
                 out.append(Step(label, "latency", args, {"node": node_text, "mode": "memory", "threads": 1},
-                                sized.latency_estimate, limit=sizing.limit(sized.latency_budget),
+                                sized.latency_estimate, limit=planned_limit(sized.latency_budget),
                                 progress=lambda r, label=label: latency_progress(label, r)))
         if plan.loaded and (sized is None or sized.loaded_bytes):
             args = ["loaded", *cpu_arg, *where]
             seconds, most = 2.0, None
             if sized is not None:
                 args += ["--size", str(sized.loaded_bytes), "--min-time", repr(sized.loaded_min_time)]
-                seconds, most = sized.loaded_estimate, sizing.limit(sized.loaded_estimate)
+                seconds, most = sized.loaded_estimate, planned_limit(sized.loaded_estimate)
             label = f"loaded latency node {node_text}"
             out.append(Step(label, "loaded", args,
                             {"node": node_text, "mode": "memory",

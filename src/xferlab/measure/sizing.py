@@ -25,7 +25,7 @@ largest left out, so the sweep reaches as far past the last-level cache as the b
 thing left out is named with why. The probe gets the sweep's share as ``--budget`` and starts no
 working set it estimates (from the one before) would end past it, so a machine slower than its
 calibration ends with fewer points, never killed; each step's timeout is its plan's estimate with
-room to spare (:func:`limit`)."""
+room to spare (:func:`xferlab.measure.steps.planned_limit`)."""
 
 from __future__ import annotations
 
@@ -138,12 +138,6 @@ class Sizing:
     def as_json(self) -> dict[str, Any]:
         return {**{k: v for k, v in self.__dict__.items() if k != "calibration"},
                 "calibration": self.calibration.as_json()}
-
-
-def limit(estimate: float) -> float:
-    """A planned step's timeout: three times its estimate and 30 s more (a busy machine); the latency
-    sweep ends itself at its --budget well before."""
-    return 3 * estimate + 30.0
 
 
 def plan(share: float, cal: Calibration, llc: int, kernels: int, threads: int, cpus: int,

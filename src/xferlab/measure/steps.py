@@ -41,6 +41,12 @@ class Step:
 
 
 
+def planned_limit(estimate: float) -> float:
+    """A planned step's timeout (:attr:`Step.limit`): three times its estimate and 30 s more (a busy
+    machine); the latency sweep ends itself at its --budget well before."""
+    return 3 * estimate + 30.0
+
+
 Converter = Callable[[Step, ProbeRun], "tuple[list[dict[str, Any]], Optional[str]]"]
 
 
