@@ -30,6 +30,15 @@ if os.environ.get("PYTHONPATH"):
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
+# A shell without job control starts a background command (`make test &`) with SIGINT ignored, and
+# an ignored signal stays ignored across exec: every `xferlab` a test starts would then shrug off the
+# Ctrl-C the signal tests send (the CLI keeps an ignored SIGINT ignored, as nohup wants). The tests'
+# processes get Python's own handler, so their children start with SIGINT at its default.
+import signal as _signal
+
+if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
 # Tests that time things and compare the times: run alone (`-m serial`), never beside others.
 SERIAL = (
     "tests/test_memory.py::test_latency_steps_match_the_caches",
