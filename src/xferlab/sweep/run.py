@@ -175,16 +175,12 @@ def point_seconds(spec: Sweep, loaded: dict[str, dict[str, Any]]) -> tuple[float
     return (time.perf_counter() - started) / timed, timed
 
 
-def estimate_text(seconds: float, timed: int, points: int, workers: Optional[int], scheduler: Optional[str]) -> str:
-    """``points`` points at ``seconds`` each, said for where they run: this process, N local workers, or a
-    scheduler's (whose number is not known before connecting: one worker's time is given)."""
+def estimate_text(seconds: float, timed: int, points: int, parallel: int, where: str) -> str:
+    """``points`` points at ``seconds`` each, shared by ``parallel`` workers, said with ``where`` they run."""
     from ..units import format_time
 
-    total = seconds * points
-    where = ("for one worker (the scheduler's share it)" if scheduler else
-             f"on {workers} workers" if workers and workers > 1 else "in this process")
-    return (f"about {format_time(total / (workers if workers and workers > 1 and not scheduler else 1))} {where} "
-            f"({format_time(seconds)} a point, timed on {timed} points here)")
+    return (f"about {format_time(seconds * points / max(1, parallel))} {where} ({format_time(seconds)} a point, "
+            f"timed on {timed} points here)")
 
 
 def stored(store_path: Optional[Path], name: str) -> dict[str, float]:
@@ -232,19 +228,21 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     if max_points is not None or say is not None:
         seconds, timed = point_seconds(spec, loaded)
         if max_points is not None and spec.size() > max_points:
+            where = ("for one worker of the scheduler's" if scheduler else f"on {workers} workers"
+                     if workers and workers > 1 else "in this process")
             raise BadValue(f"the grid has {spec.size():,} points, above the limit of {max_points:,} (--max-points): "
-                           f"{estimate_text(seconds, timed, spec.size(), workers, scheduler)}; give --max-points "
-                           f"{spec.size()} or more to run it")
+                           f"{estimate_text(seconds, timed, spec.size(), 1 if scheduler else workers or 1, where)}; "
+                           f"give --max-points {spec.size()} or more to run it")
     keys = content_keys(spec, loaded)
     group = group_of(spec)
     points = [{**p, "content": keys[p["key"]]} for p in spec.points()]
     done = stored(store_path, spec.name) if resume else {}
     todo = [p for p in points if p["content"] not in done]
     reused = len(points) - len(todo)
-    if say is not None:
-        say(f"sweep {spec.name}: {len(todo):,} points to evaluate" + (f" ({reused:,} reused)" if reused else "")
-            + f", {estimate_text(seconds, timed, len(todo), workers, scheduler)}")
     with executor(workers, scheduler, connect, local) as (pool, where, in_flight):
+        if say is not None:  # once the workers are known (a scheduler's too): each takes two batches in flight
+            say(f"sweep {spec.name}: {len(todo):,} points to evaluate" + (f" ({reused:,} reused)" if reused else "")
+                + f", {estimate_text(seconds, timed, len(todo), max(1, in_flight // 2), where)}")
         # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
         # process writes every batch), enough to even out the workers' loads and to keep a resume close.
         size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
