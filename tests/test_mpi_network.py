@@ -27,8 +27,10 @@ except Exception as error:  # noqa: BLE001
         raise
     pytest.skip(f"no MPI here: {error}", allow_module_level=True)
 
-SMALL = ["--iterations", "200", "--warmup", "10", "--bw-iterations", "10", "--bw-warmup", "2",
-         "--collective-iterations", "50", "--collective-warmup", "5"]
+# small counts per kind of test (an option for a kind of test not run is refused: --window without bw …)
+SMALL_LATENCY = ["--iterations", "200", "--warmup", "10"]
+SMALL_COLLECTIVE = ["--collective-iterations", "50", "--collective-warmup", "5"]
+SMALL = [*SMALL_LATENCY, "--bw-iterations", "10", "--bw-warmup", "2", *SMALL_COLLECTIVE]
 OPENCL, _ = devices("opencl")
 
 
@@ -109,7 +111,7 @@ def test_report_has_a_network_section(recorded, cli):
 
 
 def test_host_buffers_on_a_chosen_node(cli):
-    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", "--node", "0", *SMALL, "--json",
+    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", "--node", "0", *SMALL_LATENCY, "--json",
                          check=0)
     doc = json.loads(out)
     assert doc["node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
@@ -120,7 +122,8 @@ def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
     """`mpiexec -n 2 xferlab measure network`: each rank is xferlab; rank 0 stores every rank's inventory."""
     store = tmp_path / "cluster.duckdb"
     done = subprocess.run([str(launcher()), "-n", "2", sys.executable, "-m", "xferlab", "measure", "network",
-                           "--tests", "latency,allreduce", "--sizes", "8", "--collective-sizes", "4", *SMALL,
+                           "--tests", "latency,allreduce", "--sizes", "8", "--collective-sizes", "4", *SMALL_LATENCY,
+                           *SMALL_COLLECTIVE,
                            "--store", str(store), "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)  # rank 0 alone prints
@@ -135,7 +138,8 @@ def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_device_buffers_are_staged_through_pinned_memory(cli):
     code, out, err = cli("measure", "network", "--buffers", "host,device", "--tests", "latency,allreduce,barrier",
-                         "--sizes", "0,8,64Ki", "--collective-sizes", "4Ki", *SMALL, "--json", check=0)
+                         "--sizes", "0,8,64Ki", "--collective-sizes", "4Ki", *SMALL_LATENCY, *SMALL_COLLECTIVE, "--json",
+                         check=0)
     doc = json.loads(out)
     paths = {(r["test"], r["path"]) for r in doc["results"]}
     assert {("latency", "host"), ("latency", "staged"), ("allreduce", "staged")} <= paths
@@ -162,7 +166,7 @@ def test_wrong_data_fail_validation(tmp_path):
 ])
 def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, extra, reason, tmp_path, cli):
     store = tmp_path / "f.duckdb"
-    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "1..64", *SMALL, "--store", store,
+    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "1..64", *SMALL_LATENCY, "--store", store,
                          *extra, env={"XFERLAB_PROBE_FAULT": fault, "XFERLAB_PROBE_FAULT_RANK": "1"})
     assert code == 1 and reason in err
     with open_store(store, read_only=True) as db:

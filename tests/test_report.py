@@ -144,7 +144,7 @@ def test_report_path_that_cannot_be_written(cli, recorded, tmp_path):
     (tmp_path / "plain").write_text("x")
     for target in (tmp_path, tmp_path / "plain" / "report.html"):
         code, _, err = cli("report", "-o", target, "--store", recorded["store"], env=recorded["env"])
-        assert code == 2 and "report path" in err and len(err.strip().splitlines()) == 1, err
+        assert code == 2 and f"--output '{target}'" in err and len(err.strip().splitlines()) == 1, err
     assert (tmp_path / "plain").read_text() == "x"
 
 

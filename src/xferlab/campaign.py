@@ -46,7 +46,10 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     leaves its run and samples to compare, so they are exported whatever the code)."""
     from .store import export_run, open_store
 
+    from .report.paths import check_folder
+
     name = node_name()
+    check_folder(shards, "--shards")
     shards.mkdir(parents=True, exist_ok=True)
     store = shards / f".{name}.duckdb"  # kept: a node's earlier runs stay, but only this command's are exported
     before = set()
@@ -81,6 +84,11 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
         raise BadValue("give the xferlab command each node runs after --, e.g. -- measure memory --threads 1")
     if "--store" in command:
         raise BadValue("the node command takes no --store: each node records into its own, merged into --store")
+    from .report.paths import check_folder
+    from .store import check_store
+
+    check_folder(shards, "--shards")
+    check_store(store)  # both before any node runs
     shards.mkdir(parents=True, exist_ok=True)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]

@@ -11,7 +11,7 @@ from ..advise.links import fastest, ranking_changes
 from ..advise.whatif import compare
 from ..system.models import STRATEGIES
 from ..units import LIST_HELP, format_size, format_time, parse_size, parse_sizes
-from .common import CSV, JSON, LINKS_FILE, OP, check_op, links_from
+from .common import CSV, JSON, LINKS_FILE, OP, check_op, links_from, only_with
 from .model import LINK_HELP, offload_cmd
 from .output import Column, emit, output_format
 from ..scenarios.packaged import load_named
@@ -73,7 +73,7 @@ def chunk_cmd(system: str = typer.Argument(..., help="A system: YAML file or pac
 
 
 @app.command("whatif")
-def whatif(system: str = typer.Argument(..., help="A system: YAML file or packaged name."),
+def whatif(ctx: typer.Context, system: str = typer.Argument(..., help="A system: YAML file or packaged name."),
            workflow: str = typer.Argument(..., help="A workflow: YAML file or packaged name."),
            replace: list[str] = typer.Option(..., "--replace", help="OLD=NEW: a link (LINK or devices a-b) and its replacement; repeatable.",
                                              metavar="OLD=NEW"),
@@ -90,6 +90,9 @@ def whatif(system: str = typer.Argument(..., help="A system: YAML file or packag
         raise BadValue(f"--strategy '{strategy}' is not allowed; allowed: {', '.join(STRATEGIES)}")
     sys_model = load_named(system, System, "system")
     wf_model = load_named(workflow, Workflow, "workflow")
+    from .simulate import pipelined_only
+
+    only_with(ctx, [("chunk", (strategy or wf_model.strategy) == "pipelined", pipelined_only(wf_model))])
     rows = []
     for item in replace:
         old, eq, new = item.partition("=")

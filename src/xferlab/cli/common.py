@@ -48,6 +48,23 @@ def renamed(old: str, new: str, meaning: str):
 OLD_PLOT = renamed("--plot", "--plots DIR", "a folder of plots; --plot FILE writes one file")
 
 
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user set parameter ``name`` (on the command line or from the environment), as
+    opposed to its default: an option given with its default value counts as given."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
+
+
+def only_with(ctx: typer.Context, ties: list[tuple[str, bool, str]]) -> None:
+    """Refuse an option that would be ignored: ``ties`` holds (parameter name, whether it applies here,
+    when it applies: "with --faults", "without --scaling …"); the first one given that does not apply
+    is one line: "--strides applies only with --faults"."""
+    for name, applies, when in ties:
+        if not applies and given(ctx, name):
+            option = next(max(p.opts, key=len) for p in ctx.command.params if p.name == name)
+            raise BadValue(f"{option} applies only {when}")
+
+
 def check_op(op: str) -> str:
     if op not in OPS:
         raise BadValue(f"--op '{op}' is not allowed; allowed: {', '.join(OPS)}")

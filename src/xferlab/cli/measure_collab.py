@@ -14,7 +14,7 @@ from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count, parse_time
-from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, renamed
+from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, only_with, renamed
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -24,7 +24,7 @@ def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
 
-def collab(backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
+def collab(ctx: typer.Context, backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
                                        help="opencl (both patterns; U on shared virtual memory), or cuda (the histogram; "
                                             "U on managed memory)."),
            device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
@@ -54,6 +54,9 @@ def collab(backend: str = typer.Option("opencl", "--backend", metavar="opencl|cu
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
+    queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
+    only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
+                    ("iterations", queue, "with taskqueue in --patterns")])
     plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, device_share=device_share)

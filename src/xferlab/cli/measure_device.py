@@ -12,7 +12,7 @@ from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE
+from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, only_with
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -26,7 +26,7 @@ BUDGET = typer.Option(None, "--budget", help="Stop starting new steps after this
 TIMEOUT = typer.Option("10m", "--timeout", help="Kill a probe run (a hung copy or kernel) after this long.", metavar="TIME")
 
 
-def device(backend: str = BACKEND, device_: int = DEVICE,
+def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
            kinds: Optional[str] = typer.Option(None, "--kinds", help=f"Host memory kinds: {', '.join(KINDS)} (default: all the device supports).",
                                                metavar="LIST"),
            sizes: Optional[str] = typer.Option(None, "--sizes", help=f"Copy sizes: {LIST_HELP} (default: 1B..1GiB, within the device's largest allocation).",
@@ -52,6 +52,7 @@ def device(backend: str = BACKEND, device_: int = DEVICE,
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
+    only_with(ctx, [("total", bool(chunks), "with --chunks (the granularity study; --chunks '' skips it)")])
     plan = DevicePlan(backend=backend, device=device_,
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
                       sizes=[int(s) for s in parse_list(sizes, parse_size, "--sizes")] if sizes else None,

@@ -17,7 +17,7 @@ from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON, PLOTS, STORE
+from .common import CSV, JSON, PLOTS, STORE, only_with
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -31,7 +31,8 @@ def _ints(text: str, where: str) -> list[int]:
     return [int(v) for v in parse_list(text, lambda t, w: parse_size(t, w, allow_zero=True), where, max_items=64)]
 
 
-def kernels(backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
+def kernels(ctx: typer.Context,
+            backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
                                         help="opencl (everything below), or cuda (STREAM kernels, width 1, and --faults "
                                              "on managed memory)."),
             device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
@@ -89,6 +90,14 @@ def kernels(backend: str = typer.Option("opencl", "--backend", metavar="opencl|c
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
+    from ..measure.spmv import names_a_file
+
+    generated = spmv is not None and not names_a_file(spmv)
+    only_with(ctx, [("strides", faults, "with --faults"), ("offsets", align, "with --align"),
+                    ("per_row", generated, "with --spmv ROWS (a generated matrix)"),
+                    ("structure", generated, "with --spmv ROWS (a generated matrix)"),
+                    ("spmv_type", spmv is not None, "with --spmv"),
+                    ("groups", not scaling_, "without --scaling (--scaling sweeps the work-groups itself)")])
     plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
                       types=_words(types), widths=_ints(widths, "--widths"), size=parse_size(size, "--size") if size is not None else None,

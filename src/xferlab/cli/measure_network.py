@@ -13,14 +13,14 @@ import typer
 
 from ..errors import BadValue
 from ..measure import checks
-from ..measure.network import (BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM, LATENCY_COUNTS, SIZES,
-                               TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
+from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
+                               LATENCY_COUNTS, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
 from ..measure.network_results import overview, summary
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size, parse_time
-from .common import CSV, JSON, PLOTS, STORE
+from .common import CSV, JSON, PLOTS, STORE, only_with
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -41,7 +41,8 @@ def _counts(timed: Optional[int], warm: Optional[int], default: tuple, share: in
     return (t, w), (tl, wl)
 
 
-def network(ranks: int = typer.Option(2, "--ranks", help="Ranks xferlab starts on this machine (ignored under a launcher, "
+def network(ctx: typer.Context,
+            ranks: int = typer.Option(2, "--ranks", help="Ranks xferlab starts on this machine (ignored under a launcher, "
                                       "which decides).", metavar="N"),
             tests: str = typer.Option(",".join(TESTS), "--tests", metavar="LIST",
                                       help="Point-to-point: latency, bw, bibw, mbw_mr, multi_lat; collectives: allreduce, "
@@ -107,6 +108,7 @@ def network(ranks: int = typer.Option(2, "--ranks", help="Ranks xferlab starts o
                        large_from=parse_size(large_from, "--large-from", allow_zero=True), window=window,
                        buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend, device=device_,
                        path=path, node=node, bind=bind, inside=inside)
+    only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
     plan.budget = parse_time(budget, "--budget", allow_zero=False) if budget else None
     plan.check(len(os.sched_getaffinity(0)))
@@ -124,6 +126,23 @@ def network(ranks: int = typer.Option(2, "--ranks", help="Ranks xferlab starts o
             os.unlink(inventory_file)
     report(outcome, plan, fmt, plot)
     conclude(outcome)
+
+
+def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, str]]:
+    """The options that apply only to some of --tests or with device --buffers (cli.common.only_with)."""
+    p2p, latency = any(t in POINT_TO_POINT for t in tests), any(t in ("latency", "multi_lat") for t in tests)
+    bandwidth, collective = any(t in BANDWIDTH for t in tests), any(t in COLLECTIVES for t in tests)
+    sized = any(t in COLLECTIVES and t != "barrier" for t in tests)
+    bw_words = f"with {', '.join(BANDWIDTH[:-1])} or {BANDWIDTH[-1]} in --tests"
+    return [("sizes", p2p, f"with a point-to-point test in --tests ({', '.join(POINT_TO_POINT)})"),
+            ("iterations", latency, "with latency or multi_lat in --tests"),
+            ("warmup", latency, "with latency or multi_lat in --tests"),
+            ("bw_iterations", bandwidth, bw_words), ("bw_warmup", bandwidth, bw_words), ("window", bandwidth, bw_words),
+            ("collective_sizes", sized, "with a collective that moves data in --tests (barrier moves none)"),
+            ("collective_iterations", collective, "with a collective in --tests"),
+            ("collective_warmup", collective, "with a collective in --tests"),
+            ("backend", "device" in buffers, "with --buffers device"), ("device_", "device" in buffers, "with --buffers device"),
+            ("path", "device" in buffers, "with --buffers device")]
 
 
 def _other_rank(plan: NetworkPlan, timeout: float) -> int:

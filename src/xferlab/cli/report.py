@@ -26,6 +26,6 @@ def report(runs: Optional[list[str]] = typer.Argument(None, metavar="[RUN...]",
     """Write one self-contained HTML file: machine, measurements, fits, scenarios, advice, and the commands."""
     from ..report.html import write_report
 
-    path, summary = write_report(runs or None, output, against, name, store)
+    path, summary = write_report(runs or None, output, against, name, store, option="--output")
     stderr.print(summary, highlight=False)
     print(path)

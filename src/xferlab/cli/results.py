@@ -183,6 +183,13 @@ def export(run: str = RUN,
     fmt = check_format(format_)
     folder = output is not None and output.endswith(("/", os.sep))
     target = Path(output) if output is not None else None
+    if target is not None:  # before the store is read: a folder that can hold the file, or a file that can be written
+        from ..report.paths import check_file, check_folder
+
+        if folder or os.path.isdir(target):
+            check_folder(target, "--output")
+        else:
+            check_file(target, "--output", f"RUN.{fmt}")
     if target is not None and not folder and target.exists() and not target.is_dir() and not force:
         raise BadFile(f"output file '{target}' exists; give --force to overwrite it, or -o another file")
     with open_store(store, read_only=True) as db:

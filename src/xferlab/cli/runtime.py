@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BadValue
 from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
-from .common import CSV, JSON, STORE, renamed
+from .common import CSV, JSON, STORE, only_with, renamed
 from .output import Column, emit, or_dash, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
@@ -30,7 +30,7 @@ def parse_latencies(text: str, option: str = "--latency") -> list[float]:
 
 
 @app.command("bench")
-def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="opencl|emulated",
+def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--backend", metavar="opencl|emulated",
                                           help="emulated: a device thread behind a modelled bus; opencl: a real device."),
               latency: Optional[str] = typer.Option(None, "--latency", metavar="LIST",
                                           help=f"Emulated one-way bus latency: {LIST_HELP.replace('64B', '40ns').replace('4KiB', '1us').replace('1GiB', '10us')}, "
@@ -57,6 +57,7 @@ def bench_cmd(backend: str = typer.Option("emulated", "--backend", metavar="open
     from ..runtime.bench import bench, prepare, recording
 
     fmt = output_format(json_, csv_)
+    only_with(ctx, [("device", backend == "opencl", "with --backend opencl (the emulated bus has no device)")])
     if backend != "emulated":
         for opt, given in (("--latency", latency), ("--bandwidth", bandwidth)):
             if given is not None:

@@ -37,6 +37,10 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     """Run a scenario and print its results beside the seed's figures."""
     fmt = output_format(json_, csv_)
     scenario = scenarios.load(name)
+    if out:
+        from ..report.paths import check_folder
+
+        check_folder(out, "--out")  # before the scenario runs
     result = scenario.run()
     notes = [f"source: {result['source']}" + (f"; op {result['op']}; baseline {result['baseline']}" if "op" in result else "")]
     notes += [f"{c['status']} ({c['figure']}): {c['status_reason']}" for c in result["checks"] if c["status_reason"]]

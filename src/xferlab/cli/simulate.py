@@ -14,10 +14,11 @@ from ..sim import flows
 from ..system.models import STRATEGIES, System, Workflow
 from ..scenarios.packaged import load_named
 from ..units import LIST_HELP, format_size, format_time, parse_list, parse_size
-from .common import CSV, JSON
+from .common import CSV, JSON, only_with
 from .output import Column, emit, output_format
 
 def simulate(
+    ctx: typer.Context,
     args: list[str] = typer.Argument(..., metavar="[sweep] SYSTEM WORKFLOW",
                                      help="A system and a workflow: YAML files or packaged names (seed-testbed, "
                                           "seed-testbed-cxl, ac922, grace-hopper; deceval). With 'sweep' first: a chunk-size sweep."),
@@ -52,6 +53,7 @@ def simulate(
     for opt, given in (("--chunks", chunks is not None), ("--plot", plot is not None)):
         if given:
             raise BadValue(f"{opt} is for `simulate sweep` (a chunk-size sweep); one simulation takes --chunk SIZE and --gantt FILE")
+    only_with(ctx, [("chunk", (strategy or workflow.strategy) == "pipelined", pipelined_only(workflow))])
     if gantt is not None:
         from ..report.plots import check_plot_path
 
@@ -95,6 +97,12 @@ def simulate(
                              Column("utilization", "utilization", lambda v: f"{v:.0%}"),
                              Column("bytes", "bytes", lambda v: format_size(v) if v else "–"), Column("ops", "ops")],
          "table", title="Resources", notes=notes)
+
+
+def pipelined_only(workflow: Workflow) -> str:
+    """When --chunk applies: the pipelined strategy, given or the workflow's own."""
+    return (f"with the pipelined strategy (--strategy pipelined, or a workflow whose strategy it is; "
+            f"{workflow.name}'s is {workflow.strategy})")
 
 
 def _short(path: list[str]) -> list[str]:

@@ -12,11 +12,11 @@ from ..errors import BadValue
 from ..measure import checks
 from ..report.collect import fmt_value
 from ..units import parse_time
-from .common import CSV, JSON, STORE
+from .common import CSV, JSON, STORE, only_with
 from .output import Column, emit, output_format, stderr
 
 
-def study(name: str = typer.Argument(..., help="A study (`xferlab study list` lists them), or 'list'.", metavar="NAME"),
+def study(ctx: typer.Context, name: str = typer.Argument(..., help="A study (`xferlab study list` lists them), or 'list'.", metavar="NAME"),
           budget: str = typer.Option("5m", "--budget", help="Stop starting new steps after this long; run the study "
                                      "again to go on (steps already stored are reused).", metavar="TIME"),
           pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
@@ -63,6 +63,8 @@ def study(name: str = typer.Argument(..., help="A study (`xferlab study list` li
 
     fmt = output_format(json_, csv_)
     if name == "list":
+        only_with(ctx, [(p.name, False, "with a study NAME (`study list` takes --json or --csv)")
+                        for p in ctx.command.params if p.name not in ("name", "json_", "csv_")])
         emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
              [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
               Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")

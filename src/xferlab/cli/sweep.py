@@ -12,14 +12,16 @@ import typer
 
 from ..errors import BadValue
 from ..units import format_size, format_time
-from .common import CSV, JSON, STORE
+from ..sweep import MAX_POINTS
+from .common import CSV, JSON, STORE, only_with
 from .output import Column, emit, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="Design-space sweeps: systems x links x workflows x strategies x chunks.")
 
 
 @app.command("run")
-def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; `xferlab schema sweep`), or the "
+def run(ctx: typer.Context,
+        file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; `xferlab schema sweep`), or the "
                                              "grid as lists: --systems, --workflows …", metavar="[FILE]"),
         name: str = typer.Option("sweep", "--name", help="Lists: the sweep's name (with its grid, what --resume "
                                  "matches).", metavar="NAME"),
@@ -52,7 +54,10 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
         heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Plot the speedup over two axes (--heatmap-axes) "
                                                "to FILE, each cell the best over the other axes.", metavar="FILE"),
         heatmap_axes: str = typer.Option("link,chunk", "--heatmap-axes", help="The heat map's rows and columns: two of "
-                                         "system, link, workflow, strategy, chunk.", metavar="Y,X"),
+                                         "system, link, workflow, strategy, chunk (with --heatmap).", metavar="Y,X"),
+        max_points: int = typer.Option(MAX_POINTS, "--max-points", help="Refuse a grid of more points than N (a larger "
+                                       "N runs it); the count and the time estimated from a few points timed here are "
+                                       "printed first.", metavar="N"),
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Evaluate every point of a sweep with the flow simulator; results stream into the store."""
     import os
@@ -64,6 +69,10 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     from ..system.yamlfile import load
 
     fmt = output_format(json_, csv_)
+    only_with(ctx, [("heatmap_axes", heatmap is not None, "with --heatmap"),
+                    ("connect_timeout", scheduler is not None, "with --scheduler"),
+                    ("name", file is None, "with the grid as lists (--systems, --workflows …); a sweep FILE names "
+                                           "its sweep")])
     if workers is not None and scheduler is not None:
         raise BadValue("--workers starts a local cluster and --scheduler uses one that runs: give one of them")
     if workers == 0:
@@ -75,7 +84,7 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     if parquet is not None:
         from ..report.paths import check_file
 
-        check_file(parquet, "--parquet file")
+        check_file(parquet, "--parquet file", "points.parquet")
     from ..units import parse_time
 
     wait = parse_time(connect_timeout, "--connect-timeout", allow_zero=False)
@@ -91,10 +100,21 @@ def run(file: Optional[Path] = typer.Argument(None, help="The sweep file (YAML; 
     axes = heatmap_axes_of(heatmap_axes, spec.strategies) if heatmap is not None else None
     from rich.progress import Progress
 
-    with Progress(transient=True, console=stderr) as bar:
-        task = bar.add_task(f"sweep {spec.name}", total=spec.size())
-        result = run_sweep(spec, store, workers, scheduler, resume, batch, connect=wait,
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+    bar, task = Progress(transient=True, console=stderr), None
+
+    def progress(done: int, total: int) -> None:  # the bar starts with the first batch: a refusal is one line
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task(f"sweep {spec.name}", total=total)
+        bar.update(task, completed=done, total=total)
+
+    try:
+        result = run_sweep(spec, store, workers, scheduler, resume, batch, connect=wait, progress=progress,
+                           max_points=max_points, say=lambda line: stderr.print(line, highlight=False, markup=False))
+    finally:
+        if task is not None:
+            bar.stop()
     rows = result["rows"]
     if parquet is not None:
         write_parquet(rows, parquet)

@@ -99,11 +99,16 @@ def _dax_device(path: Path) -> bool:
 
 def pmem_path(path: Path, mapping_bytes: int) -> None:
     """--pmem: a writable directory, a new file in a writable directory, or a DAX character device,
-    with room for the mapping (the probe reserves it with posix_fallocate)."""
+    with room for the mapping (the probe reserves it with posix_fallocate). Writability is tried
+    (report/paths.py: /proc and a read-only mount pass os.access for root), not read from mode bits."""
+    from ..report.paths import check_folder
+
+    try:
+        path.exists()
+    except OSError as error:  # a name too long, a loop of links
+        raise BadValue(f"--pmem '{path}' cannot be used: {error.strerror or error}") from None
     if path.is_dir():
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise BadValue(f"--pmem '{path}' is a directory xferlab cannot write to")
-        folder = path
+        folder = check_folder(path, "--pmem")
     elif path.is_char_device():
         if not _dax_device(path):
             raise BadValue(f"--pmem '{path}' is a character device that is not device-DAX; allowed: a directory, "
@@ -114,10 +119,10 @@ def pmem_path(path: Path, mapping_bytes: int) -> None:
     elif path.exists():
         raise BadValue(f"--pmem '{path}' is an existing file; give a directory (xferlab creates and removes its own "
                        "file there), a new file name, or a DAX device")
-    elif not (path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)):
-        raise BadValue(f"--pmem '{path}': cannot create a file in '{path.parent}' (missing or not writable)")
+    elif not path.parent.is_dir():
+        raise BadValue(f"--pmem '{path}': cannot create a file in '{path.parent}' (missing or not a folder)")
     else:
-        folder = path.parent
+        folder = check_folder(path.parent, f"--pmem '{path}': its folder")
     fs = os.statvfs(folder)
     room = fs.f_bavail * fs.f_frsize
     if room < mapping_bytes:
@@ -126,18 +131,13 @@ def pmem_path(path: Path, mapping_bytes: int) -> None:
 
 
 def plot_dir(path: Optional[Path]) -> None:
-    """--plots DIR: an existing directory, or one that can be created, written to after the run."""
+    """--plots DIR: an existing folder xferlab can write in, or one that can be created (tried, not read
+    from mode bits: see report/paths.py), checked before any step runs."""
     if path is None:
         return
-    if path.exists():
-        if not path.is_dir():
-            raise BadValue(f"--plots '{path}' is an existing file; give a directory for the plots")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise BadValue(f"--plots '{path}' is a directory xferlab cannot write to")
-        return
-    parent = next((p for p in path.absolute().parents if p.exists()), None)
-    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise BadValue(f"--plots '{path}': cannot create the directory ('{parent}' is not a writable directory)")
+    from ..report.paths import check_folder
+
+    check_folder(path, "--plots")
 
 
 def timeout_seconds(value: float, where: str = "--timeout") -> float:

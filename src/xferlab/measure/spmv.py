@@ -14,6 +14,15 @@ from ..errors import BadFile, BadValue
 CSR_MAGIC = b"XFCSR1\0\0"
 
 
+def names_a_file(spec: str) -> bool:
+    """Whether --spmv's value names a Matrix Market file (a .mtx name or an existing path), not a row count."""
+    path = Path(spec)
+    try:
+        return path.suffix.lower() == ".mtx" or path.exists()
+    except OSError:  # a name the system will not look at (too long): not a count either, so a file to refuse
+        return True
+
+
 def load_matrix(spec: str, structure: str, per_row: int):
     """A CSR matrix: read from a Matrix Market file, or generated with ``spec`` rows (``per_row``
     entries per row, random columns or a band around the diagonal), values in [0.5, 1.5)."""
@@ -21,8 +30,12 @@ def load_matrix(spec: str, structure: str, per_row: int):
     import scipy.sparse
 
     path = Path(spec)
-    if path.suffix.lower() == ".mtx" or path.exists():
-        if not path.is_file():
+    if names_a_file(spec):
+        try:
+            readable = path.is_file()
+        except OSError:  # a name too long
+            readable = False
+        if not readable:
             raise BadFile(f"--spmv '{spec}' is not a readable file")
         try:
             matrix = scipy.io.mmread(str(path))

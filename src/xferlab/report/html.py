@@ -193,27 +193,28 @@ def render(context: dict[str, Any]) -> str:
     return template.render(**context, text_keys=TEXT_KEYS, cell=collect.fmt_value)
 
 
-def check_writable(path: Path) -> None:
-    """Refuse, before any work, a report path that is a folder or that cannot be written."""
+def check_writable(path: Path, option: str = "report path") -> None:
+    """Refuse, before any work, a report path that is a folder or that cannot be written (``option``
+    names it in the message: the option the user gave, such as --output)."""
     from .paths import check_file
 
-    check_file(Path(path), "report path")
+    check_file(Path(path), option)
 
 
-def write(html: str, path: Path) -> Path:
+def write(html: str, path: Path, option: str = "report path") -> Path:
     """Write the report whole or not at all (a temporary file beside it, renamed when complete); a
     path that cannot be written is the user's to fix (exit 2), named with the reason."""
     from .paths import write_text
 
-    check_writable(path)
-    return write_text(Path(path), html, "report path")
+    check_writable(path, option)
+    return write_text(Path(path), html, option)
 
 
 def write_report(runs: Optional[list[str]], output: Path, against: str, name: Optional[str], store: Optional[Path],
-                 title: str = "xferlab report") -> tuple[Path, str]:
+                 title: str = "xferlab report", option: str = "report path") -> tuple[Path, str]:
     """Build the report of ``runs`` (None: the newest of each kind) from ``store``, write it to
     ``output``; returns the path and a one-line summary. A bad ``against`` link or profile prefix
-    ``name``, or an unwritable ``output``, fails before any work."""
+    ``name``, or an unwritable ``output`` (named as ``option``), fails before any work."""
     from ..links import resolve
     from ..links.presets import check_profile_name
     from ..store import open_store
@@ -221,9 +222,9 @@ def write_report(runs: Optional[list[str]], output: Path, against: str, name: Op
     resolve(against)
     if name is not None:
         check_profile_name(name)
-    check_writable(output)
+    check_writable(output, option)
     with open_store(store, read_only=True) as db:
         context = build(db, runs, profile_prefix=name, against=against, title=title)
-    path = write(render(context), output)
+    path = write(render(context), output, option)
     return path, (f"report: {len(context['runs'])} runs, {len(context['headlines'])} headline figures, "
                   f"{len(context['images'])} plots")

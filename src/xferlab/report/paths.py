@@ -55,21 +55,28 @@ def check_folder(path: Path, option: str) -> Path:
     """``path`` is an existing folder xferlab can write in, or one that can be created."""
     path = Path(path)
     what = f"{option} '{path}'"
-    if path.exists() and not path.is_dir():
-        raise BadFile(f"{what} is an existing file; give a folder")
-    _writable_folder(path, what)
+    try:
+        if path.exists() and not path.is_dir():
+            raise BadFile(f"{what} is an existing file; give a folder")
+        _writable_folder(path, what)
+    except OSError as error:  # a path the system will not look at: a name too long, a loop of links
+        raise BadFile(f"{what} cannot be written: {_reason(error)}") from None
     return path
 
 
-def check_file(path: Path, option: str) -> Path:
-    """``path`` is a file that can be written (replaced if it exists) and whose folder exists or can be created."""
+def check_file(path: Path, option: str, example: str = "report.html") -> Path:
+    """``path`` is a file that can be written (replaced if it exists) and whose folder exists or can be
+    created; ``example`` is the file name a folder given instead is told to hold."""
     path = Path(path)
     what = f"{option} '{path}'"
-    if path.is_dir():
-        raise BadFile(f"{what} is a folder; give a file name such as {path / 'report.html'}")
-    if path.exists() and not path.is_file():
-        raise BadFile(f"{what} is not a regular file (a device or a pipe); give a file name")
-    _writable_folder(path.parent, what)
+    try:
+        if path.is_dir():
+            raise BadFile(f"{what} is a folder; give a file name such as {path / example}")
+        if path.exists() and not path.is_file():
+            raise BadFile(f"{what} is not a regular file (a device or a pipe); give a file name")
+        _writable_folder(path.parent, what)
+    except OSError as error:  # a path the system will not look at: a name too long, a loop of links
+        raise BadFile(f"{what} cannot be written: {_reason(error)}") from None
     return path
 
 

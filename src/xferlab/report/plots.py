@@ -37,7 +37,7 @@ def check_plot_path(path: Path, option: str = "plot file") -> Path:
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise BadFile(f"{option} '{path}' must end in {', '.join(FORMATS)}")
-    return check_file(path, option)
+    return check_file(path, option, f"plot{path.suffix.lower()}")
 
 
 def _write(plt, fig, path: Path) -> Path:

@@ -53,7 +53,7 @@ from .export import FORMATS, check_format, export_run
 from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, prepare
 
 __all__ = ["DEFAULT_PATH", "ENV", "FORMATS", "RUNNING", "SAMPLE_COLUMNS", "SCHEMA_VERSION", "STATUSES",
-           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "export_run", "open_store", "resolve_path"]
+           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "check_store", "export_run", "open_store", "resolve_path"]
 
 DEFAULT_PATH = Path("xferlab-results") / "xferlab.duckdb"
 ENV = "XFERLAB_STORE"
@@ -69,6 +69,34 @@ def resolve_path(path: Path | str | None) -> tuple[Path, str]:
     return DEFAULT_PATH, "the default"
 
 
+def _looked_at(target: Path, where: str) -> None:
+    """A path the system refuses to look at (a name too long, a loop of links) is one line, not a traceback."""
+    try:
+        target.exists()
+    except OSError as error:
+        raise BadFile(f"{where} cannot be used: {error.strerror or error}") from None
+
+
+def check_store(path: Path | str | None) -> Path:
+    """Refuse, before any work, a store that could not be created or written: a folder, something that
+    is not a regular file, or a new file where nothing can be created (/proc, a parent that is a file, a
+    read-only place: tried as report/paths.py does, creating nothing). An existing file's content is
+    checked when it is opened. For commands that open the store only after their work (a campaign's
+    nodes, the lab's first stages, a sweep's loading)."""
+    from ..report.paths import check_file
+
+    target, source = resolve_path(path)
+    where = f"store '{target}'" + (f" ({source})" if source else "")
+    _looked_at(target, where)
+    if target.is_dir():
+        raise BadFile(f"{where} is a folder; give the path of a file, such as {target / DEFAULT_PATH.name}")
+    if target.exists() and not target.is_file():
+        raise BadFile(f"{where} is not a regular file (a device or a pipe); give the path of a file")
+    if not target.exists():
+        check_file(target, "store" + (f" ({source})" if source else ""))
+    return target
+
+
 def open_store(path: Path | str | None = None, *, read_only: bool = False) -> Store:
     """Open (and, unless ``read_only``, create) the results store at ``path``.
 
@@ -79,6 +107,7 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
     is migrated to version 2. The returned :class:`Store` holds no connection."""
     target, source = resolve_path(path)
     where = f"store '{target}'" + (f" ({source})" if source else "")
+    _looked_at(target, where)
     if target.is_dir():
         raise BadFile(f"{where} is a folder; give the path of a file, such as {target / DEFAULT_PATH.name}")
     if read_only:

@@ -9,3 +9,7 @@ this process or on Dask (a local cluster or an existing scheduler), results stre
 * :mod:`.summary`: what the points answer (speedup against the baseline, best configuration per
   question, Pareto front against link cost, chunk-size crossovers, the heat map's grid).
 """
+
+#: The largest grid `xferlab sweep run` starts unless --max-points allows more; the time a grid will
+#: take is estimated from a few of its points timed on the machine and printed before any runs.
+MAX_POINTS = 100_000

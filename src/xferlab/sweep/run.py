@@ -29,6 +29,8 @@ from .summary import summarize
 
 SUITE = "sweep"
 CONNECT_TIMEOUT = 10.0  # seconds a scheduler has to answer
+SAMPLE_POINTS = 32  # points timed for the estimate, spread over the grid ...
+SAMPLE_SECONDS = 1.0  # ... stopping once this long has gone by (at least 4 timed)
 
 
 class InProcess(concurrent.futures.Executor):
@@ -158,6 +160,29 @@ def content_keys(spec: Sweep, loaded: dict[str, dict[str, Any]]) -> dict[str, st
             for p in spec.points()}
 
 
+def point_seconds(spec: Sweep, loaded: dict[str, dict[str, Any]]) -> tuple[float, int]:
+    """(seconds one point takes to evaluate in this process, points timed): up to SAMPLE_POINTS points
+    spread evenly over the grid, evaluated by the workers' own function in batches of 4 after one
+    untimed point (the simulator's first call), until SAMPLE_SECONDS have gone by. Nothing is stored."""
+    n = spec.size()
+    sample = [spec.point(i) for i in sorted({round(k * (n - 1) / (SAMPLE_POINTS - 1)) for k in range(SAMPLE_POINTS)})
+              if i < n]
+    evaluate_batch(loaded, spec.replace, sample[:1])
+    timed, started = 0, time.perf_counter()
+    while timed < len(sample) and (timed == 0 or time.perf_counter() - started < SAMPLE_SECONDS):
+        evaluate_batch(loaded, spec.replace, sample[timed:timed + 4])
+        timed = min(len(sample), timed + 4)
+    return (time.perf_counter() - started) / timed, timed
+
+
+def estimate_text(seconds: float, timed: int, points: int, parallel: int, where: str) -> str:
+    """``points`` points at ``seconds`` each, shared by ``parallel`` workers, said with ``where`` they run."""
+    from ..units import format_time
+
+    return (f"about {format_time(seconds * points / max(1, parallel))} {where} ({format_time(seconds)} a point, "
+            f"timed on {timed} points here)")
+
+
 def stored(store_path: Optional[Path], name: str) -> dict[str, float]:
     """Content key -> makespan, from every earlier run of a sweep of this name (finished or interrupted)."""
     try:
@@ -179,20 +204,35 @@ def sample_of(row: dict[str, Any]) -> dict[str, Any]:
 
 def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = None, scheduler: Optional[str] = None,
               resume: bool = False, batch: int = 0, connect: float = CONNECT_TIMEOUT, argv: Optional[list[str]] = None,
-              progress: Callable[[int, int], None] = lambda done, total: None, local: str = "dask") -> dict[str, Any]:
+              progress: Callable[[int, int], None] = lambda done, total: None, local: str = "dask",
+              max_points: Optional[int] = None, say: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
     """Evaluate the sweep's points (with ``resume``, only those no earlier run of a sweep of this name
     stored with the same content) and return {"run_id", "group", "where", "evaluated", "reused",
     "failed", "evaluation_seconds" (first batch sent to last one stored, the cluster's start left out),
     "rows"}; rows cover every point, a point that could not run with its ``error`` and no makespan.
-    ``local``: what runs ``workers`` processes on this machine (:func:`executor`)."""
+    ``local``: what runs ``workers`` processes on this machine (:func:`executor`). With ``max_points``,
+    a larger grid is refused (BadValue naming the count, the limit and --max-points) before anything
+    runs or is stored; ``say`` is given the count and the time estimated (:func:`point_seconds`) first."""
     from ..measure.run import versions
+    from ..store import check_store
     from ..system.inventory import inventory
 
     if batch < 0:
         raise BadValue(f"--batch {batch}: points per task, at least 1 (0: chosen from the grid)")
     if workers is not None and not 1 <= workers <= 1024:
         raise BadValue(f"--workers {workers}: 1 to 1024 worker processes")
+    if max_points is not None and max_points < 1:
+        raise BadValue(f"--max-points {max_points}: at least 1 (the largest grid to run)")
+    check_store(store_path)
     loaded = models(spec)
+    if max_points is not None or say is not None:
+        seconds, timed = point_seconds(spec, loaded)
+        if max_points is not None and spec.size() > max_points:
+            where = ("for one worker of the scheduler's" if scheduler else f"on {workers} workers"
+                     if workers and workers > 1 else "in this process")
+            raise BadValue(f"the grid has {spec.size():,} points, above the limit of {max_points:,} (--max-points): "
+                           f"{estimate_text(seconds, timed, spec.size(), 1 if scheduler else workers or 1, where)}; "
+                           f"give --max-points {spec.size()} or more to run it")
     keys = content_keys(spec, loaded)
     group = group_of(spec)
     points = [{**p, "content": keys[p["key"]]} for p in spec.points()]
@@ -200,6 +240,9 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     todo = [p for p in points if p["content"] not in done]
     reused = len(points) - len(todo)
     with executor(workers, scheduler, connect, local) as (pool, where, in_flight):
+        if say is not None:  # once the workers are known (a scheduler's too): each takes two batches in flight
+            say(f"sweep {spec.name}: {len(todo):,} points to evaluate" + (f" ({reused:,} reused)" if reused else "")
+                + f", {estimate_text(seconds, timed, len(todo), max(1, in_flight // 2), where)}")
         # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
         # process writes every batch), enough to even out the workers' loads and to keep a resume close.
         size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))

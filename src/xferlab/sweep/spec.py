@@ -50,7 +50,8 @@ class Sweep(BaseModel):
     def _check(self) -> "Sweep":
         for field in ("systems", "links", "workflows", "strategies", "chunks"):
             items = [int(v) if field == "chunks" else v for v in getattr(self, field)]
-            twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
+            seen: set = set()  # one pass: a list of 100,000 chunk sizes is checked at once, not in n^2 steps
+            twice = next((v for v in items if v in seen or seen.add(v)), None)
             if twice is not None:
                 shown = format_size(twice) if field == "chunks" else repr(twice)
                 raise ValueError(f"{field}: {shown} comes twice; each point is evaluated once")
@@ -82,13 +83,28 @@ class Sweep(BaseModel):
         for system in self.systems:
             for link in self.links or [None]:
                 for workflow in self.workflows:
-                    for strategy in self.strategies:
-                        for chunk in self.chunks if strategy == "pipelined" else [None]:
-                            point = {"system": system, "link": link, "workflow": workflow, "strategy": strategy,
-                                     "chunk_bytes": None if chunk is None else int(chunk)}
-                            point["key"] = key_of(point)
-                            out.append(point)
+                    for strategy, chunk in self._variants():
+                        point = {"system": system, "link": link, "workflow": workflow, "strategy": strategy,
+                                 "chunk_bytes": chunk}
+                        point["key"] = key_of(point)
+                        out.append(point)
         return out
+
+    def _variants(self) -> list[tuple[str, Optional[int]]]:
+        """(strategy, chunk bytes) of one system, link and workflow: a pipelined one per chunk size."""
+        return [(s, None if c is None else int(c)) for s in self.strategies
+                for c in (self.chunks if s == "pipelined" else [None])]
+
+    def point(self, index: int) -> dict:
+        """Point ``index`` of :meth:`points` (0 <= index < size()), without building the others."""
+        variants, links = self._variants(), self.links or [None]
+        rest, v = divmod(index, len(variants))
+        rest, w = divmod(rest, len(self.workflows))
+        s, link = divmod(rest, len(links))
+        point = {"system": self.systems[s], "link": links[link], "workflow": self.workflows[w],
+                 "strategy": variants[v][0], "chunk_bytes": variants[v][1]}
+        point["key"] = key_of(point)
+        return point
 
     def digest(self) -> str:
         """The sweep's identity for resuming: its name and grid, not its description."""
