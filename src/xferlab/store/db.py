@@ -3,7 +3,15 @@ connection of its own that is closed right after, so that other processes can re
 between two of them (see :mod:`xferlab.store.connect` for the waiting).
 
 A run being recorded carries its owner (host, PID, process start time); a ``running`` run whose owner
-is gone is *incomplete* (killed or crashed).
+is gone is *incomplete* (killed or crashed) and reads as ``interrupted`` everywhere (:func:`effective_status`:
+every read of a run's status goes through it).
+
+Signals and the finish. Every write is one transaction with SIGINT/SIGTERM held back until it has
+committed (:func:`xferlab.signals.deferred`). A signal that arrives while a run starts or finishes makes
+that run ``interrupted`` in the same transaction (or, when it came while the commit itself ran, in a
+second one before the signal takes effect): a run stored ``ok`` or ``failed`` was finished before any
+signal reached this process, and a command that exits 130/143 leaves the run it was recording
+``interrupted``. ``finish_run`` returns the samples the store holds for the run, for the last line.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import secrets
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import duckdb
 
@@ -72,6 +80,14 @@ ORDER BY min(seq)
 _OWNER = "owner_host, owner_pid, owner_started"
 
 
+def effective_status(stored: str, host: str | None, pid: int | None, started: int | None) -> str:
+    """A run's status as every reader is to see it: the stored one, except that a run still stored
+    ``running`` whose owner process is gone (killed, crashed, or let go of it) is ``interrupted``."""
+    if stored == RUNNING and not owner_alive(host, pid, started):
+        return "interrupted"
+    return stored
+
+
 class OutputError(Exception):
     """A file the store was asked to write (not the store itself) could not be written."""
 
@@ -89,8 +105,8 @@ class Store:
     query opens the file read-only. A process killed between two calls keeps everything committed
     before. Reads take a run id, a unique prefix of one, or ``latest``. Usable as a context manager;
     leaving it on an exception finishes the runs it started and left running as ``interrupted``
-    (Ctrl-C, SIGTERM) or ``failed``; :meth:`close` lets go of the runs it left running (they then show as
-    incomplete).
+    (Ctrl-C, SIGTERM) or ``failed``; :meth:`close` lets go of the runs it left running (they then read as
+    interrupted).
     """
 
     path: Path
@@ -123,12 +139,12 @@ class Store:
                 try:
                     self.finish_run(run_id, status, {"error": f"{kind.__name__}: {error}"})
                 except Exception:
-                    pass  # the run stays 'running' and shows as incomplete
+                    pass  # the run stays 'running' in the file and reads as interrupted (incomplete)
         self.close()
 
     def close(self) -> None:
-        """Let go of the runs this object started and left running: they show as incomplete from now
-        on. (No connection is held between calls, so there is nothing else to close.)"""
+        """Let go of the runs this object started and left running: they read as interrupted (incomplete)
+        from now on. (No connection is held between calls, so there is nothing else to close.)"""
         if self._closed:
             return
         self._closed = True
@@ -170,16 +186,28 @@ class Store:
                     pass  # a checkpoint that failed (no space): the commits are in the write-ahead log
 
     @contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One write transaction; SIGINT/SIGTERM wait until it has committed or rolled back."""
-        with signals.deferred(), self._session(write=True) as conn:
+    def _transaction(self, point: str, on_signal: Callable[[duckdb.DuckDBPyConnection], None] | None = None
+                     ) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One write transaction; SIGINT/SIGTERM wait until it has committed or rolled back. ``on_signal``
+        runs in the transaction when a signal arrived before the commit, or in a transaction of its own when
+        one arrived while it committed, before the signal takes effect. ``point``: the write, for the
+        test hook :func:`xferlab.signals.fault`."""
+        with signals.deferred() as held, self._session(write=True) as conn:
             conn.begin()
             try:
                 yield conn
+                signals.fault(point)
+                if held and on_signal is not None:
+                    on_signal(conn)
+                    on_signal = None
             except BaseException:
                 conn.rollback()
                 raise
             conn.commit()
+            if held and on_signal is not None:
+                conn.begin()
+                on_signal(conn)
+                conn.commit()
 
     def query(self, sql: str, params: list | None = None) -> list[dict[str, Any]]:
         """Rows of a read-only query as dicts (for queries this class does not offer)."""
@@ -189,9 +217,10 @@ class Store:
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def check(self) -> None:
-        """Read every table once; a damaged store raises :class:`~xferlab.errors.BadFile` saying how to recover."""
+        """Read every table whole (schema.check); a damaged store raises :class:`~xferlab.errors.BadFile`
+        naming what is damaged and how to recover."""
         with self._session() as conn:
-            check(conn)
+            check(conn, self.where)
 
     def _running(self, conn: duckdb.DuckDBPyConnection, run_id: str) -> None:
         row = conn.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
@@ -210,20 +239,31 @@ class Store:
         if not isinstance(command, str) or not command.strip():
             raise BadValue(f"run command {command!r} must be a non-empty string such as 'measure memory'")
         now = utc_now()
-        with self._transaction() as conn:
-            check(conn)
-            while True:
-                run_id = f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-                if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
-                    break
-            conn.execute(f"INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, "
-                         f"params, summary, {_OWNER}) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
-                         [run_id, now, command, dumps([str(a) for a in argv]), RUNNING, __version__,
-                          dumps(params or {}), *owner()])
-            conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, dumps(inventory or {}),
-                                                                    dumps(versions or {})])
+        run_id = ""
+        try:
+            with self._transaction("start", lambda conn: self._interrupt(conn, run_id, "a signal arrived as it started")) as conn:
+                while True:
+                    run_id = f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+                    if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
+                        break
+                conn.execute(f"INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, "
+                             f"xferlab_version, params, summary, {_OWNER}) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+                             [run_id, now, command, dumps([str(a) for a in argv]), RUNNING, __version__,
+                              dumps(params or {}), *owner()])
+                conn.execute("INSERT INTO inventory VALUES (?, ?, ?)", [run_id, dumps(inventory or {}),
+                                                                        dumps(versions or {})])
+        except KeyboardInterrupt as error:  # held while it committed: the run is stored interrupted
+            if run_id and not hasattr(error, "xferlab_note"):
+                error.xferlab_note = f"run {run_id} kept 0 samples, status interrupted"  # type: ignore[attr-defined]
+            raise
         self._mine.append(run_id)
         return run_id
+
+    def _interrupt(self, conn: duckdb.DuckDBPyConnection, run_id: str, why: str) -> None:
+        """Inside a write transaction: a signal arrived, so the run is finished as interrupted (whatever
+        status the transaction gave it), keeping its samples."""
+        conn.execute("UPDATE runs SET status = 'interrupted', finished_utc = ?, summary = json_merge_patch("
+                     "coalesce(summary, '{}'), json_object('interrupted', ?)) WHERE run_id = ?", [utc_now(), why, run_id])
 
     def add_samples(self, run_id: str, rows: list[dict]) -> int:
         """Append samples to a running run in one transaction; returns how many were written.
@@ -237,29 +277,48 @@ class Store:
             return 0
         columns = [[row[name] for row in cleaned] for name in SAMPLE_COLUMNS]
         params = [row["params"] for row in cleaned]
-        with self._transaction() as conn:
+        with self._transaction("samples") as conn:
             self._running(conn, run_id)
             first = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM samples WHERE run_id = ?",
                                  [run_id]).fetchone()[0]
             n = len(cleaned)
             conn.execute(_INSERT_SAMPLES, [[run_id] * n, list(range(first, first + n)), *columns, params])
+        signals.fault("after-samples")
         return n
 
     def add_failure(self, run_id: str, suite: str, what: str, reason: str) -> None:
         """Record that a measurement of a running run failed (timed out, crashed …) and why."""
-        with self._transaction() as conn:
+        with self._transaction("failure") as conn:
             self._running(conn, run_id)
             conn.execute("INSERT INTO failures VALUES (?, ?, ?, ?, ?)",
                          [run_id, str(suite), str(what), str(reason), utc_now()])
 
-    def finish_run(self, run_id: str, status: str = "ok", summary: dict | None = None) -> None:
-        """Mark a running run finished: ``ok``, ``failed`` or ``interrupted``, with an optional summary."""
+    def finish_run(self, run_id: str, status: str = "ok", summary: dict | None = None) -> int:
+        """Mark a running run finished: ``ok``, ``failed`` or ``interrupted``, with an optional summary;
+        returns how many samples the store holds for it. A signal that arrives before the finish has
+        committed makes it ``interrupted`` (see the module). Finishing as ``interrupted`` a run already
+        stored so (a signal during an earlier finish) changes nothing."""
         if status not in STATUSES:
             raise BadValue(f"run status '{status}' is not allowed; allowed: {', '.join(STATUSES)}")
-        with self._transaction() as conn:
-            self._running(conn, run_id)
-            conn.execute("UPDATE runs SET status = ?, finished_utc = ?, summary = ? WHERE run_id = ?",
-                         [status, utc_now(), None if summary is None else dumps(summary), run_id])
+        kept = 0
+        try:
+            with self._transaction("finish", lambda conn: self._interrupt(conn, run_id, "a signal arrived as it finished")
+                                   ) as conn:
+                row = conn.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
+                if not (status == "interrupted" and row is not None and row[0] == "interrupted"):
+                    self._running(conn, run_id)
+                    conn.execute("UPDATE runs SET status = ?, finished_utc = ?, summary = ? WHERE run_id = ?",
+                                 [status, utc_now(), None if summary is None else dumps(summary), run_id])
+                kept = conn.execute("SELECT count(*) FROM samples WHERE run_id = ?", [run_id]).fetchone()[0]
+        except KeyboardInterrupt as error:  # held while it committed: the run is stored interrupted
+            self._let_go(run_id)
+            if not hasattr(error, "xferlab_note"):
+                error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+            raise
+        self._let_go(run_id)
+        return kept
+
+    def _let_go(self, run_id: str) -> None:
         if run_id in self._mine:
             self._mine.remove(run_id)
 
@@ -272,8 +331,7 @@ class Store:
 
     def insert_imported(self, shard: Imported) -> bool:
         """:meth:`import_run` for a run already checked and converted (rows.imported)."""
-        with self._transaction() as conn:
-            check(conn)
+        with self._transaction("import") as conn:
             if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", [shard.run_id]).fetchone() is not None:
                 return False
             conn.execute("INSERT INTO runs (run_id, started_utc, finished_utc, command, argv, status, xferlab_version, "
@@ -313,13 +371,18 @@ class Store:
 
     @staticmethod
     def _mark_incomplete(row: dict) -> None:
+        """The run's ``status`` as it is to be read (:func:`effective_status`), and ``incomplete``: true when
+        the stored row still says running and its process is gone (it never finished the run)."""
         owner = (row.pop("owner_host"), row.pop("owner_pid"), row.pop("owner_started"))
-        row["incomplete"] = row["status"] == RUNNING and not owner_alive(*owner)
+        stored = row["status"]
+        row["status"] = effective_status(stored, *owner)
+        row["incomplete"] = stored == RUNNING and row["status"] != RUNNING
 
     def runs(self) -> list[dict]:
         """All runs, newest first: id, start, finish, command, status, incomplete, sample and failure counts.
 
-        ``incomplete`` is true for a run still marked running whose recording process is gone (killed)."""
+        ``status`` is :func:`effective_status`'s (``interrupted`` for a run whose process is gone);
+        ``incomplete`` is true for such a run: the file still says running, its process never finished it."""
         rows = self.query(f"""
             SELECT r.run_id, r.started_utc, r.finished_utc, r.command, r.status,
                    coalesce(s.n, 0) AS samples, coalesce(f.n, 0) AS failures, {self._owner_select()}
