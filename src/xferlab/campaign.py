@@ -81,6 +81,9 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
         raise BadValue("give the xferlab command each node runs after --, e.g. -- measure memory --threads 1")
     if "--store" in command:
         raise BadValue("the node command takes no --store: each node records into its own, merged into --store")
+    from .store import check_before_recording
+
+    check_before_recording(store)  # the store the shards go to: a damaged one is refused before any node runs
     shards.mkdir(parents=True, exist_ok=True)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]

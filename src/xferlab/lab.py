@@ -58,6 +58,7 @@ from .lab_memory import MAX_TIME_MEMORY, MIN_TIME_PER_POINT, PRECISION, memory_s
 from .measure.probe import run_probe
 from .measure.results import device_results
 from .measure.run import measure
+from .store import check_before_recording
 from .report.paths import check_folder, write_text
 from .system import inventory as inv
 
@@ -121,6 +122,7 @@ def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None
         say: Callable[[str], None] = lambda line: None) -> LabResult:
     """The whole lab within ``seconds``; ``say`` gets a line as each stage starts."""
     started = datetime.now(timezone.utc)
+    check_before_recording(store or (out / STORE_NAME if out is not None else None))  # a damaged store: refused first
     folder = prepare(out, started)
     store = store or (folder / STORE_NAME if out is not None else None)
     kept = keep_previous_profiles(folder / "profiles", started)

@@ -58,7 +58,8 @@ from .export import FORMATS, check_format, export_run
 from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, check, check_insert, prepare
 
 __all__ = ["DEFAULT_PATH", "ENV", "FORMATS", "RUNNING", "SAMPLE_COLUMNS", "SCHEMA_VERSION", "STATUSES",
-           "STORE_HELP", "Store", "WAIT_ENV", "check_format", "export_run", "open_store", "resolve_path"]
+           "STORE_HELP", "Store", "WAIT_ENV", "check_before_recording", "check_format", "export_run", "open_store",
+           "resolve_path"]
 
 DEFAULT_PATH = Path("xferlab-results") / "xferlab.duckdb"
 ENV = "XFERLAB_STORE"
@@ -123,6 +124,15 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
         raise
     _close(conn)
     return Store(target, read_only=read_only, where=where, version=version)
+
+
+def check_before_recording(path: Path | str | None) -> None:
+    """Refuse now, before any work, a store that a command will record into later (the lab, a campaign):
+    when it exists it is read whole as :func:`open_store` does (nothing is written); a store that does not
+    exist yet is created when the first run is recorded."""
+    target, _ = resolve_path(path)
+    if target.is_file():
+        open_store(path).close()
 
 
 def verify(target: Path, where: str) -> None:
