@@ -64,8 +64,7 @@ def list_runs(store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CS
     """List the recorded runs, newest first (the store is read whole first: a damaged one is named as such)."""
     fmt = output_format(json_, csv_)
     with open_store(store, read_only=True) as db:
-        db.check()
-        rows, path = db.runs(), db.path
+        rows, path = db.runs(check=True), db.path
     columns = [Column("run_id", "run", justify="left"), Column("started_utc", "started (UTC)", _when, "left"),
                Column("command", "command", justify="left"), Column("status", "status", justify="left"),
                Column("samples", "samples"), Column("failures", "failures")]

@@ -184,7 +184,7 @@ def check(conn: duckdb.DuckDBPyConnection, where: str) -> None:
     DuckDB verifies the checksum of each block it reads from the file (a mismatch is "Corrupt database
     file"), so a damaged block of table data, or one of the index blocks on those look-ups, raises
     :class:`BadFile` naming the store and the table, with how to recover. Blocks that nothing reads (free
-    ones, index blocks off the looked-up path) are not verified. Its cost is in docs/store.md."""
+    ones, index blocks off the looked-up path) are not verified. Its cost: docs/measure.md and benchmarks/bench_store_check.py."""
     table = "the catalog"
     try:
         columns: dict[str, list[str]] = {}
