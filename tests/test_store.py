@@ -4,6 +4,7 @@ samples) and the median's interval in the statistics."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -249,9 +250,19 @@ def test_sigkill_keeps_every_committed_batch(tmp_path, cli):
     # first a read-only look, as `results list` takes, straight after the kill (DuckDB replays its log)
     doc = cli.json("results", "list", "--store", path)
     (row,) = doc["results"]
-    assert row["run_id"] == run and row["status"] == "running" and row["incomplete"] is True
+    # its process is gone: interrupted wherever it is read (the file still says running: incomplete)
+    assert row["run_id"] == run and row["status"] == "interrupted" and row["incomplete"] is True
     code, out, _ = cli("results", "list", "--store", path, check=0)
-    assert run in out and "incomplete" in out
+    assert run in out and "interrupted*" in out and not re.search(r"│\s*running\s*│", out)
+    shown = cli.json("results", "show", run, "--store", path)
+    assert shown["run"]["status"] == "interrupted" and shown["run"]["incomplete"] is True
+    code, out, _ = cli("results", "show", run, "--store", path, check=0)
+    assert f"run {run}: " in out and ", interrupted*" in out
+    exported = tmp_path / "killed.json"
+    cli("results", "export", run, "--format", "json", "-o", exported, "--store", path)
+    assert json.loads(exported.read_text())["run"]["status"] == "interrupted"
+    code, out, _ = cli("results", "list", "--store", path, "--csv", check=0)
+    assert ",interrupted," in out and "running" not in out
     with open_store(path) as store:
         samples = store.samples(run)
         batches: dict[int, list] = {}
@@ -263,9 +274,9 @@ def test_sigkill_keeps_every_committed_batch(tmp_path, cli):
         assert [r["seq"] for r in samples] == list(range(1, len(samples) + 1))
         assert row["samples"] == len(samples)
         info = store.run(run)
-        assert info["status"] == "running" and info["incomplete"] and info["finished_utc"] is None
+        assert info["status"] == "interrupted" and info["incomplete"] and info["finished_utc"] is None
         (listed,) = store.runs()
-        assert listed["run_id"] == run and listed["status"] == "running" and listed["incomplete"]
+        assert listed["run_id"] == run and listed["status"] == "interrupted" and listed["incomplete"]
 
 
 HOLDER = """

@@ -16,7 +16,7 @@ import pytest
 
 from xferlab.errors import BadFile
 from xferlab.store import open_store
-from xferlab.store.schema import CHECK
+from xferlab.store.schema import check
 
 MEASURE = ["measure", "memory", "--kernels", "triad", "--size", "8MiB", "--iterations", "3"]
 
@@ -54,10 +54,9 @@ def damaged_copies(original: Path, folder: Path):
             yield copy, "open"
             continue
         try:
-            con.execute(CHECK).fetchall()
-            con.execute("SELECT * FROM runs").fetchall()
+            check(con, "copy")
             kind = None
-        except duckdb.Error:
+        except BadFile:
             kind = "query"
         finally:
             con.close()

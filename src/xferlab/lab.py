@@ -121,10 +121,12 @@ def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None
         say: Callable[[str], None] = lambda line: None) -> LabResult:
     """The whole lab within ``seconds``; ``say`` gets a line as each stage starts."""
     started = datetime.now(timezone.utc)
-    if store is not None or out is None:  # else the store goes into --out, checked by prepare
-        from .store import check_store
+    from .store import check_store
 
-        check_store(store)  # before the results folder is made
+    if store is not None or out is None:  # else the store goes into --out, whose folder prepare checks
+        check_store(store)  # before the results folder is made (a damaged store is refused too)
+    elif os.path.isfile(out / STORE_NAME):  # (isfile: False for a name no file can have)
+        check_store(out / STORE_NAME)  # a damaged store left in --out by an earlier lab: refused first
     folder = prepare(out, started)
     store = store or (folder / STORE_NAME if out is not None else None)
     kept = keep_previous_profiles(folder / "profiles", started)

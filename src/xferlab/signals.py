@@ -7,7 +7,15 @@
 after SIGTERM.
 
 :func:`deferred` holds both signals back while a store transaction commits, so that a signal arriving
-then takes effect right after the commit instead of rolling back a finished step's samples.
+then takes effect right after the commit instead of rolling back a finished step's samples; it yields
+the list of the signals held, so that the transaction can see one arrived before it commits (the store
+finishes a run as ``interrupted`` then, see :mod:`xferlab.store.db`).
+
+:func:`fault` is a test hook: ``XFERLAB_SIGNAL_AT=SIGNAL@POINT[:N]`` makes this process send itself
+SIGINT or SIGTERM at a named point of the store's write path (the N-th time it passes it, default the
+first), so that tests put a signal exactly where a race would otherwise need luck. The points: ``start``,
+``samples``, ``failure`` and ``finish`` (inside that write's transaction, before it commits) and
+``after-samples`` (right after an ``add_samples`` transaction has committed).
 """
 
 from __future__ import annotations
@@ -18,7 +26,13 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-__all__ = ["Interrupted", "Terminated", "deferred", "exit_code", "install", "interruption", "restore", "signal_name"]
+from .errors import BadValue
+
+__all__ = ["FAULT_ENV", "Interrupted", "Terminated", "deferred", "exit_code", "fault", "install", "interruption", "restore",
+           "signal_name"]
+
+FAULT_ENV = "XFERLAB_SIGNAL_AT"
+FAULT_POINTS = ("start", "samples", "failure", "finish", "after-samples")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -79,10 +93,11 @@ def signal_name(error: BaseException) -> str:
 
 
 @contextmanager
-def deferred() -> Iterator[None]:
-    """SIGINT and SIGTERM received inside the block act when it ends (main thread; elsewhere a no-op)."""
+def deferred() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM received inside the block act when it ends (main thread; elsewhere a no-op).
+    Yields the list of the signals held so far (it grows as they arrive)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield []
         return
     pending: list[int] = []
     previous = {}
@@ -91,7 +106,7 @@ def deferred() -> Iterator[None]:
         if previous[signum] is not signal.SIG_IGN:
             signal.signal(signum, lambda n, f: pending.append(n))
     try:
-        yield
+        yield pending
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -101,3 +116,25 @@ def deferred() -> Iterator[None]:
                 handler(signum, None)
             elif handler == signal.SIG_DFL:
                 os.kill(os.getpid(), signum)
+
+
+_passed: dict[str, int] = {}
+
+
+def fault(point: str) -> None:
+    """The test hook (see the module): send this process the signal ``XFERLAB_SIGNAL_AT`` names when it is
+    at ``point`` for the N-th time. A malformed value raises :class:`~xferlab.errors.BadValue`."""
+    text = os.environ.get(FAULT_ENV)
+    if not text:
+        return
+    name, _, where = text.partition("@")
+    where, _, count = where.partition(":")
+    allowed = (f"{FAULT_ENV}={text!r} is not allowed: give SIGINT|SIGTERM@POINT[:N], POINT one of "
+               f"{', '.join(FAULT_POINTS)}, N >= 1")
+    if name not in ("SIGINT", "SIGTERM") or where not in FAULT_POINTS or not (count == "" or count.isdigit() and int(count) >= 1):
+        raise BadValue(allowed)
+    if where != point:
+        return
+    _passed[point] = _passed.get(point, 0) + 1
+    if _passed[point] == int(count or 1):
+        os.kill(os.getpid(), getattr(signal, name))

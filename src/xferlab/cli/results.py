@@ -25,8 +25,8 @@ app = typer.Typer(no_args_is_help=True, help="The runs recorded in the results s
 
 RUN = typer.Argument(..., help="A run id, a unique prefix of one, or 'latest'.", metavar="RUN")
 
-INCOMPLETE_NOTE = ("incomplete: the run is still marked running but no process is recording it (killed or "
-                   "crashed); every sample it committed is kept")
+INCOMPLETE_NOTE = ("interrupted*: the process recording the run was killed or crashed before it finished it (the "
+                   "file still says running; JSON and CSV: incomplete true); every sample it committed is kept")
 
 
 def _table(title: str, rows: list[dict], columns: list[Column], whole: tuple[str, ...] = (),
@@ -42,7 +42,8 @@ def _when(iso: Optional[str]) -> str:
 
 
 def _status(row: dict) -> str:
-    return "incomplete" if row.get("incomplete") else row["status"]
+    """The status as the store reads it (a killed run's is interrupted), marked * when its process never finished it."""
+    return row["status"] + ("*" if row.get("incomplete") else "")
 
 
 def show_value(metric: str, value: Any) -> Optional[str]:
@@ -60,10 +61,10 @@ def show_value(metric: str, value: Any) -> Optional[str]:
 
 @app.command("list")
 def list_runs(store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
-    """List the recorded runs, newest first."""
+    """List the recorded runs, newest first (the store is read whole first: a damaged one is named as such)."""
     fmt = output_format(json_, csv_)
     with open_store(store, read_only=True) as db:
-        rows, path = db.runs(), db.path
+        rows, path = db.runs(check=True), db.path
     columns = [Column("run_id", "run", justify="left"), Column("started_utc", "started (UTC)", _when, "left"),
                Column("command", "command", justify="left"), Column("status", "status", justify="left"),
                Column("samples", "samples"), Column("failures", "failures")]

@@ -7,7 +7,8 @@ can read it (and other runs record into it) while this one measures. A step whos
 written (a full disk) is recorded as failed when the store still takes that; when it takes nothing,
 the run stops with exit code 1 and one line. SIGINT or SIGTERM finish the run as ``interrupted``
 (the probe child is killed, the finished steps' samples kept); the exception carries ``xferlab_note``,
-"run ID kept N samples, status interrupted", for the CLI's last line."""
+"run ID kept N samples, status interrupted", N counted in the store, for the CLI's last line. A signal
+that arrives while the run finishes makes it ``interrupted`` too (:mod:`xferlab.store.db`)."""
 
 from __future__ import annotations
 
@@ -91,14 +92,15 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
     ``extra_summary`` adds to the run's summary what only the steps' output tells (the MPI ranks' hosts)."""
     machine = {**inventory(), **(extra_inventory or {})}
     store = open_store(store_path)
-    run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
-    deadline = time.monotonic() + budget if budget else None
     total = sum(s.estimate_seconds for s in steps) or 1.0
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                         TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
                         transient=True, console=Console(stderr=True, markup=False))
     kept = 0
+    run_id = ""
     try:
+        run_id = store.start_run(command, sys.argv[1:], machine, versions(), params)
+        deadline = time.monotonic() + budget if budget else None
         with progress:
             task = progress.add_task("starting", total=total)
 
@@ -139,17 +141,22 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
             raise StoreFailed(f"{error} (run {run_id} could not be closed; its {kept} samples are kept)") from None
         return outcome
     except KeyboardInterrupt as error:
-        try:
-            store.finish_run(run_id, "interrupted", {"samples_kept": kept})
-            error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+        if not run_id:  # before the run was recorded, or as it started (start_run says so)
+            raise
+        try:  # the count is the store's: a signal held while samples committed cut `kept` short
+            held = store.finish_run(run_id, "interrupted", {})
+            error.xferlab_note = f"run {run_id} kept {held} samples, status interrupted"  # type: ignore[attr-defined]
         except Exception:
-            error.xferlab_note = f"run {run_id} kept {kept} samples, left running (shown as incomplete)"  # type: ignore[attr-defined]
+            error.xferlab_note = (f"run {run_id} kept its committed samples; it could not be finished and reads as "  # type: ignore[attr-defined]
+                                  "interrupted once this process has ended")
         raise
     except BaseException as error:
+        if not run_id:
+            raise
         try:
-            store.finish_run(run_id, "failed", {"error": f"{type(error).__name__}: {error}", "samples_kept": kept})
+            store.finish_run(run_id, "failed", {"error": f"{type(error).__name__}: {error}"})
         except Exception:
-            pass  # the run shows as incomplete
+            pass  # it reads as interrupted once this process has ended
         raise
     finally:
         store.close()

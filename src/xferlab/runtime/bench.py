@@ -175,12 +175,13 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
             store.add_samples(run_id, [sample_of(r)])
             added.append(r)
 
-        status = "interrupted"
         try:
             yield run_id, store.path, add
-            status = "ok"
-        except Exception:
-            status = "failed"
+        except KeyboardInterrupt as error:
+            kept = store.finish_run(run_id, "interrupted", {"rows": len(added)})
+            error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
             raise
-        finally:
-            store.finish_run(run_id, status, {"rows": len(added)})
+        except Exception:
+            store.finish_run(run_id, "failed", {"rows": len(added)})
+            raise
+        store.finish_run(run_id, "ok", {"rows": len(added)})

@@ -26,7 +26,12 @@ exists on this host (or its owner let go of it without finishing it).
 
 Damage, full disks. Every DuckDB error becomes one line naming the store (:class:`BadFile`); a
 damaged store says how to recover (export what is readable with ``xferlab results export RUN``, then
-move the file aside), and a run is not started in a store that fails a read of every table. A write
+move the file aside). A store is read whole before it is opened to record (every column of every table,
+and the newest key of each single-column primary key through its index, on a read-only connection; then a
+sample inserted and rolled back reads the samples' key index; DuckDB verifies each block's checksum as it
+reads it): a damaged one is refused with one line naming the table, before any run starts and without a
+byte of it written; ``results list`` reads it whole too. Blocks that nothing reads (free ones, index
+blocks off those paths) are not verified. A write
 that finds the disk full fails with "no space left on device", keeping everything committed before;
 a store file this process was creating is removed again (with its ``.wal``) when the creation fails.
 
@@ -50,7 +55,7 @@ from ..errors import BadFile, XferlabError
 from .connect import WAIT_ENV, connect, translate
 from .db import RUNNING, STATUSES, Store
 from .export import FORMATS, check_format, export_run
-from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, prepare
+from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, check, check_insert, prepare
 
 __all__ = ["DEFAULT_PATH", "ENV", "FORMATS", "RUNNING", "SAMPLE_COLUMNS", "SCHEMA_VERSION", "STATUSES",
            "STORE_HELP", "Store", "WAIT_ENV", "check_format", "check_store", "export_run", "open_store", "resolve_path"]
@@ -81,8 +86,9 @@ def check_store(path: Path | str | None) -> Path:
     """Refuse, before any work, a store that could not be created or written: a folder, something that
     is not a regular file, or a new file where nothing can be created (/proc, a parent that is a file, a
     read-only place: tried as report/paths.py does, creating nothing). An existing file's content is
-    checked when it is opened. For commands that open the store only after their work (a campaign's
-    nodes, the lab's first stages, a sweep's loading)."""
+    read whole as :func:`open_store` does before recording (a damaged store is refused, nothing written).
+    For commands that open the store only after their work (a campaign's nodes, the lab's first stages,
+    a sweep's loading)."""
     from ..report.paths import check_file
 
     target, source = resolve_path(path)
@@ -94,6 +100,8 @@ def check_store(path: Path | str | None) -> Path:
         raise BadFile(f"{where} is not a regular file (a device or a pipe); give the path of a file")
     if not target.exists():
         check_file(target, "store" + (f" ({source})" if source else ""))
+    else:
+        open_store(target).close()
     return target
 
 
@@ -121,6 +129,8 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
         except OSError as error:
             raise BadFile(f"{where} cannot be created: folder '{target.parent}': {error.strerror or error}") from None
     created = not read_only and not target.exists()
+    if not read_only and not created:
+        verify(target, where)
     try:
         conn = connect(target, where, read_only)
     except XferlabError:
@@ -129,6 +139,8 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
         raise
     try:
         version = prepare(conn, where, read_only)
+        if not read_only and not created:
+            check_insert(conn, where)
     except (XferlabError, duckdb.Error, OSError) as error:
         _close(conn)
         if created:
@@ -143,6 +155,20 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
         raise
     _close(conn)
     return Store(target, read_only=read_only, where=where, version=version)
+
+
+def verify(target: Path, where: str) -> None:
+    """Before a store is opened to record: read it whole on a read-only connection (schema.check), so that
+    a damaged store is refused with one line and not one byte of it written (a writable connection could
+    replay its log or migrate it). An empty DuckDB file is left for :func:`prepare` to set up."""
+    conn = connect(target, where, read_only=True)
+    try:
+        if prepare(conn, where, read_only=True, empty_ok=True):
+            check(conn, where)
+    except (duckdb.Error, OSError) as error:
+        raise translate(error, where, "reading it") from None
+    finally:
+        _close(conn)
 
 
 def _close(conn: duckdb.DuckDBPyConnection) -> None:

@@ -95,6 +95,8 @@ def translate(error: BaseException, where: str, action: str, waited: Optional[fl
     if no_space(error):
         return BadFile(f"{where}: no space left on device while {action}; everything committed before is kept: "
                        "free some space, or give another --store")
+    if "corrupt database file" in text.lower():
+        return BadFile(f"{where} is damaged: {first} (while {action}); {RECOVER}")
     if "not a valid DuckDB database" in text:
         return BadFile(f"{where} is not a DuckDB database file (left as it is); give another --store")
     if "different configuration" in text:

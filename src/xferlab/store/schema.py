@@ -37,6 +37,7 @@ import duckdb
 
 from .. import __version__
 from ..errors import BadFile
+from .connect import RECOVER
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -107,10 +108,10 @@ _MIGRATE_2_TO_3 = [
 ]
 TABLES = ("meta", "runs", "inventory", "samples", "failures")
 
-# Touches every table and reads every run row: a damaged catalog or runs table fails here.
-CHECK = ("SELECT (SELECT count(*) FROM meta), (SELECT count(*) FROM inventory), (SELECT count(*) FROM samples), "
-         "(SELECT count(*) FROM failures), (SELECT count(*) FROM runs WHERE run_id IS NOT NULL AND status IS NOT NULL "
-         "AND command IS NOT NULL AND started_utc IS NOT NULL), (SELECT max(seq) FROM samples)")
+#: The primary keys looked up (an index scan of the newest key) after a table's full read: DuckDB reads an
+#: index's blocks only when it uses the index. The samples' two-column key serves no look-up: a sample
+#: inserted and rolled back reads it (:func:`check_insert`).
+_KEYS = {"meta": "key", "runs": "run_id", "inventory": "run_id"}
 
 
 def utc_now() -> datetime:
@@ -138,12 +139,14 @@ def _transaction(conn: duckdb.DuckDBPyConnection, statements: list[str], meta: l
         raise
 
 
-def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int:
+def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool, empty_ok: bool = False) -> int:
     """Check that ``conn`` holds an xferlab store; create one in an empty database, and migrate a
-    version-1 store to version 2, when writable. Returns the schema version the store now has.
-    ``where`` names the store in error messages."""
+    version-1 store to version 2, when writable. Returns the schema version the store now has (0: an
+    empty database, read-only with ``empty_ok``). ``where`` names the store in error messages."""
     tables = _tables(conn)
     if not tables:
+        if read_only and empty_ok:
+            return 0
         if read_only:
             raise BadFile(f"{where} is an empty DuckDB database, not an xferlab results store")
         _transaction(conn, _DDL, [("schema_version", str(SCHEMA_VERSION)), ("created_utc", utc_now().isoformat() + "Z"),
@@ -170,6 +173,53 @@ def prepare(conn: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> int
     return int(version)
 
 
-def check(conn: duckdb.DuckDBPyConnection) -> None:
-    """A cheap read of every table (raises DuckDB's error on a damaged file)."""
-    conn.execute(CHECK).fetchall()
+def full_read(table: str, columns: list[str]) -> str:
+    """The query that reads every block of every column of ``table``: a hash of each value, folded (no
+    statistic or row count can stand in for it), beside the row count."""
+    return f"SELECT count(*), {', '.join(f'bit_xor(hash({name}))' for name in columns)} FROM {table}"
+
+
+def check(conn: duckdb.DuckDBPyConnection, where: str) -> None:
+    """Read every table whole, and the newest key of each single-column primary key through its index.
+    DuckDB verifies the checksum of each block it reads from the file (a mismatch is "Corrupt database
+    file"), so a damaged block of table data, or one of the index blocks on those look-ups, raises
+    :class:`BadFile` naming the store and the table, with how to recover. Blocks that nothing reads (free
+    ones, index blocks off the looked-up path) are not verified. Its cost: docs/measure.md and benchmarks/bench_store_check.py."""
+    table = "the catalog"
+    try:
+        columns: dict[str, list[str]] = {}
+        for name, column in conn.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE "
+                                         "database_name = current_database() AND schema_name = 'main' "
+                                         "ORDER BY table_name, column_index").fetchall():
+            columns.setdefault(name, []).append(column)
+        for table in TABLES:
+            conn.execute(full_read(table, columns[table])).fetchall()
+            key = _KEYS.get(table)
+            if key:
+                newest = conn.execute(f"SELECT max({key}) FROM {table}").fetchone()[0]
+                if newest is not None:
+                    conn.execute(f"SELECT count(*) FROM {table} WHERE {key} = ?", [newest]).fetchall()
+    except duckdb.InterruptException:
+        raise
+    except (duckdb.Error, KeyError) as error:
+        raise _damaged(where, f"reading {table if table == 'the catalog' else 'table ' + table}", error) from None
+
+
+def check_insert(conn: duckdb.DuckDBPyConnection, where: str) -> None:
+    """On a writable connection: insert a sample under a run id no run has and roll it back, so that the
+    samples' primary-key index is read along the path a new run's samples take (nothing reaches the file)."""
+    conn.begin()
+    try:
+        conn.execute("INSERT INTO samples (run_id, seq, suite, test, metric, value) SELECT coalesce(max(run_id), '') "
+                     "|| '~', 1, '', '', '', 0 FROM runs")
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise _damaged(where, "the samples table's key index", error) from None
+    finally:
+        conn.rollback()
+
+
+def _damaged(where: str, what: str, error: BaseException) -> BadFile:
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return BadFile(f"{where} is damaged: {what} failed: {first}; {RECOVER}")

@@ -239,20 +239,22 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
     done = stored(store_path, spec.name) if resume else {}
     todo = [p for p in points if p["content"] not in done]
     reused = len(points) - len(todo)
-    with executor(workers, scheduler, connect, local) as (pool, where, in_flight):
-        if say is not None:  # once the workers are known (a scheduler's too): each takes two batches in flight
-            say(f"sweep {spec.name}: {len(todo):,} points to evaluate" + (f" ({reused:,} reused)" if reused else "")
-                + f", {estimate_text(seconds, timed, len(todo), max(1, in_flight // 2), where)}")
-        # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
-        # process writes every batch), enough to even out the workers' loads and to keep a resume close.
-        size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
-        with open_store(store_path) as db:
-            run_id = db.start_run("sweep run", sys.argv[1:] if argv is None else argv, inventory(), versions(),
-                                  {"sweep": {"name": spec.name, "group": group, "points": len(points),
-                                             "resumed": reused, "where": where}})
-            status, fresh, bad = "failed", [], []
-            started = time.perf_counter()
-            try:
+    # Four batches a worker: few enough that the scheduler's and the store's share stays small (this
+    # process writes every batch), enough to even out the workers' loads and to keep a resume close.
+    size = batch or max(1, min(2000 if workers or scheduler else 500, math.ceil(len(todo) / (4 * max(1, workers or 1)))))
+    # The store (checked whole as it opens) before the workers start; the run finishes once they are shut
+    # down, so that a signal while they shut down still finds it running (and makes it interrupted).
+    with open_store(store_path) as db:
+        run_id, status, fresh, bad, elapsed = "", "failed", [], [], 0.0
+        try:
+            with executor(workers, scheduler, connect, local) as (pool, where, in_flight):
+                if say is not None:  # once the workers are known (a scheduler's too): each takes two batches in flight
+                    say(f"sweep {spec.name}: {len(todo):,} points to evaluate" + (f" ({reused:,} reused)" if reused else "")
+                        + f", {estimate_text(seconds, timed, len(todo), max(1, in_flight // 2), where)}")
+                run_id = db.start_run("sweep run", sys.argv[1:] if argv is None else argv, inventory(), versions(),
+                                      {"sweep": {"name": spec.name, "group": group, "points": len(points),
+                                                 "resumed": reused, "where": where}})
+                started = time.perf_counter()
                 batches = (todo[i:i + size] for i in range(0, len(todo), size))
                 for rows in as_finished(pool, in_flight, partial(evaluate_batch, loaded, spec.replace), batches):
                     good = [r for r in rows if r["error"] is None]
@@ -263,13 +265,14 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                             db.add_failure(run_id, SUITE, r["key"], r["error"])
                     fresh += good
                     progress(len(fresh) + len(bad), len(todo))
-                status = "ok" if fresh or reused or not bad else "failed"
-            except KeyboardInterrupt:
-                status = "interrupted"
-                raise
-            finally:
                 elapsed = time.perf_counter() - started
-                db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
+            status = "ok" if fresh or reused or not bad else "failed"
+        except KeyboardInterrupt as error:
+            if run_id:
+                kept = db.finish_run(run_id, "interrupted", {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
+                error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+            raise  # any other error: the store's exit finishes the run as failed
+        db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
     every = {p["key"]: {**p, "makespan_seconds": done[p["content"]], "error": None} for p in points if p["content"] in done}
     every |= {r["key"]: r for r in fresh}
     every |= {r["key"]: {**r, "makespan_seconds": None} for r in bad}
