@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .. import __version__
+from .. import __version__, signals
 from ..errors import XferlabError
 from ..store import open_store
 from ..system.inventory import inventory
@@ -138,14 +138,15 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
         except XferlabError as error:
             raise StoreFailed(f"{error} (run {run_id} could not be closed; its {kept} samples are kept)") from None
         return outcome
-    except KeyboardInterrupt as error:
-        try:
-            store.finish_run(run_id, "interrupted", {"samples_kept": kept})
-            error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
-        except Exception:
-            error.xferlab_note = f"run {run_id} kept {kept} samples, left running (shown as incomplete)"  # type: ignore[attr-defined]
-        raise
     except BaseException as error:
+        interrupt = signals.behind(error)  # the signal itself, or an error it caused (an import it cut short)
+        if interrupt is not None:
+            try:
+                store.finish_run(run_id, "interrupted", {"samples_kept": kept})
+                interrupt.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+            except Exception:
+                interrupt.xferlab_note = f"run {run_id} kept {kept} samples, left running (shown as incomplete)"  # type: ignore[attr-defined]
+            raise
         try:
             store.finish_run(run_id, "failed", {"error": f"{type(error).__name__}: {error}", "samples_kept": kept})
         except Exception:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .. import signals
 from ..errors import BadValue
 from ..units import format_time
 from . import BACKENDS, MODES, open_runtime, workload_names
@@ -179,8 +180,8 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
         try:
             yield run_id, store.path, add
             status = "ok"
-        except Exception:
-            status = "failed"
+        except Exception as error:
+            status = "failed" if signals.behind(error) is None else "interrupted"
             raise
         finally:
             store.finish_run(run_id, status, {"rows": len(added)})

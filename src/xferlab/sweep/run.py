@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from .. import signals
 from ..errors import BadValue, XferlabError
 from ..scenarios.packaged import load_named
 from ..store import open_store
@@ -221,8 +222,9 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                     fresh += good
                     progress(len(fresh) + len(bad), len(todo))
                 status = "ok" if fresh or reused or not bad else "failed"
-            except KeyboardInterrupt:
-                status = "interrupted"
+            except BaseException as error:
+                if signals.behind(error) is not None:  # the signal, or an error it caused
+                    status = "interrupted"
                 raise
             finally:
                 elapsed = time.perf_counter() - started
