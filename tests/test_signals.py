@@ -132,3 +132,89 @@ def test_sigterm_kills_a_hanging_probe(tmp_path):
     with open_store(store, read_only=True) as db:
         (run,) = db.runs()
     assert run["status"] == "interrupted" and run["samples"] == 0
+
+
+# A C extension whose initialization a signal cuts short: pybind11's PYBIND11_MODULE catches the
+# handler's exception and raises ImportError("initialization failed") from it (its
+# PYBIND11_CATCH_INIT_EXCEPTIONS). The script runs the real CLI; a meta-path finder stands in for
+# that module at an import made while the run is recording (or after it, where `measure network`
+# imports matplotlib for its plots): it sends the process a real SIGTERM, which xferlab's handler
+# turns into signals.Terminated inside the import, and wraps that as pybind11 does.
+CUT_IMPORT = r"""
+import os, signal, sys
+from xferlab.measure import run as measure_run
+
+class Extension:
+    def find_spec(self, name, path, target=None):
+        if name != "cut_c_extension":
+            return None
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises Terminated here
+            signal.sigtimedwait([], 1.0)
+        except BaseException as error:
+            raise ImportError("initialization failed") from error
+        raise AssertionError("SIGTERM was not turned into an exception")
+
+sys.meta_path.insert(0, Extension())
+steps, measure = measure_run.run_steps, measure_run.measure
+def run_steps(*args, **kwargs):  # while the run records
+    if sys.argv[1] == "during":
+        import cut_c_extension
+    return steps(*args, **kwargs)
+def measured(*args, **kwargs):  # after the run, where a command imports matplotlib for its plots
+    outcome = measure(*args, **kwargs)
+    if sys.argv[1] == "after":
+        import cut_c_extension
+    return outcome
+measure_run.run_steps, measure_run.measure = run_steps, measured
+from xferlab.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_sigterm_inside_an_import_is_an_interrupted_run(tmp_path):
+    """The import fails with an ImportError raised from Terminated while the run records: the run is
+    stored interrupted, exit 143, and the last line is the one "interrupted by SIGTERM" line (before
+    the fix: exit 1, a traceback, the run stored failed)."""
+    for when in ("during", "after"):
+        store = tmp_path / f"{when}.duckdb"
+        done = subprocess.run([sys.executable, "-c", CUT_IMPORT, when, "measure", "memory", "--size", "1MiB",
+                               "--iterations", "2", "--threads", "1", "--kernels", "copy", "--store", str(store)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 143, (when, done.returncode, done.stderr[-2000:])
+        assert "Traceback" not in done.stderr and "ImportError" not in done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        with open_store(store, read_only=True) as db:
+            (run,) = db.runs()
+        if when == "during":
+            assert run["status"] == "interrupted"
+            assert last == f"interrupted by SIGTERM: run {run['run_id']} kept 0 samples, status interrupted"
+        else:  # the signal came after the run's last commit: the CLI still exits as interrupted
+            assert last == "interrupted by SIGTERM"
+
+
+def test_the_signal_is_found_behind_the_error_it_caused():
+    from xferlab import signals
+
+    def raised(make):
+        try:
+            make()
+        except BaseException as error:
+            return error
+
+    def wrapped():
+        try:
+            raise signals.Terminated()
+        except KeyboardInterrupt as error:
+            raise ImportError("initialization failed") from error
+
+    def during():
+        try:
+            raise signals.Interrupted()
+        except KeyboardInterrupt:
+            raise OSError("cleanup failed")
+
+    assert isinstance(signals.behind(raised(wrapped)), signals.Terminated)
+    assert isinstance(signals.behind(raised(during)), signals.Interrupted)
+    assert signals.behind(raised(lambda: 1 / 0)) is None
+    assert signals.behind(None) is None

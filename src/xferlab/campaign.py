@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .errors import BadValue
+from .errors import BadFile, BadValue
 from .measure.sizeclass import class_of
 from .store.db import GROUPED_BY
 from .units import format_size
@@ -46,11 +46,8 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     leaves its run and samples to compare, so they are exported whatever the code)."""
     from .store import export_run, open_store
 
-    from .report.paths import check_folder
-
     name = node_name()
-    check_folder(shards, "--shards")
-    shards.mkdir(parents=True, exist_ok=True)
+    _shard_folder(shards)
     store = shards / f".{name}.duckdb"  # kept: a node's earlier runs stay, but only this command's are exported
     before = set()
     if store.exists():
@@ -70,6 +67,30 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     return written, done.returncode
 
 
+def _launcher(text: str) -> list[str]:
+    """The launcher's words (``srun --ntasks-per-node=1``), as a shell would split them."""
+    try:
+        words = shlex.split(text)
+    except ValueError as error:  # an unterminated quote, a lone escape
+        raise BadValue(f"--launcher {text!r} cannot be split into words ({error}); allowed: the site's launcher as "
+                       "a shell would take it, such as \"srun --ntasks-per-node=1\"") from None
+    if not words:
+        raise BadValue(f"--launcher {text!r} is empty; give the site's launcher, such as \"srun --ntasks-per-node=1\" "
+                       "or \"mpiexec -f hosts -ppn 1\", or --nodes N for local processes")
+    return words
+
+
+def _shard_folder(shards: Path) -> None:
+    """The shard folder, created if need be; refused naming it when it cannot be (a file is there, /proc)."""
+    from .report.paths import check_folder
+
+    check_folder(shards, "--shards")
+    try:
+        shards.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadFile(f"--shards '{shards}' cannot be created: {error.strerror or error}") from None
+
+
 def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes: Optional[int] = None,
                  launcher: Optional[str] = None, timeout: Optional[float] = None) -> dict[str, Any]:
     """Run ``command`` on every node (``launcher``, or ``nodes`` local processes), import every shard
@@ -84,21 +105,22 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
         raise BadValue("give the xferlab command each node runs after --, e.g. -- measure memory --threads 1")
     if "--store" in command:
         raise BadValue("the node command takes no --store: each node records into its own, merged into --store")
-    from .report.paths import check_folder
     from .store import check_store
 
-    check_folder(shards, "--shards")
-    check_store(store)  # both before any node runs
-    shards.mkdir(parents=True, exist_ok=True)
+    starter = _launcher(launcher) if launcher is not None else []
+    check_store(store)  # both before any node runs, the store first: a refusal creates no shard folder
+    _shard_folder(shards)
     before = set(shards.glob("*.json"))
     node_cmd = ["campaign", "node", "--shards", str(shards), "--", *command]
     failed: list[tuple[str, int]] = []  # what failed (a local node, the launcher) and its exit code
     if launcher is not None:
         try:
-            done = subprocess.run([*shlex.split(launcher), *_xferlab(), *node_cmd], timeout=timeout,
-                                  stdout=sys.stderr.fileno())
+            done = subprocess.run([*starter, *_xferlab(), *node_cmd], timeout=timeout, stdout=sys.stderr.fileno())
         except FileNotFoundError:
-            raise BadValue(f"--launcher '{launcher}': '{shlex.split(launcher)[0]}' is not a command here; allowed: "
+            raise BadValue(f"--launcher '{launcher}': '{starter[0]}' is not a command here; allowed: "
+                           "the site's launcher, such as srun or mpiexec") from None
+        except OSError as error:  # a folder, a file that is not executable
+            raise BadValue(f"--launcher '{launcher}': '{starter[0]}' cannot be run: {error.strerror or error}; allowed: "
                            "the site's launcher, such as srun or mpiexec") from None
         if done.returncode:  # one node or more failed; the launcher does not say which
             failed.append(("the launcher", done.returncode))

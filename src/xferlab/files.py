@@ -24,6 +24,15 @@ SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = 4 * 2**20  # 4 MiB: ~60,000 links, or a chained workflow of ~46,000 tasks in flow style
 
 
+def exists(path: str | Path) -> bool:
+    """Whether the user's ``path`` names an existing file or folder. A name no file can have (longer
+    than the system allows, a NUL byte) names none: it is then an unknown name, not an error of the OS."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
     """The text of the user's file ``path`` (``what`` names it in errors: "link file", "workflow file")."""
     path = Path(path)

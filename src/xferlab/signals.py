@@ -28,8 +28,8 @@ from typing import Iterator, Optional
 
 from .errors import BadValue
 
-__all__ = ["FAULT_ENV", "Interrupted", "Terminated", "deferred", "exit_code", "fault", "install", "interruption", "restore",
-           "signal_name"]
+__all__ = ["FAULT_ENV", "Interrupted", "Terminated", "behind", "deferred", "exit_code", "fault", "install", "interruption",
+           "restore", "signal_name"]
 
 FAULT_ENV = "XFERLAB_SIGNAL_AT"
 FAULT_POINTS = ("start", "samples", "failure", "finish", "after-samples")
@@ -81,6 +81,23 @@ def restore(previous: dict) -> None:
 def interruption() -> KeyboardInterrupt:
     """The exception for the last signal received (SIGINT when none was seen)."""
     return Terminated() if _last == signal.SIGTERM else Interrupted()
+
+
+def behind(error: Optional[BaseException]) -> Optional[KeyboardInterrupt]:
+    """The SIGINT/SIGTERM behind ``error``: ``error`` itself, or the keyboard interrupt in its chain of
+    causes and contexts. The handler's exception can be raised inside code that wraps it: a C extension
+    whose initialization it cut short is an ``ImportError("initialization failed")`` raised from it
+    (pybind11's PYBIND11_MODULE), and Typer turns a KeyboardInterrupt into an exit 130 raised from it."""
+    seen, chain = set(), [error]
+    while chain:
+        error = chain.pop()
+        if error is None or id(error) in seen:
+            continue
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        seen.add(id(error))
+        chain += [error.__context__, error.__cause__]  # the cause first
+    return None
 
 
 def exit_code(error: BaseException) -> int:

@@ -12,6 +12,7 @@ import sys
 from typing import Optional
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__, signals
 from ..errors import XferlabError
@@ -24,8 +25,54 @@ from . import simulate as simulate_cli
 from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
 from . import campaign as campaign_cli, sweep as sweep_cli
 
+
+
+# Click's base of usage errors, as the installed Typer has it (Typer 0.29 carries its own copy of Click).
+ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def usage_line(error: Exception) -> str:
+    """A usage error (a bad option value, an unknown option, a missing argument) as one line: Click's
+    message with the value it refused, if the message does not show it, and where to find help."""
+    message = " ".join(error.format_message().split()).rstrip(".")
+    cause = error.__cause__  # Typer parses values with pydantic: its ValidationError holds the value
+    details = cause.errors() if callable(getattr(cause, "errors", None)) else None
+    refused = details[0].get("input") if details else None
+    if isinstance(refused, str) and repr(refused) not in message:
+        message = f"{message} (got {refused!r})"
+    ctx = getattr(error, "ctx", None)
+    if ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        message += f"; see {ctx.command_path} {ctx.help_option_names[0]}"
+    return message
+
+
+class _Group(TyperGroup):
+    """The root command: every usage error below it (parsing, conversion, a missing argument) is one
+    line, ``error: …``, on stderr, with Click's exit code (2), in place of Typer's boxed panel."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except ClickException as error:
+            _one_line(error)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ClickException as error:
+            _one_line(error)
+
+
+def _one_line(error: Exception):
+    if type(error).__name__ == "NoArgsIsHelpError":  # the help is printed; Click's exit code (2) stays
+        raise error
+    print(f"error: {usage_line(error)}", file=sys.stderr)
+    raise typer.Exit(getattr(error, "exit_code", 2))
+
+
 app = typer.Typer(
     name="xferlab",
+    cls=_Group,
     help="Measure, model and simulate data movement between CPUs, memory tiers and accelerators.",
     no_args_is_help=True,
     add_completion=False,
@@ -78,7 +125,7 @@ def _run(argv: list[str] | None, debug: bool) -> int:
     try:
         app(args=argv, prog_name="xferlab", standalone_mode=True)
     except SystemExit as done:
-        interrupt = _interrupt_of(done)
+        interrupt = signals.behind(done)  # Typer turns a KeyboardInterrupt into exit 130
         if interrupt is not None:
             return _interrupted(interrupt)
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
@@ -91,18 +138,12 @@ def _run(argv: list[str] | None, debug: bool) -> int:
         return _interrupted(interrupt)
     except BrokenPipeError:
         return 0
+    except Exception as error:  # a signal that cut an import short: ImportError raised from it
+        interrupt = signals.behind(error)
+        if interrupt is None:
+            raise
+        return _interrupted(interrupt)
     return 0
-
-
-def _interrupt_of(done: BaseException) -> Optional[KeyboardInterrupt]:
-    """The SIGINT/SIGTERM behind an exit (Typer turns a KeyboardInterrupt into exit 130)."""
-    seen, error = set(), done
-    while error is not None and id(error) not in seen:
-        if isinstance(error, KeyboardInterrupt):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def _interrupted(interrupt: KeyboardInterrupt) -> int:

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..errors import BadValue
 from ..measure import checks
 from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
 from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
@@ -27,8 +28,15 @@ def _words(text: str) -> list[str]:
     return [w.strip() for w in text.split(",") if w.strip()]
 
 
-def _ints(text: str, where: str) -> list[int]:
-    return [int(v) for v in parse_list(text, lambda t, w: parse_size(t, w, allow_zero=True), where, max_items=64)]
+def _ints(text: str, where: str, what: str = "") -> list[int]:
+    """A LIST of byte counts, or (``what`` given: "a vector width, 1, 2, 4, 8 or 16") of whole numbers of things."""
+    def whole(item: str, where: str) -> int:
+        if item.strip().isascii() and item.strip().isdigit():
+            return int(item)
+        raise BadValue(f"{where} '{item.strip()}' is not {what}")
+
+    return [int(v) for v in parse_list(text, whole if what else lambda t, w: parse_size(t, w, allow_zero=True), where,
+                                       max_items=64)]
 
 
 def kernels(ctx: typer.Context,
@@ -100,8 +108,9 @@ def kernels(ctx: typer.Context,
                     ("groups", not scaling_, "without --scaling (--scaling sweeps the work-groups itself)")])
     plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
-                      types=_words(types), widths=_ints(widths, "--widths"), size=parse_size(size, "--size") if size is not None else None,
-                      groups=_ints(groups, "--groups"), instances=_ints(instances, "--instances"), iterations=iterations,
+                      types=_words(types), widths=_ints(widths, "--widths", "a vector width (elements per work-item); allowed: 1, 2, 4, 8, 16"), size=parse_size(size, "--size") if size is not None else None,
+                      groups=_ints(groups, "--groups", "a number of work-groups; allowed: 0 (chosen per kernel) or more"),
+                      instances=_ints(instances, "--instances", "a number of kernel instances; allowed: 1..64"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
                       spmv_type=spmv_type, peer=peer)

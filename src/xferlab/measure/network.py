@@ -41,6 +41,9 @@ POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr", "multi_lat")
 COLLECTIVES = ("allreduce", "alltoall", "bcast", "allgather", "reduce", "barrier")
 TESTS = POINT_TO_POINT + COLLECTIVES
 BANDWIDTH = ("bw", "bibw", "mbw_mr")
+#: The smallest message each test takes (the probe skips smaller ones, native/probe/network.cpp): OSU
+#: starts the bandwidth tests at 1 B, and a reduction needs one float.
+SMALLEST = {**{t: 1 for t in BANDWIDTH}, "allreduce": 4, "reduce": 4}
 BUFFERS = ("host", "device")
 PATHS = ("auto", "staged", "direct")
 
@@ -187,6 +190,13 @@ class NetworkPlan:
                                "(every rank polls a CPU; start more ranks across nodes with the site's launcher)")
         elif self.inside[1] < 2 and any(t in POINT_TO_POINT for t in self.tests):
             raise BadValue(f"the launcher started {self.inside[1]} rank; the point-to-point tests need at least 2")
+        for test in self.tests:  # a test none of whose sizes it takes would run and fail with no samples
+            option, sizes = ("--collective-sizes", self.collective_sizes) if test in COLLECTIVES else ("--sizes", self.sizes)
+            least = SMALLEST.get(test, 0)
+            if test != "barrier" and sizes and max(sizes) < least:
+                raise BadValue(f"{option} {','.join(format_size(s) for s in sizes)}: {test} takes messages of at least "
+                               f"{format_size(least)} ({'one float' if least == 4 else 'where OSU starts it'}), and none of these is; allowed: sizes from "
+                               f"{format_size(least)} to {format_size(LARGEST_MESSAGE)}")
         if self.window < 1 or self.window > 4096:
             raise BadValue(f"--window {self.window}: messages in flight per iteration must be in 1..4096")
         for name, counts in (("--iterations", self.latency_counts), ("--bw-iterations", self.bandwidth_counts),

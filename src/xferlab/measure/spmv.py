@@ -4,6 +4,7 @@ probe's spmv mode reads (native/probe/kernels_memory.cpp), and the x the product
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -12,6 +13,13 @@ import numpy as np
 from ..errors import BadFile, BadValue
 
 CSR_MAGIC = b"XFCSR1\0\0"
+#: Bytes held while a Matrix Market file is read and written for the probe, per entry (SciPy's COO
+#: arrays and the CSR made from them, 8-byte indices and values, and the probe's file's copies), per
+#: row (two row-pointer arrays) and per column (x).
+BYTES_PER_ENTRY, BYTES_PER_ROW, BYTES_PER_COLUMN = 48, 16, 8
+#: The shortest line an entry can take in a Matrix Market file: ``i j\n`` (pattern), ``i j v\n``,
+#: ``i j re im\n`` (complex); in the array layout, one value a line (``v\n``).
+SHORTEST_LINE = {"pattern": 4, "complex": 8}
 
 
 def names_a_file(spec: str) -> bool:
@@ -31,13 +39,10 @@ def load_matrix(spec: str, structure: str, per_row: int):
 
     path = Path(spec)
     if names_a_file(spec):
-        try:
-            readable = path.is_file()
-        except OSError:  # a name too long
-            readable = False
-        if not readable:
+        if not os.path.isfile(path):  # (False for a name too long to look at)
             raise BadFile(f"--spmv '{spec}' is not a readable file")
         try:
+            _check_header(path, spec, scipy.io.mminfo(str(path)))
             matrix = scipy.io.mmread(str(path))
         except (ValueError, OSError, IndexError, TypeError) as error:
             raise BadFile(f"--spmv '{spec}' is not a Matrix Market file: {str(error).splitlines()[0][:120]}") from None
@@ -48,8 +53,6 @@ def load_matrix(spec: str, structure: str, per_row: int):
             raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
         if matrix.nnz == 0:
             raise BadFile(f"--spmv '{spec}' has no entries")
-        if matrix.shape[1] >= 2**32:
-            raise BadFile(f"--spmv '{spec}' has {matrix.shape[1]:,} columns; at most 2^32 - 1")
         return matrix
     try:
         rows = int(float(spec))
@@ -69,6 +72,37 @@ def load_matrix(spec: str, structure: str, per_row: int):
     matrix = scipy.sparse.csr_matrix((data, cols.ravel(), np.arange(0, rows * per_row + 1, per_row)), shape=(rows, rows))
     matrix.sum_duplicates()
     return matrix
+
+
+def _check_header(path: Path, spec: str, header: tuple) -> None:
+    """Refuse, before anything is allocated, a header whose matrix this machine cannot hold (memory
+    available, from the OS) or that the file cannot hold (the entries it declares, a line each)."""
+    from ..system.inventory import memory_available
+    from ..units import format_size
+    from .sizing import MEMORY_FRACTION
+
+    rows, cols, entries, layout, field, symmetry = header
+    if cols >= 2**32:
+        raise BadFile(f"--spmv '{spec}' declares {cols:,} columns; at most 2^32 - 1 (the probe's column indices)")
+    if layout == "array":  # every value is written, a triangle of a symmetric matrix
+        stored = {"symmetric": rows * (rows + 1) // 2, "hermitian": rows * (rows + 1) // 2,
+                  "skew-symmetric": rows * (rows - 1) // 2}.get(symmetry, rows * cols)
+        shortest = 2
+    else:
+        stored, shortest = entries, SHORTEST_LINE.get(field, 6)
+    if path.suffix.lower() not in (".gz", ".bz2"):  # a compressed file's size says nothing of its lines
+        size = path.stat().st_size
+        if stored > size // shortest:
+            raise BadFile(f"--spmv '{spec}' declares {stored:,} {'values' if layout == 'array' else 'entries'}, but its "
+                          f"{size:,} bytes hold at most {size // shortest:,} (a line of at least {shortest} bytes "
+                          "each); the header does not match the file")
+    held = entries * (2 if symmetry != "general" else 1)  # a symmetric matrix is read as both triangles
+    need = held * BYTES_PER_ENTRY + rows * BYTES_PER_ROW + cols * BYTES_PER_COLUMN
+    available = memory_available()
+    if available and need > MEMORY_FRACTION * available:
+        raise BadFile(f"--spmv '{spec}' declares a {rows:,} x {cols:,} matrix with {entries:,} entries, about "
+                      f"{format_size(need)} to read and convert, above {MEMORY_FRACTION:.0%} of the "
+                      f"{format_size(available)} of memory available; allowed: a smaller matrix")
 
 
 def write_matrix(matrix, x: np.ndarray, path: Path, dtype: str) -> None:

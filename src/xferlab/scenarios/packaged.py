@@ -7,6 +7,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import BadValue
+from ..files import exists
+from ..units import _shown
 from ..system.yamlfile import load
 
 PACKAGED = resources.files(__package__)
@@ -20,9 +22,9 @@ def packaged(kind: str) -> list[str]:
 def load_named(text: str, model, kind: str):
     """A YAML file by path, or a packaged one by name (`seed-testbed`, `deceval` …)."""
     path = Path(text)
-    if not path.exists() and text in packaged(kind + "s"):
+    if not exists(path) and text in packaged(kind + "s"):
         with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as found:
             return load(found, model, kind)
-    if not path.exists():
-        raise BadValue(f"{kind} '{text}' is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
+    if not exists(path):
+        raise BadValue(f"{kind} {_shown(text)} is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
     return load(path, model, kind)

@@ -53,6 +53,7 @@ def is_lock(error: BaseException) -> bool:
 
 def connect(target: Path, where: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     """A connection to ``target``, after waiting (see the module) while another process holds it."""
+    _refuse_other_files(target, where)
     limit = wait_limit(read_only)
     deadline = time.monotonic() + limit
     pause = 0.02
@@ -65,6 +66,26 @@ def connect(target: Path, where: str, read_only: bool) -> duckdb.DuckDBPyConnect
                 raise translate(error, where, "opening it", waited=limit) from None
             time.sleep(min(left, pause * random.uniform(0.7, 1.3)))
             pause = min(pause * 1.6, 0.2)
+
+
+#: A DuckDB database file's magic bytes, after the header's 8-byte checksum (DuckDB's MainHeader).
+DUCKDB_MAGIC, MAGIC_AT = b"DUCK", 8
+
+
+def _refuse_other_files(target: Path, where: str) -> None:
+    """A file that is there and is not a DuckDB database is refused naming it. DuckDB itself opens a
+    ``.json``, ``.csv`` or ``.parquet`` file as an empty database in memory (read-only: "Cannot launch
+    in-memory database in read-only mode!"; writable: whatever is recorded is lost at the end)."""
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(MAGIC_AT + len(DUCKDB_MAGIC))
+    except (FileNotFoundError, IsADirectoryError):
+        return
+    except OSError:
+        return  # DuckDB's own error names what is wrong (permission denied)
+    if head and head[MAGIC_AT:] != DUCKDB_MAGIC:
+        raise BadFile(f"{where} is not a DuckDB database file, so not an xferlab store (left as it is); give "
+                      "another --store")
 
 
 def no_space(error: BaseException) -> bool:

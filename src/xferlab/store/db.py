@@ -76,7 +76,7 @@ class Store(Reads):
 
     def __exit__(self, kind, error, traceback) -> None:
         if error is not None:
-            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+            status = "interrupted" if signals.behind(error) is not None else "failed"
             for run_id in list(self._mine):
                 try:
                     self.finish_run(run_id, status, {"error": f"{kind.__name__}: {error}"})

@@ -17,6 +17,7 @@ import re
 import secrets
 from pathlib import Path
 
+from .. import signals
 from ..errors import BadFile, BadValue
 from .connect import no_space
 from .db import OutputError, Store
@@ -103,8 +104,10 @@ def export_run(store: Store, ref: str, fmt: str, path: Path, *, overwrite: bool 
         os.replace(temporary, path)
     except OSError as error:
         raise _unwritable(path, error) from None
-    except KeyboardInterrupt as error:  # SIGINT/SIGTERM: the temporary file goes, the CLI says this
-        error.xferlab_note = f"export of run {run_id} to '{path}' stopped; nothing was written there"  # type: ignore[attr-defined]
+    except BaseException as error:  # SIGINT/SIGTERM (or an error it caused): the temporary file goes, the CLI says this
+        interrupt = signals.behind(error)
+        if interrupt is not None:
+            interrupt.xferlab_note = f"export of run {run_id} to '{path}' stopped; nothing was written there"  # type: ignore[attr-defined]
         raise
     finally:
         temporary.unlink(missing_ok=True)

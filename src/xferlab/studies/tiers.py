@@ -84,6 +84,10 @@ def app_direct(options: dict[str, Any], nodes: list[dict[str, Any]], with_cpus: 
     """App-Direct at --pmem, from the CPUs of its node (--pmem-node, default the local one: the seed's
     1.a) and from another node's (1.b); the memory is where the file is, only the threads move."""
     pmem, home = options.get("pmem"), options.get("pmem_node")
+    if home is not None and home not in with_cpus:
+        from ..errors import BadValue
+
+        raise BadValue(f"--pmem-node {home}: not a NUMA node with CPUs here; allowed: {', '.join(map(str, with_cpus))}")
     if not pmem:
         daxes = inv.inventory().get("pmem_devices") or []
         reason = "no --pmem PATH given" + (f" (this machine has {', '.join(daxes)}: give one)" if daxes
@@ -92,10 +96,6 @@ def app_direct(options: dict[str, Any], nodes: list[dict[str, Any]], with_cpus: 
         return
     if home is None:
         home = local
-    elif home not in with_cpus:
-        from ..errors import BadValue
-
-        raise BadValue(f"--pmem-node {home}: not a NUMA node with CPUs here; allowed: {', '.join(map(str, with_cpus))}")
     add("app-direct", f"App-Direct persistent memory at {pmem} from node {home}'s CPUs", pmem=Path(pmem),
         cpus=cpus_of(home))
     others = [n for n in with_cpus if n != home]

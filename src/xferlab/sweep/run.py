@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from .. import signals
 from ..errors import BadValue, XferlabError
 from ..scenarios.packaged import load_named
 from ..store import open_store
@@ -267,10 +268,11 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                     progress(len(fresh) + len(bad), len(todo))
                 elapsed = time.perf_counter() - started
             status = "ok" if fresh or reused or not bad else "failed"
-        except KeyboardInterrupt as error:
-            if run_id:
+        except BaseException as error:
+            interrupt = signals.behind(error)  # the signal, or an error it caused (an import it cut short)
+            if run_id and interrupt is not None:
                 kept = db.finish_run(run_id, "interrupted", {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
-                error.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+                interrupt.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
             raise  # any other error: the store's exit finishes the run as failed
         db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
     every = {p["key"]: {**p, "makespan_seconds": done[p["content"]], "error": None} for p in points if p["content"] in done}

@@ -55,6 +55,7 @@ class Sweep(BaseModel):
             if twice is not None:
                 shown = format_size(twice) if field == "chunks" else repr(twice)
                 raise ValueError(f"{field}: {shown} comes twice; each point is evaluated once")
+        _check_names(self)  # an unknown name first, before what the strategies need
         if bool(self.links) != bool(self.replace):
             raise ValueError("links: `links` and `replace` go together: the links stand in for the `replace` link")
         if "pipelined" in self.strategies and not self.chunks:
@@ -110,6 +111,21 @@ class Sweep(BaseModel):
         """The sweep's identity for resuming: its name and grid, not its description."""
         grid = self.model_dump(exclude={"description"})
         return hashlib.sha1(json.dumps(grid, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def _check_names(spec: Sweep) -> None:
+    """Every system, workflow and link the sweep names exists (a file, a packaged name, a preset or
+    profile): the first that does not is refused naming it and the known ones."""
+    from ..links import resolve
+    from ..scenarios.packaged import load_named
+    from ..system.models import System, Workflow
+
+    for system in spec.systems:
+        load_named(system, System, "system")
+    for workflow in spec.workflows:
+        load_named(workflow, Workflow, "workflow")
+    for link in spec.links:
+        resolve(link)
 
 
 def key_of(point: dict) -> str:
