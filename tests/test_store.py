@@ -179,6 +179,9 @@ def test_open_errors_name_the_path(tmp_path):
     blocker.write_text("x")
     with pytest.raises(BadFile, match=f"store '{blocker}/s.duckdb' cannot be created"):
         open_store(blocker / "s.duckdb")
+    for read_only in (False, True):  # a name longer than the file system's limit: a BadFile, not an OSError
+        with pytest.raises(BadFile, match="is not a usable path: File name too long"):
+            open_store(tmp_path / ("y" * 300 + ".duckdb"), read_only=read_only)
     text = tmp_path / "notes.duckdb"
     text.write_text("not a database\n" * 1000)
     with pytest.raises(BadFile, match=f"store '{text}' is not a DuckDB database file"):

@@ -194,6 +194,11 @@ class NetworkPlan:
             for timed, warm in counts:
                 if not 1 <= timed <= 10**8 or not 0 <= warm <= 10**8:
                     raise BadValue(f"{name} {timed} (warm-up {warm}): timed iterations in 1..10^8, warm-up in 0..10^8")
+        if not self.buffers:
+            raise BadValue(f"--buffers is empty; allowed: {', '.join(BUFFERS)}")
+        from .checks import DEVICE_INDEX, in_range
+
+        in_range(self.device, "--device", *DEVICE_INDEX, "a device index")
         for b in self.buffers:
             if b not in BUFFERS:
                 raise BadValue(f"--buffers '{b}' is not a buffer kind; allowed: {', '.join(BUFFERS)}")

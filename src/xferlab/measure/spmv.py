@@ -33,6 +33,9 @@ def load_matrix(spec: str, structure: str, per_row: int):
         matrix = matrix.tocsr()
         if np.iscomplexobj(matrix.data):
             raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
+        if not np.all(np.isfinite(matrix.data)):
+            raise BadFile(f"--spmv '{spec}' holds entries that are not finite numbers (nan, inf); SciPy's product "
+                          "could not check the device's")
         if matrix.nnz == 0:
             raise BadFile(f"--spmv '{spec}' has no entries")
         if matrix.shape[1] >= 2**32:
@@ -40,7 +43,7 @@ def load_matrix(spec: str, structure: str, per_row: int):
         return matrix
     try:
         rows = int(float(spec))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
     if not 1 <= rows <= 2**26:
         raise BadValue(f"--spmv {rows}: rows in 1..2^26")

@@ -41,6 +41,7 @@ Use::
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -79,6 +80,11 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
     is migrated to version 2. The returned :class:`Store` holds no connection."""
     target, source = resolve_path(path)
     where = f"store '{target}'" + (f" ({source})" if source else "")
+    try:
+        os.stat(target)
+    except OSError as error:  # a name too long, a file where a folder should be …: not a path to a store
+        if error.errno not in (errno.ENOENT, errno.ENOTDIR):  # those: "cannot be created" below
+            raise BadFile(f"{where} is not a usable path: {error.strerror or error}") from None
     if target.is_dir():
         raise BadFile(f"{where} is a folder; give the path of a file, such as {target / DEFAULT_PATH.name}")
     if read_only:
