@@ -153,6 +153,10 @@ def from_lists(name: str, given: dict):
 
     if not given.get("systems") or not given.get("workflows"):
         raise BadValue("give a sweep FILE, or at least --systems and --workflows")
+    if (given.get("replace") is None) != (given.get("links") is None):  # name the one given, and its partner
+        one, other = ("--replace", "--replace-with") if given.get("replace") is not None else ("--replace-with", "--replace")
+        raise BadValue(f"{one} {_shown(given.get('replace') or given.get('links'))} needs {other}: the --replace-with "
+                       "LINKs stand in for the --replace link")
     data: dict = {"name": name}
     for key, value in given.items():
         if key in ("replace", "baseline"):

@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import BadValue
+from ..units import _shown
 from ..system.yamlfile import load
 
 PACKAGED = resources.files(__package__)
@@ -24,5 +25,5 @@ def load_named(text: str, model, kind: str):
         with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as found:
             return load(found, model, kind)
     if not path.exists():
-        raise BadValue(f"{kind} '{text}' is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
+        raise BadValue(f"{kind} {_shown(text)} is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
     return load(path, model, kind)
