@@ -42,11 +42,12 @@ def load_matrix(spec: str, structure: str, per_row: int):
             raise BadFile(f"--spmv '{spec}' has {matrix.shape[1]:,} columns; at most 2^32 - 1")
         return matrix
     try:
-        rows = int(float(spec))
-    except (ValueError, OverflowError):
+        number = float(spec)
+    except ValueError:
         raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
-    if not 1 <= rows <= 2**26:
-        raise BadValue(f"--spmv {rows}: rows in 1..2^26")
+    if not (1 <= number <= 2**26 and number.is_integer()):  # nan and inf too; .1 is not 0 rows
+        raise BadValue(f"--spmv '{spec}': rows are a whole number in 1..2^26")
+    rows = int(number)
     if not 1 <= per_row <= min(rows, 1024):
         raise BadValue(f"--per-row {per_row}: entries per row in 1..{min(rows, 1024)}")
     rng = np.random.default_rng(7)
