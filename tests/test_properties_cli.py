@@ -28,7 +28,7 @@ from xferlab.cli import main
 from xferlab.store import open_store
 from xferlab.units import format_size
 
-SETTINGS = settings(max_examples=6, deadline=None,
+SETTINGS = settings(max_examples=6, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 WORDS = ["", " ", "0", "-1", "-0", "1e309", "-1e309", "nan", "NaN", "inf", "-inf", "1e30", "2.5", "0x10", "1_000",
@@ -166,7 +166,7 @@ def test_study_options(capfd, store, data):
     outcome(capfd, store, ["study", name, *base, f"{option}={value}"], value, option)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.sampled_from(["", "nosuch", "ä", "x" * 300, "../etc", "TIERS", "/", "-", "\n"]), st.text(max_size=12)))
 def test_study_names(capfd, store, name):
     if name in ("list",):
@@ -189,7 +189,7 @@ GOOD_SWEEP = {"kind": "sweep", "name": "s", "systems": ["seed-testbed"], "workfl
               "strategies": ["staged", "direct"]}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.sampled_from(sorted(GOOD_SWEEP) + ["chunks", "baseline", "costs", "links", "replace", "x"]),
                        SWEEP_VALUES, max_size=3))
 def test_sweep_files(capfd, store, tmp_path_factory, changes):
@@ -203,7 +203,7 @@ CAMPAIGN = ["campaign", "run", "--nodes", "1"]
 NODE = ["--", "sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged"]
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_campaign_run_options(capfd, store, data):
     """A valid value runs one local node for real (seconds): the values lean to the refused ones."""
@@ -237,7 +237,7 @@ def shard(store, tmp_path_factory):
 FRESH = itertools.count()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(st.tuples(st.just("run"), st.sampled_from(RUN_KEYS), JSON_VALUES),
                           st.tuples(st.just("sample"), st.sampled_from(SAMPLE_KEYS), JSON_VALUES),
                           st.tuples(st.just("top"), st.sampled_from(["run", "samples", "failures"]), JSON_VALUES)),
