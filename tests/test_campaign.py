@@ -206,3 +206,45 @@ def test_a_bad_shard_among_good_ones_writes_nothing(spoil, fragment, tmp_path, c
     code, out, err = cli("results", "import", good, bad, "--store", target, check=None)
     assert code == 2 and err.strip().startswith(f"error: shard '{bad}': ") and fragment in err, err
     assert len(err.strip().splitlines()) == 1 and not target.exists()
+
+
+@pytest.fixture(scope="module")
+def sweep_shard(tmp_path_factory):
+    """A shard of a real run that costs nothing to make (a one-point sweep), and its store."""
+    from xferlab.cli import main
+
+    folder = tmp_path_factory.mktemp("shard")
+    store = folder / "a.duckdb"
+    assert main(["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged",
+                 "--store", str(store)]) == 0
+    assert main(["results", "export", "latest", "--format", "json", "-o", str(folder / "run.json"),
+                 "--store", str(store)]) == 0
+    return (folder / "run.json").read_text()
+
+
+@pytest.mark.parametrize("spoil, fragment", [
+    (lambda t: t.replace('"samples": [', '"samples": [' + "[" * 100_000 + "]" * 100_000 + ", ", 1), "nests its JSON too deep"),
+    (lambda t: t.replace('"params": {', '"params": {"deep": ' + "[" * 900 + "]" * 900 + ", ", 1), "nests its values too deep"),
+    (lambda t: t.replace('"value": ', '"value": 1' + "0" * 400 + ', "was": ', 1), "field 'value' is '1000"),
+    (lambda t: t.replace('"threads": null', f'"threads": {2**40}', 1), "field 'threads' is 1099511627776; it must be"),
+    (lambda t: t.replace('"seq": 1', f'"seq": {2**70}', 1), "field 'seq' is 1180591620717411303424"),
+    (lambda t: t.replace('"run_id": "', '"run_id": "../../x', 1), "its run_id '../../x"),
+    (lambda t: t.replace('"run_id": "', '"run_id": "latest", "was": "', 1), "its run_id 'latest' is not a run id"),
+    (lambda t: t.replace('"started_utc": "', '"started_utc": "a\\nb", "was": "', 1), "started_utc 'a\\nb' is not a time"),
+])
+def test_hostile_shards_are_refused_in_one_line(spoil, fragment, sweep_shard, tmp_path, capfd):
+    """Bad input: JSON nested 100,000 deep (and 900 deep in a sample's params), a whole number past a
+    column's range (value 10^400, threads 2^40, seq 2^70), a run id that is a path or 'latest' (`results
+    export` names its file after it; `latest` names the newest run), a newline in a time: one line, exit 2,
+    before the store is opened (none is made). These were a traceback or the store's own message."""
+    from xferlab.cli import main
+
+    shard = tmp_path / "bad.json"
+    text = spoil(sweep_shard)
+    assert text != sweep_shard
+    shard.write_text(text)
+    capfd.readouterr()
+    code = main(["results", "import", str(shard), "--store", str(tmp_path / "t.duckdb")])
+    lines = capfd.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: shard '{shard}'") and fragment in lines[0], lines
+    assert not (tmp_path / "t.duckdb").exists()

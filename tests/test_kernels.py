@@ -3,7 +3,7 @@ kernels.cpp) on a real OpenCL device (PoCL in CI): BabelStream's kernels over de
 host memory, float and double, vector widths, the scaling table, first-touch faults of shared
 memory, copies by offset and allocator, SpMV checked against SciPy. Bad input tried: a width the
 kernels do not have, arrays above the device's largest allocation, an offset past 1 MiB, an
-unknown memory kind, the CUDA backend, a malformed and a missing .mtx file; a wrong result caught;
+unknown memory kind, the CUDA backend, a malformed and a missing .mtx file, one with a NaN entry, --spmv inf and .1; a wrong result caught;
 a probe that crashes midway. Sizes are small: 2 cores, other tests beside."""
 
 import json
@@ -161,11 +161,15 @@ def test_generated_matrices():
     (["--spmv", "missing.mtx"], "--spmv 'missing.mtx' is not a readable file"),
     (["--spmv", "bad.mtx"], "--spmv 'bad.mtx' is not a Matrix Market file"),
     (["--spmv", "ten"], "--spmv 'ten' is neither a .mtx file nor a row count"),
+    (["--spmv", "inf"], "--spmv 'inf': rows are a whole number in 1..2^26"),
+    (["--spmv", ".1"], "--spmv '.1': rows are a whole number in 1..2^26"),
+    (["--spmv", "nan.mtx"], "--spmv 'nan.mtx' holds entries that are not finite numbers"),
     (["--instances", "65"], "--instances 65: concurrent kernel instances in 1..64"),
 ])
 def test_bad_input_is_one_line(args, fragment, tmp_path, cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n9 9\n")
+    (tmp_path / "nan.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 2 nan\n")
     store = tmp_path / "s.duckdb"
     code, out, err = cli("measure", "kernels", *args, "--store", store)
     lines = [line for line in err.strip().splitlines() if line.strip()]

@@ -2,7 +2,7 @@
 ranks on this machine, started by xferlab with the mpich wheel's mpiexec or started by a launcher
 that runs xferlab itself as the ranks; OSU's tests measured, every received byte checked, stored,
 fitted into a link profile, reported. Bad input tried: too many ranks, a message above the cap, an
-unknown test, a device buffer with no such backend, no MPI library, a zero window; a rank that dies
+unknown test, a device buffer with no such backend, no MPI library, a zero window, empty --buffers, --device -1; a rank that dies
 and a rank that hangs; data that arrive wrong. Iteration counts are small: 2 cores, other tests beside."""
 
 import json
@@ -185,6 +185,8 @@ def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, ex
     (["--tests", "latency,allreduc"], {}, "--tests 'allreduc' is not a test; allowed: point-to-point", 2),
     (["--buffers", "gpu"], {}, "--buffers 'gpu' is not a buffer kind; allowed: host, device", 2),
     (["--window", "0"], {}, "--window 0", 2),
+    (["--buffers", ""], {}, "--buffers is empty; allowed: host, device", 2),
+    (["--buffers", "device", "--device", "-1"], {}, "--device -1 is out of range; allowed: a device index in 0..1,023", 2),
     (["--buffers", "device", "--backend", "cuda"], {"XFERLAB_CUDA_LIBRARY": "/nonexistent/libcuda.so.1"},
      "not available", 2),
     ([], {"XFERLAB_MPI_LIB": "/nonexistent/libmpi_abi.so.1"}, "XFERLAB_MPI_LIB '/nonexistent/libmpi_abi.so.1' is not a file", 2),

@@ -119,9 +119,10 @@ def test_bad_samples_write_nothing(tmp_path):
             with pytest.raises(BadValue, match=rf"sample 1 field '{field}' is {bad!r}") as caught:
                 store.add_samples(run, [good[0], {**good[1], field: bad}])
             assert "\n" not in str(caught.value)
-        # bad input that passes the checks but overflows BIGINT inside the transaction: one line, and
-        # the whole batch rolls back
-        with pytest.raises(BadValue, match=r"refused a value while writing it: Conversion Error") as caught:
+        # bad input: a whole number beyond BIGINT (refused before the transaction): one line, and the whole
+        # batch is refused
+        with pytest.raises(BadValue, match=r"sample 1 field 'size_bytes' is 1180591620717411303424; it must be a whole "
+                                           r"number in -2\^63..2\^63 - 1") as caught:
             store.add_samples(run, [good[0], {**good[1], "size_bytes": 1 << 70}])
         assert "\n" not in str(caught.value)
         assert store.samples(run) == []
@@ -180,6 +181,9 @@ def test_open_errors_name_the_path(tmp_path):
     blocker.write_text("x")
     with pytest.raises(BadFile, match=f"store '{blocker}/s.duckdb' cannot be created"):
         open_store(blocker / "s.duckdb")
+    for read_only in (False, True):  # a name longer than the file system's limit: a BadFile, not an OSError
+        with pytest.raises(BadFile, match="cannot be used: File name too long"):
+            open_store(tmp_path / ("y" * 300 + ".duckdb"), read_only=read_only)
     text = tmp_path / "notes.duckdb"
     text.write_text("not a database\n" * 1000)
     with pytest.raises(BadFile, match=f"store '{text}' is not a DuckDB database file"):

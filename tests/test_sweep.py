@@ -2,7 +2,7 @@
 in this process and on a local Dask cluster with the same results, streamed into the store; an
 interrupted sweep resumed gives the same points as one that ran through. Bad input tried: a malformed
 sweep file (file:line: field: message), links without the link they replace, a scheduler address
-that does not answer, --workers with --scheduler, the pipelined strategy as the baseline, heat-map
+that does not answer, --workers with --scheduler, the pipelined strategy as the baseline, an unknown one, --replace alone, a newline in a system's name, heat-map
 axes that are not axes, one axis twice, three axes, a chunk axis without pipelined points, a LINK or a
 replaced link that does not exist, a value twice in a list; points that cannot run (a chunk larger
 than the data) are rows with their reason, and the sweep exits 3 (some) or 1 (all)."""
@@ -279,6 +279,9 @@ def test_points_that_cannot_run_are_rows_with_their_reason(tmp_path, cli):
     (["--chunks", "1MiB,1024KiB"], "--chunks: 1 MiB comes twice"),
     (["--replace", "pcie3x16", "--replace-with", "pcie4x16,pcie4x16"], "--replace-with: 'pcie4x16' comes twice"),
     (["--heatmap", "h.png", "--heatmap-axes", "link,link"], "names one axis twice"),
+    (["--baseline", "nosuch"], "--baseline: 'nosuch': Input should be 'staged'"),
+    (["--replace", "0"], "--replace '0' needs --replace-with"),
+    (["--systems", "a\nb"], "system 'a\\nb' is neither a file nor a packaged system"),
     (["--heatmap", "h.png", "--strategies", "staged", "--chunks", "1MiB"], "only pipelined points have a chunk size"),
 ])
 def test_bad_lists_are_refused_before_anything_is_stored(args, fragment, tmp_path, cli):

@@ -74,3 +74,13 @@ def test_bad_systems(tmp_path, change, line, fragment):
     with pytest.raises(BadFile) as info:
         load(path, System, "system")
     assert str(info.value).startswith(f"{path}:{line}: ") and fragment in str(info.value), str(info.value)
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    """Bad input: a key twice in one mapping (PyYAML kept the last silently), in a workflow and in a
+    task's mapping; the line of the second one is named."""
+    path = tmp_path / "w.yaml"
+    for text, line in ((WORKFLOW + "name: v\n", 8), (WORKFLOW.replace("seconds: 2}", "seconds: 2, seconds: 3}"), 5)):
+        path.write_text(text)
+        with pytest.raises(BadFile, match=f"line {line}: key '(name|seconds)' comes twice in one mapping"):
+            load(path, Workflow, "workflow")

@@ -6,7 +6,8 @@ file that is not UTF-8 is refused naming the byte offset, not with a ``UnicodeDe
 
 :func:`load_yaml` parses such text once and refuses a document whose aliases expand it far beyond
 its own size (a "billion laughs" file: 80 lines whose anchors, nested eight deep, stand for 10^8
-values, which validation would walk) or refer to themselves.
+values, which validation would walk) or refer to themselves, and one that gives a key twice in a
+mapping (PyYAML would keep the last silently).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def load_yaml(text: str, where: str) -> tuple[yaml.Node | None, object]:
         node = loader.get_single_node()
         if node is None:
             return None, None
+        _check_keys(node, where)
         if "*" not in text:  # no alias (*name) anywhere: nothing can expand, skip the walks
             return node, _construct(loader, node, where)
         limit = 10 * _count(node) + 100_000
@@ -121,8 +123,8 @@ def _construct(loader, node: yaml.Node, where: str) -> object:
         raise BadFile(f"{where} has a value that cannot be read: {str(error).split(';')[0][:120]}") from None
 
 
-def _count(root: yaml.Node) -> int:
-    """Distinct nodes of the tree (an alias's target counted once)."""
+def _nodes(root: yaml.Node):
+    """Each distinct node of the tree once (an alias's target once)."""
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -130,8 +132,26 @@ def _count(root: yaml.Node) -> int:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        yield node
         if isinstance(node, yaml.MappingNode):
             stack.extend(part for pair in node.value for part in pair)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
-    return len(seen)
+
+
+def _count(root: yaml.Node) -> int:
+    """Distinct nodes of the tree (an alias's target counted once)."""
+    return sum(1 for _ in _nodes(root))
+
+
+def _check_keys(root: yaml.Node, where: str) -> None:
+    """A key given twice in one mapping: PyYAML keeps the last silently, and the user's first is lost."""
+    for node in _nodes(root):
+        if isinstance(node, yaml.MappingNode):
+            keys: set = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in keys:
+                        raise BadFile(f"{where}, line {key.start_mark.line + 1}: key {key.value[:60]!r} comes twice in one "
+                                      "mapping; give each key once")
+                    keys.add((key.tag, key.value))

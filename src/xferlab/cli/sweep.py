@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..units import format_size, format_time
+from ..units import _shown, format_size, format_time
 from ..sweep import MAX_POINTS
 from .common import CSV, JSON, STORE, only_with
 from .output import Column, emit, output_format, stderr
@@ -173,6 +173,10 @@ def from_lists(name: str, given: dict):
 
     if not given.get("systems") or not given.get("workflows"):
         raise BadValue("give a sweep FILE, or at least --systems and --workflows")
+    if (given.get("replace") is None) != (given.get("links") is None):  # name the one given, and its partner
+        one, other = ("--replace", "--replace-with") if given.get("replace") is not None else ("--replace-with", "--replace")
+        raise BadValue(f"{one} {_shown(given.get('replace') or given.get('links'))} needs {other}: the --replace-with "
+                       "LINKs stand in for the --replace link")
     data: dict = {"name": name}
     for key, value in given.items():
         if key in ("replace", "baseline"):
@@ -190,8 +194,9 @@ def from_lists(name: str, given: dict):
         named = re.match(r"(\w+): ", message)  # checks across fields name theirs first: "chunks: …"
         if not field and named:
             field, message = named[1], message[named.end():]
-        if len(first["loc"]) > 1 and isinstance(first.get("input"), str):  # one item of a list: name it
-            message = f"'{first['input']}': {message}"
+        given = first.get("input")
+        if first["loc"] and isinstance(given, str) and repr(given[:20])[1:-1] not in message:  # name the value
+            message = f"{_shown(given)}: {message}"
         raise BadValue(f"--{GRID_OPTIONS[field]}: {message}" if field in GRID_OPTIONS else f"{field or 'grid'}: {message}") from None
 
 

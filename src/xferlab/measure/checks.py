@@ -29,6 +29,7 @@ COLLAB_ITERATIONS = (0, 2**20)
 COLLAB_REPEATS = (2, 100_000)
 COLLAB_TASKS = 2**30
 LONGEST_TIMEOUT = 7 * 24 * 3600.0
+DEVICE_INDEX = (0, 1023)     # the probe's --device and --peer (network.cpp, kernels.cpp)
 
 
 def in_range(value: int, where: str, lo: int, hi: int, what: str = "a whole number") -> int:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
+from ..units import _shown
 from ..system.inventory import memory_available
 from ..units import format_size, parse_list, parse_size
 from .probe import ProbeRun
@@ -144,10 +145,10 @@ class NetworkPlan:
     def parse_tests(text: str) -> list[str]:
         tests = [t.strip() for t in text.split(",") if t.strip()]
         if not tests:
-            raise BadValue(f"--tests '{text}' is empty; allowed: {', '.join(TESTS)}")
+            raise BadValue(f"--tests {_shown(text)} is empty; allowed: {', '.join(TESTS)}")
         for t in tests:
             if t not in TESTS:
-                raise BadValue(f"--tests '{t}' is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
+                raise BadValue(f"--tests {_shown(t)} is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
                                f"collectives {', '.join(COLLECTIVES)}")
         return list(dict.fromkeys(tests))
 
@@ -204,15 +205,20 @@ class NetworkPlan:
             for timed, warm in counts:
                 if not 1 <= timed <= 10**8 or not 0 <= warm <= 10**8:
                     raise BadValue(f"{name} {timed} (warm-up {warm}): timed iterations in 1..10^8, warm-up in 0..10^8")
+        if not self.buffers:
+            raise BadValue(f"--buffers is empty; allowed: {', '.join(BUFFERS)}")
+        from .checks import DEVICE_INDEX, in_range
+
+        in_range(self.device, "--device", *DEVICE_INDEX, "a device index")
         for b in self.buffers:
             if b not in BUFFERS:
-                raise BadValue(f"--buffers '{b}' is not a buffer kind; allowed: {', '.join(BUFFERS)}")
+                raise BadValue(f"--buffers {_shown(b)} is not a buffer kind; allowed: {', '.join(BUFFERS)}")
         if self.path not in PATHS:
-            raise BadValue(f"--path '{self.path}' is not allowed; allowed: {', '.join(PATHS)}")
+            raise BadValue(f"--path {_shown(self.path)} is not allowed; allowed: {', '.join(PATHS)}")
         if self.backend not in ("opencl", "cuda"):
-            raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: opencl, cuda")
+            raise BadValue(f"--backend {_shown(self.backend)} is not allowed; allowed: opencl, cuda")
         if self.bind not in (None, "core", "none"):
-            raise BadValue(f"--bind '{self.bind}' is not allowed; allowed: core, none")
+            raise BadValue(f"--bind {_shown(self.bind)} is not allowed; allowed: core, none")
         if self.node is not None:
             from .checks import memory_node
 

@@ -51,15 +51,19 @@ def load_matrix(spec: str, structure: str, per_row: int):
         matrix = matrix.tocsr()
         if np.iscomplexobj(matrix.data):
             raise BadFile(f"--spmv '{spec}': complex matrices are not supported (real, integer or pattern)")
+        if not np.all(np.isfinite(matrix.data)):
+            raise BadFile(f"--spmv '{spec}' holds entries that are not finite numbers (nan, inf); SciPy's product "
+                          "could not check the device's")
         if matrix.nnz == 0:
             raise BadFile(f"--spmv '{spec}' has no entries")
         return matrix
     try:
-        rows = int(float(spec))
+        number = float(spec)
     except ValueError:
         raise BadValue(f"--spmv '{spec}' is neither a .mtx file nor a row count") from None
-    if not 1 <= rows <= 2**26:
-        raise BadValue(f"--spmv {rows}: rows in 1..2^26")
+    if not (1 <= number <= 2**26 and number.is_integer()):  # nan and inf too; .1 is not 0 rows
+        raise BadValue(f"--spmv '{spec}': rows are a whole number in 1..2^26")
+    rows = int(number)
     if not 1 <= per_row <= min(rows, 1024):
         raise BadValue(f"--per-row {per_row}: entries per row in 1..{min(rows, 1024)}")
     rng = np.random.default_rng(7)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import date, datetime
 from numbers import Integral, Real
 from typing import Any, Mapping, NamedTuple
@@ -12,7 +13,11 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import BadValue
+from ..units import _shown
 from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS, STATUSES
+
+#: What a run id may be: a file-name-safe word (``results export`` names its file after it), not 'latest'.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def jsonable(value: Any) -> Any:
@@ -87,12 +92,24 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
         raise BadValue(f"{where} is {value!r}; it must be a number")
     if kind == "DOUBLE":
-        return float(value)
-    if isinstance(value, Integral):
-        return int(value)
-    if math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise BadValue(f"{where} is {_shown(value)}; it must be a finite number") from None
+    if isinstance(value, Integral) or (math.isfinite(value) and float(value).is_integer()):
+        return _whole(int(value), kind, where)
     raise BadValue(f"{where} is {value!r}; it must be a whole number")
+
+
+#: The whole-number columns' ranges (DuckDB's INTEGER and BIGINT).
+WHOLE = {"INTEGER": 2**31, "BIGINT": 2**63}
+
+
+def _whole(value: int, kind: str, where: str) -> int:
+    if not -WHOLE[kind] <= value < WHOLE[kind]:
+        raise BadValue(f"{where} is {value}; it must be a whole number in -2^{WHOLE[kind].bit_length() - 1}.."
+                       f"2^{WHOLE[kind].bit_length() - 1} - 1")
+    return value
 
 
 class Imported(NamedTuple):
@@ -117,6 +134,9 @@ def imported(run: Any, samples: Any, failures: Any) -> Imported:
     for key in ("run_id", "command", "started_utc"):
         if not isinstance(run.get(key), str) or not run[key].strip():
             raise BadValue(f"its run has no {key} (text); not a run written by xferlab")
+    if not RUN_ID.fullmatch(run["run_id"]) or run["run_id"] == "latest":
+        raise BadValue(f"its run_id {_shown(run['run_id'])} is not a run id (letters, digits, '.', '_', '-', at "
+                       "most 100, such as 20260101-120000-ab12)")
     for key in ("started_utc", "finished_utc"):
         if run.get(key) is not None:
             _timestamp(run[key], f"its run's {key}")
@@ -138,7 +158,7 @@ def imported(run: Any, samples: Any, failures: Any) -> Imported:
         if not isinstance(r, Mapping):
             raise BadValue(f"sample {i} is a {type(r).__name__}; samples are dicts of column values")
         seq = r.get("seq", i + 1)
-        if isinstance(seq, bool) or not isinstance(seq, Integral) or seq < 1:
+        if isinstance(seq, bool) or not isinstance(seq, Integral) or not 1 <= seq < WHOLE["BIGINT"]:
             raise BadValue(f"sample {i} field 'seq' is {seq!r}; it must be a whole number from 1")
         cleaned.append(sample({k: v for k, v in r.items() if k not in ("run_id", "seq")}, i))
         seqs.append(int(seq))
@@ -160,4 +180,4 @@ def _timestamp(text: Any, where: str) -> None:
     try:
         datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
-        raise BadValue(f"{where} '{text}' is not a time (ISO 8601, such as 2026-01-01 12:00:00)") from None
+        raise BadValue(f"{where} {_shown(text)} is not a time (ISO 8601, such as 2026-01-01 12:00:00)") from None

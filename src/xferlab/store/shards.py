@@ -30,6 +30,8 @@ def read_shard(path: Path) -> Imported:
             doc = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise BadFile(f"shard '{path}' is not JSON written by `xferlab results export` ({error})") from None
+        except RecursionError:
+            raise BadFile(f"shard '{path}' nests its JSON too deep for a file written by `xferlab results export`") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) or not isinstance(doc.get("samples"), list):
             raise BadFile(f"shard '{path}' has no run and samples; give a file written by `xferlab results export`")
         run, samples, failures = doc["run"], doc["samples"], doc.get("failures") or []
@@ -37,6 +39,8 @@ def read_shard(path: Path) -> Imported:
         return imported(run, samples, failures)
     except BadValue as problem:
         raise BadFile(f"shard '{path}': {problem}") from None
+    except RecursionError:
+        raise BadFile(f"shard '{path}' nests its values too deep for a file written by `xferlab results export`") from None
 
 
 def _parquet(path: Path):
@@ -54,6 +58,8 @@ def _parquet(path: Path):
         raise BadFile(f"shard '{path}' has no run in its metadata ('{META_KEY}'): export it again with this xferlab")
     try:
         doc = json.loads(_unescape(meta[0][0]))
+    except RecursionError:
+        raise BadFile(f"shard '{path}': its '{META_KEY}' metadata nests too deep") from None
     except json.JSONDecodeError as error:
         raise BadFile(f"shard '{path}': its '{META_KEY}' metadata is not JSON ({error})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict):
