@@ -136,3 +136,22 @@ def test_usage_errors_exit_2(cli):
 def test_debug_shows_the_traceback(cli):
     code, _, err = cli("--debug", "model", "time", "pcie9x3", "--sizes", "64B")
     assert code != 0 and "Traceback" in err
+
+
+def test_an_in_process_run_records_its_own_command(tmp_path, monkeypatch):
+    """main(argv) called inside another program (a notebook, a test) stores argv as the run's command, not
+    the host process's command line, and puts the host's sys.argv back afterwards."""
+    import sys
+
+    from xferlab.cli import main
+    from xferlab.store import open_store
+
+    store = tmp_path / "s.duckdb"
+    monkeypatch.setattr(sys, "argv", ["host-program", "--its-own-option"])
+    argv = ["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval",
+            "--strategies", "staged", "--store", str(store)]
+    assert main(argv) == 0
+    assert sys.argv == ["host-program", "--its-own-option"]
+    with open_store(store, read_only=True) as db:
+        (run,) = db.runs()
+        assert db.run(run["run_id"])["argv"] == argv

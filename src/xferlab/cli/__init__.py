@@ -114,10 +114,13 @@ def _root(
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code. Typer handles usage errors (exit 2) itself."""
     debug = "--debug" in (argv if argv is not None else sys.argv) or os.environ.get("XFERLAB_DEBUG") == "1"
-    previous = signals.install()
+    previous, process_argv = signals.install(), sys.argv
+    if argv is not None:  # runs record sys.argv[1:] as the command that reproduces them: this call's, not the process's
+        sys.argv = [process_argv[0] if process_argv else "xferlab", *argv]
     try:
         return _run(argv, debug)
     finally:
+        sys.argv = process_argv
         signals.restore(previous)
 
 
