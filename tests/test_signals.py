@@ -156,14 +156,15 @@ class Extension:
         raise AssertionError("SIGTERM was not turned into an exception")
 
 sys.meta_path.insert(0, Extension())
+when = sys.argv[1]  # read now: main() puts its own argv in sys.argv while it runs
 steps, measure = measure_run.run_steps, measure_run.measure
 def run_steps(*args, **kwargs):  # while the run records
-    if sys.argv[1] == "during":
+    if when == "during":
         import cut_c_extension
     return steps(*args, **kwargs)
 def measured(*args, **kwargs):  # after the run, where a command imports matplotlib for its plots
     outcome = measure(*args, **kwargs)
-    if sys.argv[1] == "after":
+    if when == "after":
         import cut_c_extension
     return outcome
 measure_run.run_steps, measure_run.measure = run_steps, measured
