@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .. import __version__, signals
+from .. import __version__
 from ..errors import XferlabError
 from ..store import open_store
 from ..system.inventory import inventory
@@ -141,21 +141,8 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
             raise StoreFailed(f"{error} (run {run_id} could not be closed; its {kept} samples are kept)") from None
         return outcome
     except BaseException as error:
-        interrupt = signals.behind(error)  # the signal itself, or an error it caused (an import it cut short)
-        if not run_id:  # before the run was recorded, or as it started (start_run says so)
-            raise
-        if interrupt is not None:
-            try:  # the count is the store's: a signal held while samples committed cut `kept` short
-                held = store.finish_run(run_id, "interrupted", {})
-                interrupt.xferlab_note = f"run {run_id} kept {held} samples, status interrupted"  # type: ignore[attr-defined]
-            except Exception:
-                interrupt.xferlab_note = (f"run {run_id} kept its committed samples; it could not be finished and "  # type: ignore[attr-defined]
-                                          "reads as interrupted once this process has ended")
-            raise
-        try:
-            store.finish_run(run_id, "failed", {"error": f"{type(error).__name__}: {error}"})
-        except Exception:
-            pass  # it reads as interrupted once this process has ended
+        if run_id:  # (none before the run was recorded, or when it was stopped as it started: start_run says so)
+            store.stop_run(run_id, error)  # interrupted (a signal behind it) or failed
         raise
     finally:
         store.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BadFile, BadValue
+from ..files import exists
 
 CSR_MAGIC = b"XFCSR1\0\0"
 #: Bytes held while a Matrix Market file is read and written for the probe, per entry (SciPy's COO
@@ -24,11 +25,7 @@ SHORTEST_LINE = {"pattern": 4, "complex": 8}
 
 def names_a_file(spec: str) -> bool:
     """Whether --spmv's value names a Matrix Market file (a .mtx name or an existing path), not a row count."""
-    path = Path(spec)
-    try:
-        return path.suffix.lower() == ".mtx" or path.exists()
-    except OSError:  # a name the system will not look at (too long): not a count either, so a file to refuse
-        return True
+    return Path(spec).suffix.lower() == ".mtx" or exists(spec) or len(spec) > 255  # (too long for a name: refused as a file)
 
 
 def load_matrix(spec: str, structure: str, per_row: int):

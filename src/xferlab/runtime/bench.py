@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .. import signals
 from ..errors import BadValue
 from ..units import format_time
 from . import BACKENDS, MODES, open_runtime, workload_names
@@ -179,11 +178,6 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
         try:
             yield run_id, store.path, add
         except BaseException as error:
-            interrupt = signals.behind(error)  # the signal itself, or an error it caused
-            if interrupt is None:
-                store.finish_run(run_id, "failed", {"rows": len(added)})
-                raise
-            kept = store.finish_run(run_id, "interrupted", {"rows": len(added)})
-            interrupt.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
+            store.stop_run(run_id, error, {"rows": len(added)})  # interrupted (a signal behind it) or failed
             raise
         store.finish_run(run_id, "ok", {"rows": len(added)})

@@ -76,12 +76,8 @@ class Store(Reads):
 
     def __exit__(self, kind, error, traceback) -> None:
         if error is not None:
-            status = "interrupted" if signals.behind(error) is not None else "failed"
             for run_id in list(self._mine):
-                try:
-                    self.finish_run(run_id, status, {"error": f"{kind.__name__}: {error}"})
-                except Exception:
-                    pass  # the run stays 'running' in the file and reads as interrupted (incomplete)
+                self.stop_run(run_id, error)
         self.close()
 
     def close(self) -> None:
@@ -259,6 +255,25 @@ class Store(Reads):
             raise
         self._let_go(run_id)
         return kept
+
+    def stop_run(self, run_id: str, error: BaseException, summary: dict | None = None) -> None:
+        """Finish a run that ``error`` stopped: ``interrupted`` when a SIGINT/SIGTERM is behind it (the
+        signal itself, or an error it caused: :func:`signals.behind`), whose exception then carries the
+        note the CLI's last line shows (the samples the store holds); else ``failed`` with the error in
+        its summary. A run that cannot be finished stays running in the file and reads as interrupted
+        once this process has ended. Every recorder calls this, so the rule is in one place."""
+        interrupt = signals.behind(error)
+        summary = dict(summary or {})
+        if interrupt is None:
+            summary["error"] = f"{type(error).__name__}: {error}"
+        try:
+            kept = self.finish_run(run_id, "failed" if interrupt is None else "interrupted", summary)
+            note = f"run {run_id} kept {kept} samples, status interrupted"
+        except Exception:
+            note = (f"run {run_id} kept its committed samples; it could not be finished and reads as "
+                    "interrupted once this process has ended")
+        if interrupt is not None and not hasattr(interrupt, "xferlab_note"):
+            interrupt.xferlab_note = note  # type: ignore[attr-defined]
 
     def _let_go(self, run_id: str) -> None:
         if run_id in self._mine:

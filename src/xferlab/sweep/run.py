@@ -19,7 +19,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from .. import signals
 from ..errors import BadValue, XferlabError
 from ..scenarios.packaged import load_named
 from ..store import open_store
@@ -269,11 +268,9 @@ def run_sweep(spec: Sweep, store_path: Optional[Path], workers: Optional[int] = 
                 elapsed = time.perf_counter() - started
             status = "ok" if fresh or reused or not bad else "failed"
         except BaseException as error:
-            interrupt = signals.behind(error)  # the signal, or an error it caused (an import it cut short)
-            if run_id and interrupt is not None:
-                kept = db.finish_run(run_id, "interrupted", {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
-                interrupt.xferlab_note = f"run {run_id} kept {kept} samples, status interrupted"  # type: ignore[attr-defined]
-            raise  # any other error: the store's exit finishes the run as failed
+            if run_id:  # interrupted (a signal behind it) or failed
+                db.stop_run(run_id, error, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
+            raise
         db.finish_run(run_id, status, {"evaluated": len(fresh), "failed": len(bad), "reused": reused})
     every = {p["key"]: {**p, "makespan_seconds": done[p["content"]], "error": None} for p in points if p["content"] in done}
     every |= {r["key"]: r for r in fresh}
