@@ -35,14 +35,10 @@ STUDY_ARGS = ["study", "deceval", "--total", "4MiB", "--chunks", "256KiB,1MiB", 
 @pytest.fixture(scope="module")
 def study_run(tmp_path_factory):
     """One small study, both configurations, into its own store: (its --json document, the store)."""
-    import subprocess
-    import sys
+    from conftest import Cli
 
     store = tmp_path_factory.mktemp("deceval") / "d.duckdb"
-    done = subprocess.run([sys.executable, "-m", "xferlab", *STUDY_ARGS, "--store", str(store), "--json"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout), store
+    return Cli().json(*STUDY_ARGS, "--store", store), store
 
 
 def _step_rows(store):

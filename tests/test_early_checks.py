@@ -132,15 +132,12 @@ def _in_process(argv: list[str], cwd: Path) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """A store holding one small memory run (for `fit RUN`, `results export RUN` …) and that run as a shard."""
+    from conftest import Cli
+
     store = tmp_path_factory.mktemp("early-store") / "xferlab.duckdb"
-    done = subprocess.run([sys.executable, "-m", "xferlab", *TINY_MEMORY, "--store", str(store), "--json"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    run_id = json.loads(done.stdout)["run_id"]
+    run_id = Cli().json(*TINY_MEMORY, "--store", store)["run_id"]
     shard = store.parent / "shard.json"
-    done = subprocess.run([sys.executable, "-m", "xferlab", "results", "export", run_id, "--format", "json", "-o",
-                           str(shard), "--store", str(store)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    Cli()("results", "export", run_id, "--format", "json", "-o", shard, "--store", store, check=0)
     return store, run_id, shard
 
 

@@ -26,7 +26,6 @@ from . import model, report as report_cli, results, runtime as runtime_cli, scen
 from . import campaign as campaign_cli, sweep as sweep_cli
 
 
-
 # Click's base of usage errors, as the installed Typer has it (Typer 0.29 carries its own copy of Click).
 ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
