@@ -58,7 +58,7 @@ from .lab_memory import MAX_TIME_MEMORY, MIN_TIME_PER_POINT, PRECISION, memory_s
 from .measure.probe import run_probe
 from .measure.results import device_results
 from .measure.run import measure
-from .report.paths import check_folder, write_text
+from .outputs import check_folder, write_text
 from .system import inventory as inv
 
 DEFAULT_OUT = Path("xferlab-results")
@@ -198,7 +198,7 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
                                           [{"step": r.step.label, "reason": r.failure} for r in (run.results or [])
                                            if r.failure], bool(run.rows))
                 if entry["collab"]:
-                    from .report.plots import plot_collab  # matplotlib only when there is something to plot
+                    from .plots import plot_collab  # matplotlib only when there is something to plot
 
                     plot_collab(entry["collab"], folder / f"{plan.backend}{plan.device}" / "collab.png")
         if plan.backend in ("opencl", "cuda"):

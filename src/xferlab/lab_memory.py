@@ -14,7 +14,7 @@ from .measure import sizing
 from .measure.memory import MemoryPlan, rows_of, steps
 from .measure.results import memory_params, memory_results
 from .measure.run import measure
-from .report.paths import write_text
+from .outputs import write_text
 from .system import inventory as inv
 from .units import format_size
 

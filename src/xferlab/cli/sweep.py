@@ -78,11 +78,11 @@ def run(ctx: typer.Context,
     if workers == 0:
         workers = len(os.sched_getaffinity(0))
     if heatmap is not None:
-        from ..report.plots import check_plot_path
+        from ..plots import check_plot_path
 
         check_plot_path(heatmap, "--heatmap")
     if parquet is not None:
-        from ..report.paths import check_file
+        from ..outputs import check_file
 
         check_file(parquet, "--parquet file", "points.parquet")
     from ..units import parse_time
@@ -218,7 +218,7 @@ def write_parquet(rows: list[dict], path: Path) -> None:
     """Every point to a Parquet file, through DuckDB (read_json, write_parquet), whole or not at all."""
     import duckdb
 
-    from ..report.paths import write_atomic
+    from ..outputs import write_atomic
 
     with tempfile.TemporaryDirectory() as folder:
         lines = Path(folder) / "points.json"
@@ -234,7 +234,7 @@ def plot_heatmap(rows: list[dict], path: Path, y: str, x: str, baseline: str) ->
     """The best speedup at each pair of ``y`` and ``x`` values (sweep.summary.heatmap_grid), as a heat map."""
     import numpy as np
 
-    from ..report.plots import _axes, _write
+    from ..plots import _axes, _write
     from ..sweep.summary import heatmap_grid
 
     ys, xs, grid, over = heatmap_grid(rows, y, x)

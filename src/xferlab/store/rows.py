@@ -1,5 +1,6 @@
 """Values on their way into the store: JSON-safe documents, and sample rows checked and converted to
-the ``samples`` columns (one line naming the sample and field for anything that does not fit)."""
+the ``samples`` columns (one line naming the sample and field for anything that does not fit); and
+on their way out, a stored sample as the suites produced it (:func:`flat`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def jsonable(value: Any) -> Any:
 
 def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), allow_nan=False)
+
+
+def flat(sample: dict[str, Any]) -> dict[str, Any]:
+    """A stored sample with its ``params`` spread out again, as the suites produced it."""
+    return {**{k: v for k, v in sample.items() if k != "params"}, **(sample.get("params") or {})}
 
 
 def iso(moment: datetime | None) -> str | None:

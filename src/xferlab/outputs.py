@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadFile
+from .errors import BadFile
 
 
 def _reason(error: OSError) -> str:

@@ -8,10 +8,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import BadFile
-from ..links.analysis import chunked_time, ratio
-from ..links.base import Link, Op
-from ..units import format_size
+from .errors import BadFile
+from .links.analysis import chunked_time, ratio
+from .links.base import Link, Op
+from .units import format_size
 
 FORMATS = (".png", ".svg", ".pdf")
 
@@ -31,8 +31,8 @@ def _axes():
 
 def check_plot_path(path: Path, option: str = "plot file") -> Path:
     """Refuse, before any work, a plot file of an unknown format or in a place where it cannot be
-    written (see :func:`xferlab.report.paths.check_file`)."""
-    from .paths import check_file
+    written (see :func:`xferlab.outputs.check_file`)."""
+    from .outputs import check_file
 
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
@@ -43,7 +43,7 @@ def check_plot_path(path: Path, option: str = "plot file") -> Path:
 def _write(plt, fig, path: Path) -> Path:
     """Save ``fig`` to ``path`` whole or not at all: through a temporary file beside it, renamed
     when complete; a full disk leaves nothing behind and is one line naming the path."""
-    from .paths import write_atomic
+    from .outputs import write_atomic
 
     path = Path(path)
     try:
