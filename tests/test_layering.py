@@ -109,7 +109,7 @@ def test_cycle_detector_finds_a_cycle():
 #: nothing measuring or modelling depends on reporting.
 ORDER = ["xferlab", "errors", "units", "files", "outputs", "signals", "stats", "links", "plots", "system", "sim",
          "store", "measure", "fit", "advise", "runtime", "scenarios", "studies", "sweep", "campaign", "report",
-         "lab_memory", "lab", "cli", "__main__"]
+         "lab", "cli", "__main__"]
 
 
 def _package(module: str) -> str:

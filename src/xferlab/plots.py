@@ -375,3 +375,23 @@ def plot_runtime_speedup(rows: Sequence[dict], path: Path) -> Path:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return _write(plt, fig, path)
+
+
+def plot_heatmap(values: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], ylabel: str,
+                 xlabel: str, scale: str, title: str, path: Path) -> Path:
+    """A heat map of ``values`` (NaN: an empty cell), each cell labelled with its value; ``rows`` and
+    ``columns`` label the axes, ``scale`` the colour bar (`xferlab sweep run --heatmap FILE`)."""
+    grid = np.asarray(values, dtype=float)
+    plt, fig, ax = _axes()
+    image = ax.imshow(grid, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(columns)), list(columns), rotation=45, ha="right")
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    for (i, j), v in np.ndenumerate(grid):
+        if not np.isnan(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if image.norm(v) > 0.6 else "white")  # readable on viridis' bright end too
+    fig.colorbar(image, ax=ax, label=scale)
+    ax.set_title(title)
+    return _write(plt, fig, path)
