@@ -226,7 +226,7 @@ def fake_llc(monkeypatch):
 
 
 def _lab_kernels(tmp_path, share, rate):
-    from xferlab.lab import kernels_stage
+    from xferlab.lab.devices import kernels_stage
     from xferlab.measure.device import DevicePlan, find_device
 
     plan = DevicePlan(backend="opencl", device=0, info=find_device("opencl", 0))

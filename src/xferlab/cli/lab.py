@@ -72,7 +72,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring ma
     stdout.print(f"memory run {result.memory_run} recorded in {result.store} (`xferlab results show {result.memory_run}`)",
                  highlight=False)
     stdout.print(f"results: {result.folder}/ (lab.json, memory.json and plots, devices.json and a plot folder per device, "
-                 "presets.json, one JSON and two plots per scenario)", highlight=False)
+                 "deceval-measured.json, presets.json, one JSON and two plots per scenario)", highlight=False)
     stdout.print(f"profiles: {', '.join(result.profiles) or 'none'} in {summary['profiles_folder']} (use them as links with "
                  f"XFERLAB_PROFILES={summary['profiles_folder']})"
                  + (f"; the previous lab's were moved to {result.kept_profiles}" if result.kept_profiles else ""),
