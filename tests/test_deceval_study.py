@@ -179,7 +179,7 @@ def test_the_verdict_names_each_flow_the_simulator_did_not_win():
 @needs_device
 def test_the_lab_runs_the_configurations_its_share_holds(tmp_path):
     """DecEval's share of the lab's budget: both configurations, one (said in the note) or none (said why)."""
-    from xferlab.lab import deceval_stage
+    from xferlab.lab.steps import deceval_stage
 
     entry, failure = deceval_stage(1.0, tmp_path / "s.duckdb")
     assert failure is None and entry["skipped"].startswith("needs about") and "its share of the budget is 1 s" in entry["skipped"]

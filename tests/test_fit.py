@@ -206,7 +206,7 @@ def test_piecewise_link_rejects_bad_fields(spec, fragment):
 
 def test_plot_fit_writes_figure_4(tmp_path):
     from xferlab.errors import BadFile
-    from xferlab.report.plots import plot_fit
+    from xferlab.plots import plot_fit
 
     sizes = np.repeat(2.0 ** np.arange(0, 28), 5)
     times = noisy(sizes, two_regimes)

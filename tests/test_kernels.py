@@ -226,7 +226,7 @@ def fake_llc(monkeypatch):
 
 
 def _lab_kernels(tmp_path, share, rate):
-    from xferlab.lab import kernels_stage
+    from xferlab.lab.devices import kernels_stage
     from xferlab.measure.device import DevicePlan, find_device
 
     plan = DevicePlan(backend="opencl", device=0, info=find_device("opencl", 0))
@@ -285,7 +285,7 @@ def test_the_lab_labels_device_stream_cache_resident_when_its_share_cannot_hold_
     assert stream and {s["params"]["array_size_class"] for s in stream} == {"cache-resident"}
     assert {s["size_bytes"] for s in stream} == {size}
     assert all(o["array_size_class"] == "cache-resident" for o in done["overview"])
-    from xferlab.report.collect import flat
+    from xferlab.store.rows import flat
     from xferlab.report.kernels_section import kernels_section
 
     section, _ = kernels_section(run, [flat(s) for s in samples], tmp_path)  # the report says it, and why

@@ -49,11 +49,20 @@ def test_lab_writes_results(cli, tmp_path):
         assert any(line.startswith("latency: ") and " past " in line for line in memory_run["skipped"]), memory_run
 
 
+def _strict(text: str):
+    """``text`` parsed as strict JSON: a bare NaN or Infinity (Python's json writes them) is refused."""
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_path):
     """A 2 s budget ends with exit 0 (a memory step was killed 30 s past the budget before each
     point's timed work was sized to the stage's share), within the budget plus the model stages'
-    fixed cost; everything lands under --out; a second lab into the same folder keeps the first's
-    profiles."""
+    fixed cost; everything lands under --out, its JSON files strict (missing values null, where
+    memory.json had bare NaN: issue 25); a second lab into the same folder keeps the first's
+    profiles, and records into $XFERLAB_STORE when that is set (as --store's help says), not into --out."""
     out = tmp_path / "lab"
     started = time.monotonic()
     code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0)
@@ -67,11 +76,40 @@ def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_
     assert all(r["status"] in ("reproduced", "consistent", "fitted", "not-reproduced") for r in doc["results"])
     assert not doc["memory"]["failures"] and doc["memory"]["skipped"]  # what did not fit: left out and named
     first = {name: (out / "profiles" / f"{name}.yaml").read_text() for name in doc["profiles"]}
+    for name in ("lab.json", "memory.json", "deceval-measured.json", "devices.json", "presets.json"):
+        _strict((out / name).read_text())
+    assert _strict((out / "memory.json").read_text())["skipped"] == doc["memory"]["skipped"]
 
-    code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0)
+    env_store = tmp_path / "env.duckdb"
+    code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0, env={"XFERLAB_STORE": str(env_store)})
     again = json.loads(text)
     kept = again["previous_profiles"]
     assert code == 0 and kept and all((tmp_path / kept / f"{name}.yaml").read_text() == body for name, body in first.items())
+    assert again["store"] == str(env_store) and _strict((out / "lab.json").read_text())["store"] == str(env_store)
+    from xferlab.store import open_store
+
+    def runs(path):
+        with open_store(path, read_only=True) as db:
+            return {r["run_id"] for r in db.runs()}
+
+    assert again["run_id"] in runs(env_store) and again["run_id"] not in runs(out / lab.STORE_NAME)
+
+
+def test_the_labs_store(tmp_path, monkeypatch):
+    """--store given, else $XFERLAB_STORE, else --out's xferlab.duckdb, else the default (None: the
+    store package's own choice, $XFERLAB_STORE or ./xferlab-results/xferlab.duckdb)."""
+    given, out = tmp_path / "given.duckdb", tmp_path / "out"
+    monkeypatch.delenv("XFERLAB_STORE", raising=False)
+    assert lab.store_for(given, out) == given and lab.store_for(None, out) == out / lab.STORE_NAME
+    assert lab.store_for(None, None) is None
+    monkeypatch.setenv("XFERLAB_STORE", str(tmp_path / "env.duckdb"))
+    assert lab.store_for(given, out) == given and lab.store_for(None, out) is None and lab.store_for(None, None) is None
+
+
+def test_the_stages_in_order():
+    """The lab runs its stages from one list, DecEval its own stage (it shared the network's number)."""
+    assert [s.name for s in lab.STAGES] == ["probe", "memory", "accelerators", "runtime", "network", "deceval",
+                                            "scenarios", "report"]
 
 
 def test_stages_share_the_budget():

@@ -86,7 +86,7 @@ def test_the_glance_compares_like_with_like(recorded):
     arrays (they fit the cache) are never in one table: each table holds one size class and one
     statistic, says which, and sets each figure against the slowest of its own class only."""
     from xferlab.measure.samples import kept
-    from xferlab.report.collect import flat
+    from xferlab.store.rows import flat
     from xferlab.report.kernels_section import glance
     from xferlab.store import open_store
 

@@ -82,7 +82,7 @@ def _launcher(text: str) -> list[str]:
 
 def _shard_folder(shards: Path) -> None:
     """The shard folder, created if need be; refused naming it when it cannot be (a file is there, /proc)."""
-    from .report.paths import check_folder
+    from .outputs import check_folder
 
     check_folder(shards, "--shards")
     try:

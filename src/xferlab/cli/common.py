@@ -24,7 +24,7 @@ def _checked_plot(path: Optional[Path]) -> Optional[Path]:
     """--plot FILE, refused before any work when its format is unknown or it cannot be written."""
     if path is None:
         return None
-    from ..report.plots import check_plot_path
+    from ..plots import check_plot_path
 
     return check_plot_path(path, "--plot")
 

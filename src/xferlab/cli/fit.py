@@ -51,7 +51,7 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device`, `measu
     if name is not None:
         check_profile_name(name)
     if plot is not None:
-        from ..report.paths import check_folder
+        from ..outputs import check_folder
 
         check_folder(plot, "--plots")
     against_link = resolve(against)

@@ -10,20 +10,25 @@ import typer
 from .. import lab as labrun
 from ..measure.results import notes as failure_notes
 from ..units import parse_time
-from .common import JSON, STORE
+from ..store import DEFAULT_PATH
+from .common import JSON
 from .measure import print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import print_device_tables
 from .output import Column, emit, stderr, stdout
 
+#: The lab's --store: its default differs from the other commands' (the store goes into --out), so its help does.
+LAB_STORE = typer.Option(None, "--store", help=f"Results store, a DuckDB file (default: $XFERLAB_STORE, else "
+                         f"DIR/{labrun.STORE_NAME} with --out DIR, else ./{DEFAULT_PATH}).", metavar="PATH")
+
 
 def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring may take, e.g. 5m: each measuring stage is sized "
                                    "to its share (what does not fit is left out and named); statistics, plots, scenarios "
                                    "and the report come on top.", metavar="TIME"),
-        out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: the store, profiles, "
-                                           f"JSON, plots, report (default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>, with the "
-                                           f"store ./{labrun.DEFAULT_OUT}/xferlab.duckdb).", metavar="DIR"),
-        store: Optional[Path] = STORE,
+        out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: profiles, JSON, "
+                                           f"plots, report, and the store unless --store or $XFERLAB_STORE names one "
+                                           f"(default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>).", metavar="DIR"),
+        store: Optional[Path] = LAB_STORE,
         json_: bool = JSON) -> None:
     """The main job: characterize memory and accelerators, recompute the seeds' figures, fit profiles, advise, write the report."""
     seconds = parse_time(budget, "--budget", allow_zero=False)
@@ -67,7 +72,7 @@ def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring ma
     stdout.print(f"memory run {result.memory_run} recorded in {result.store} (`xferlab results show {result.memory_run}`)",
                  highlight=False)
     stdout.print(f"results: {result.folder}/ (lab.json, memory.json and plots, devices.json and a plot folder per device, "
-                 "presets.json, one JSON and two plots per scenario)", highlight=False)
+                 "deceval-measured.json, presets.json, one JSON and two plots per scenario)", highlight=False)
     stdout.print(f"profiles: {', '.join(result.profiles) or 'none'} in {summary['profiles_folder']} (use them as links with "
                  f"XFERLAB_PROFILES={summary['profiles_folder']})"
                  + (f"; the previous lab's were moved to {result.kept_profiles}" if result.kept_profiles else ""),

@@ -91,7 +91,7 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
     failures = failed_steps(outcome)
     plots = []
     if plot and result:
-        from ..report.plots import plot_collab
+        from ..plots import plot_collab
 
         plots.append(plot_collab(result, Path(plot) / "collab.png"))
     name = plan.info.get("name", "?")

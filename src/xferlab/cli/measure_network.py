@@ -214,7 +214,7 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     setup = run_summary(outcome.results)
     plots = []
     if plot and table:
-        from ..report.plots import plot_network
+        from ..plots import plot_network
 
         plots = plot_network(table, Path(plot))
     notes = setup_notes(setup)

@@ -12,7 +12,7 @@ from ..advise.offload import break_even_bytes, offload, smallest_bytes_that_pay
 from ..errors import BadValue
 from ..links import PRESETS, resolve
 from ..links.analysis import chunked_time, crossovers, ratio
-from ..report import plots
+from .. import plots
 from ..units import (LIST_HELP, format_rate, format_size, format_time, parse_rate, parse_size, parse_sizes,
                      parse_time)
 from .common import CSV, JSON, LINKS_FILE, OP, PLOT, check_op, links_from

@@ -185,7 +185,7 @@ def export(run: str = RUN,
     folder = output is not None and output.endswith(("/", os.sep))
     target = Path(output) if output is not None else None
     if target is not None:  # before the store is read: a folder that can hold the file, or a file that can be written
-        from ..report.paths import check_file, check_folder
+        from ..outputs import check_file, check_folder
 
         if folder or os.path.isdir(target):
             check_folder(target, "--output")

@@ -81,7 +81,7 @@ def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--bac
     modes = [m.strip() for m in mode.split(",")]
     rate = parse_rate(bandwidth or "16GB/s", "--bandwidth")
     if plot:
-        from ..report.plots import check_plot_path
+        from ..plots import check_plot_path
 
         if len(lats) < 2:
             raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
@@ -100,7 +100,7 @@ def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--bac
              "reads too); saved: against sync at the same latency",
              "P/O = (T_host - T_acc) / (T_run - T_acc), T_acc: the same workload over a free bus (emulated only)"]
     if plot:
-        from ..report.plots import plot_runtime_speedup
+        from ..plots import plot_runtime_speedup
 
         notes.append(f"plot: {plot_runtime_speedup(rows, plot)}")
     emit("runtime bench", rows, [

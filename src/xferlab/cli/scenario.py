@@ -38,7 +38,7 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     fmt = output_format(json_, csv_)
     scenario = scenarios.load(name)
     if out:
-        from ..report.paths import check_folder
+        from ..outputs import check_folder
 
         check_folder(out, "--out")  # before the scenario runs
     result = scenario.run()

@@ -55,7 +55,7 @@ def simulate(
             raise BadValue(f"{opt} is for `simulate sweep` (a chunk-size sweep); one simulation takes --chunk SIZE and --gantt FILE")
     only_with(ctx, [("chunk", (strategy or workflow.strategy) == "pipelined", pipelined_only(workflow))])
     if gantt is not None:
-        from ..report.plots import check_plot_path
+        from ..plots import check_plot_path
 
         check_plot_path(gantt, "--gantt")
     size = parse_size(chunk, "--chunk") if chunk else None
@@ -78,7 +78,7 @@ def simulate(
     usage = [{"resource": u.resource, "busy_seconds": u.busy_seconds, "utilization": u.utilization, "bytes": u.bytes,
               "ops": u.ops} for u in timeline.resources.values() if u.ops]
     if gantt:
-        from ..report.plots import plot_gantt
+        from ..plots import plot_gantt
 
         notes.append(f"gantt: {plot_gantt(timeline, gantt, f'{workflow.name} on {system.name}: {result.strategy}')}")
     extra = {"strategy": result.strategy, "makespan_seconds": timeline.makespan, "critical_path": timeline.critical_path,
@@ -114,7 +114,7 @@ def _sweep(system: System, workflow: Workflow, chunks: Optional[str], plot: Opti
         raise BadValue("simulate sweep needs --chunks LIST, e.g. --chunks 64B..1GiB")
     sizes = [int(s) for s in parse_list(chunks, parse_size, "--chunks")]
     if plot:
-        from ..report.plots import check_plot_path
+        from ..plots import check_plot_path
 
         check_plot_path(plot, "--plot")
     rows = flows.chunk_sweep(system, workflow, sizes)
@@ -122,7 +122,7 @@ def _sweep(system: System, workflow: Workflow, chunks: Optional[str], plot: Opti
     notes = [f"fastest: {format_size(best['chunk_bytes'])} chunks, {format_time(best['makespan_seconds'])} "
              "(pipelined, max-plus fast path)"]
     if plot:
-        from ..report.plots import plot_lines
+        from ..plots import plot_lines
 
         notes.append(f"plot: {plot_lines([(workflow.name, np.asarray(sizes, dtype=float), np.asarray([r['makespan_seconds'] for r in rows]))], 'makespan (s)', f'{workflow.name} on {system.name}, pipelined', plot, xlabel='chunk size')}")
     emit("simulate sweep", rows, [Column("chunk_bytes", "chunk", format_size), Column("chunks", "chunks"),

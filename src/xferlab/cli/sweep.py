@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -62,6 +60,7 @@ def run(ctx: typer.Context,
     """Evaluate every point of a sweep with the flow simulator; results stream into the store."""
     import os
 
+    from ..sweep.export import write_heatmap, write_parquet
     from ..sweep.run import run_sweep
     from ..sweep.summary import crossovers
     from ..sweep.summary import heatmap_axes as heatmap_axes_of
@@ -78,11 +77,11 @@ def run(ctx: typer.Context,
     if workers == 0:
         workers = len(os.sched_getaffinity(0))
     if heatmap is not None:
-        from ..report.plots import check_plot_path
+        from ..plots import check_plot_path
 
         check_plot_path(heatmap, "--heatmap")
     if parquet is not None:
-        from ..report.paths import check_file
+        from ..outputs import check_file
 
         check_file(parquet, "--parquet file", "points.parquet")
     from ..units import parse_time
@@ -119,7 +118,7 @@ def run(ctx: typer.Context,
     if parquet is not None:
         write_parquet(rows, parquet)
     if heatmap is not None:
-        plot_heatmap(rows, heatmap, *axes, spec.baseline)
+        write_heatmap(rows, heatmap, *axes, spec.baseline)
     best = [r for r in rows if r["best"]]
     notes = [f"{len(rows)} points ({result['evaluated']} evaluated {result['where']}, {result['reused']} from earlier "
              f"runs, {result['failed']} could not run); run {result['run_id']}, group {result['group']}"]
@@ -212,47 +211,3 @@ def link_list(value: str) -> list[str]:
     except XferlabError:
         separator = ";" if ";" in value else ","
         return [item.strip() for item in value.split(separator) if item.strip()]
-
-
-def write_parquet(rows: list[dict], path: Path) -> None:
-    """Every point to a Parquet file, through DuckDB (read_json, write_parquet), whole or not at all."""
-    import duckdb
-
-    from ..report.paths import write_atomic
-
-    with tempfile.TemporaryDirectory() as folder:
-        lines = Path(folder) / "points.json"
-        lines.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-        def write(temporary: Path) -> None:  # DuckDB's relation API: no path is pasted into SQL
-            duckdb.connect().read_json(str(lines)).write_parquet(str(temporary))
-
-        write_atomic(path, write, "--parquet file")
-
-
-def plot_heatmap(rows: list[dict], path: Path, y: str, x: str, baseline: str) -> None:
-    """The best speedup at each pair of ``y`` and ``x`` values (sweep.summary.heatmap_grid), as a heat map."""
-    import numpy as np
-
-    from ..report.plots import _axes, _write
-    from ..sweep.summary import heatmap_grid
-
-    ys, xs, grid, over = heatmap_grid(rows, y, x)
-
-    def label(axis: str, value) -> str:
-        return format_size(value) if axis == "chunk" else (value or "its own links" if axis == "link" else str(value))
-
-    values = np.asarray(grid, dtype=float)
-    plt, fig, ax = _axes()
-    image = ax.imshow(values, aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(xs)), [label(x, v) for v in xs], rotation=45, ha="right")
-    ax.set_yticks(range(len(ys)), [label(y, v) for v in ys])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    for (i, j), v in np.ndenumerate(values):
-        if not np.isnan(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
-                    color="black" if image.norm(v) > 0.6 else "white")  # readable on viridis' bright end too
-    fig.colorbar(image, ax=ax, label=f"speedup over {baseline}")
-    ax.set_title(f"speedup by {y} and {x}" + (f" (best over {', '.join(over)})" if over else ""))
-    _write(plt, fig, path)

@@ -113,7 +113,7 @@ def fit_group(g: Group, model: str, limit_link: Link):
     ``g.op``). Returns the row's fields, the Link (named ``g.spec`` when it is to be saved as that
     profile), the plot written or None, notes, and the (name, fields, note) to save or None; raises
     BadValue when the samples cannot be fitted."""
-    from ..report.plots import plot_fit  # matplotlib only when plotting
+    from ..plots import plot_fit  # matplotlib only when plotting
 
     group, sizes, seconds, spec, limit, op, ways = g.label, g.sizes, g.seconds, g.spec, g.limit, g.op, g.ways
     f = select(sizes, seconds, model)

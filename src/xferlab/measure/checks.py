@@ -101,8 +101,8 @@ def _dax_device(path: Path) -> bool:
 def pmem_path(path: Path, mapping_bytes: int) -> None:
     """--pmem: a writable directory, a new file in a writable directory, or a DAX character device,
     with room for the mapping (the probe reserves it with posix_fallocate). Writability is tried
-    (report/paths.py: /proc and a read-only mount pass os.access for root), not read from mode bits."""
-    from ..report.paths import check_folder
+    (outputs.py: /proc and a read-only mount pass os.access for root), not read from mode bits."""
+    from ..outputs import check_folder
 
     try:
         path.exists()
@@ -133,10 +133,10 @@ def pmem_path(path: Path, mapping_bytes: int) -> None:
 
 def plot_dir(path: Optional[Path]) -> None:
     """--plots DIR: an existing folder xferlab can write in, or one that can be created (tried, not read
-    from mode bits: see report/paths.py), checked before any step runs."""
+    from mode bits: see outputs.py), checked before any step runs."""
     if path is None:
         return
-    from ..report.paths import check_folder
+    from ..outputs import check_folder
 
     check_folder(path, "--plots")
 

@@ -73,7 +73,7 @@ def advice_section(fitted: list[Fitted], against: str, folder: Path) -> Section:
     from ..scenarios.packaged import load_named
     from ..sim import flows
     from ..system.models import System, Workflow
-    from .plots import plot_times
+    from ..plots import plot_times
 
     section = Section("Advice", "advice")
     primary = next((f for f in fitted if f.row["direction"] == "h2d"), fitted[0] if fitted else None)

@@ -56,11 +56,6 @@ class Section:
     commands: list[str] = field(default_factory=list)
 
 
-def flat(sample: dict[str, Any]) -> dict[str, Any]:
-    """A stored sample with its ``params`` spread out again, as the suites produced it."""
-    return {**{k: v for k, v in sample.items() if k != "params"}, **(sample.get("params") or {})}
-
-
 def command_of(run: dict[str, Any]) -> str:
     """The command line that recorded ``run``."""
     argv = run.get("argv") or []
@@ -286,7 +281,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
 
 def collab_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
     from ..measure.collab import summary
-    from .plots import plot_collab
+    from ..plots import plot_collab
 
     rid = run["run_id"]
     rows_ = summary(rows)
@@ -333,7 +328,7 @@ def scenario_section(folder: Path) -> Section:
 def runtime_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
     """A `runtime bench` run: every workload x mode x latency, with the speedup plot when the run swept
     the bus latency."""
-    from .plots import plot_runtime_speedup
+    from ..plots import plot_runtime_speedup
 
     rid = run["run_id"]
     points = [{**r, "workload": r["test"], "mode": r["mode"], "seconds": r["value"]} for r in rows]

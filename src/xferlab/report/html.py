@@ -74,6 +74,7 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
     section that cannot be made (a group that cannot be fitted, a plot that fails) becomes a note in
     its place. Samples the probe did not validate are left out everywhere, and counted."""
     from ..measure.samples import kept, unvalidated_count
+    from ..store.rows import flat
     from .advice import advice_section, fits_section
 
     run_ids = collect.pick_runs(db, refs)
@@ -102,7 +103,7 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
         for run in runs:
             rid = run["run_id"]
             stored = db.samples(rid)
-            rows = [collect.flat(s) for s in kept(stored)]
+            rows = [flat(s) for s in kept(stored)]
             unchecked = unvalidated_count(stored)
             if unchecked:
                 notes.append(f"run {rid}: {unchecked} unvalidated sample{'s' * (unchecked > 1)} (the probe ended before "
@@ -196,7 +197,7 @@ def render(context: dict[str, Any]) -> str:
 def check_writable(path: Path, option: str = "report path") -> None:
     """Refuse, before any work, a report path that is a folder or that cannot be written (``option``
     names it in the message: the option the user gave, such as --output)."""
-    from .paths import check_file
+    from ..outputs import check_file
 
     check_file(Path(path), option)
 
@@ -204,7 +205,7 @@ def check_writable(path: Path, option: str = "report path") -> None:
 def write(html: str, path: Path, option: str = "report path") -> Path:
     """Write the report whole or not at all (a temporary file beside it, renamed when complete); a
     path that cannot be written is the user's to fix (exit 2), named with the reason."""
-    from .paths import write_text
+    from ..outputs import write_text
 
     check_writable(path, option)
     return write_text(Path(path), html, option)

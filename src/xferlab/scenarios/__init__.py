@@ -96,7 +96,7 @@ class LinkComparison(BaseModel):
                 f"(the seed does not say which one its b_n is for); {', '.join(others)}")
 
     def plot(self, out: Path) -> list[Path]:
-        from ..report.plots import plot_ratio, plot_times
+        from ..plots import plot_ratio, plot_times
 
         base = resolve(self.baseline)
         others = [resolve(spec) for spec in self.candidates]

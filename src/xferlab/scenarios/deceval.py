@@ -164,7 +164,7 @@ def plot_sweep(rows: list[dict[str, Any]], out) -> list:
     """Seed 000's Figure 5: total transfer time and pipelined application time against chunk size."""
     from pathlib import Path
 
-    from ..report.plots import plot_lines
+    from ..plots import plot_lines
 
     written = []
     for key, label, name in (("transfer_seconds", "total transfer time (s)", "deceval-transfer.png"),

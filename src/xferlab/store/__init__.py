@@ -85,11 +85,11 @@ def _looked_at(target: Path, where: str) -> None:
 def check_store(path: Path | str | None) -> Path:
     """Refuse, before any work, a store that could not be created or written: a folder, something that
     is not a regular file, or a new file where nothing can be created (/proc, a parent that is a file, a
-    read-only place: tried as report/paths.py does, creating nothing). An existing file's content is
+    read-only place: tried as outputs.py does, creating nothing). An existing file's content is
     read whole as :func:`open_store` does before recording (a damaged store is refused, nothing written).
     For commands that open the store only after their work (a campaign's nodes, the lab's first stages,
     a sweep's loading)."""
-    from ..report.paths import check_file
+    from ..outputs import check_file
 
     target, source = resolve_path(path)
     if os.path.isfile(target):  # (False for a name the system will not look at: check_file says why)

@@ -1,18 +1,20 @@
 """Values on their way into the store: JSON-safe documents, and sample rows checked and converted to
-the ``samples`` columns (one line naming the sample and field for anything that does not fit)."""
+the ``samples`` columns (one line naming the sample and field for anything that does not fit); and
+on their way out, a stored sample as the suites produced it (:func:`flat`)."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from datetime import date, datetime
+from datetime import datetime
 from numbers import Integral, Real
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from ..errors import BadValue
+from ..outputs import jsonable
 from ..units import _shown
 from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS, STATUSES
 
@@ -20,28 +22,13 @@ from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS, STATUSES
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-def jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars, paths, dates and sets made JSON-safe; non-finite floats become None."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [jsonable(v) for v in items]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
 def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), allow_nan=False)
+
+
+def flat(sample: dict[str, Any]) -> dict[str, Any]:
+    """A stored sample with its ``params`` spread out again, as the suites produced it."""
+    return {**{k: v for k, v in sample.items() if k != "params"}, **(sample.get("params") or {})}
 
 
 def iso(moment: datetime | None) -> str | None:

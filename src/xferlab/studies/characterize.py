@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import XferlabError
 from ..measure import collab, device, network
 from ..measure.network_results import overview as network_overview, summary as network_summary
-from ..report.collect import flat
+from ..store.rows import flat
 from .base import Plan, Study, StudyStep
 
 

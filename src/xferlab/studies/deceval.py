@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import BadValue
 from ..measure.deceval import DEFAULT_CHUNKS, DEFAULT_SIZE, FLOW_ITEMS, STAGE_ITEMS, DecevalPlan, rows_of, steps, summary
-from ..report.collect import flat
+from ..store.rows import flat
 from ..units import format_size
 from .base import Plan, Study, StudyStep
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..measure.device import DevicePlan, launch_summary, rows_of, steps
-from ..report.collect import flat
+from ..store.rows import flat
 from ..system import inventory as inv
 from .base import Plan, Study, StudyStep
 

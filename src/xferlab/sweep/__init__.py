@@ -6,6 +6,7 @@ this process or on Dask (a local cluster or an existing scheduler), results stre
 * :mod:`.evaluate`: one batch of points -> rows (what a Dask worker runs);
 * :mod:`.run`: the executor seam (``concurrent.futures``: in-process, a local Dask cluster, a
   scheduler), batching, the store, resume;
+* :mod:`.export`: what a sweep writes besides the store (Parquet, the heat map);
 * :mod:`.summary`: what the points answer (speedup against the baseline, best configuration per
   question, Pareto front against link cost, chunk-size crossovers, the heat map's grid).
 """

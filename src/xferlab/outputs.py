@@ -10,16 +10,26 @@ once; nothing else is created.
 ``write_atomic`` writes a file through a temporary file beside it, renamed into place only when
 complete; on any OSError (a full disk, a quota, a file size limit) the temporary is removed and the
 error is one line naming the path and the system's reason, so no empty or partial file is left.
+
+``write_json`` writes strict JSON (RFC 8259) that way: a value JSON has no number for (NaN, an
+infinity) is written as ``null``, never as the bare ``NaN`` Python's json module writes by default,
+which jq, JavaScript and most parsers refuse; numpy scalars, paths, dates and sets are made JSON-safe
+by :func:`jsonable`, which the store uses for what it keeps as JSON too.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
+from datetime import date, datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from ..errors import BadFile
+import numpy as np
+
+from .errors import BadFile
 
 
 def _reason(error: OSError) -> str:
@@ -111,10 +121,36 @@ def write_text(path: Path, text: str, what: str = "file") -> Path:
     return write_atomic(path, lambda t: t.write_text(text, encoding="utf-8"), what)
 
 
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars, paths, dates and sets made JSON-safe; non-finite floats become None."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [jsonable(v) for v in items]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def write_json(path: Path, data: Any, what: str = "file") -> Path:
+    """``data`` as strict JSON (indented; missing values and non-finite numbers as null), written
+    whole to ``path`` or not at all."""
+    return write_text(path, json.dumps(jsonable(data), indent=1, allow_nan=False) + "\n", what)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-__all__ = ["check_file", "check_folder", "write_atomic", "write_text"]
+__all__ = ["check_file", "check_folder", "jsonable", "write_atomic", "write_json", "write_text"]

@@ -1,22 +1,20 @@
 """The lab's memory stage: calibrated, planned to its share of the budget (measure/sizing.py),
-measured, and what was left out said (:func:`memory_stage`). Its own module so that lab.py stays
-the list of stages."""
+measured, and what was left out said (:func:`memory_stage`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time as _time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .measure import sizing
-from .measure.memory import MemoryPlan, rows_of, steps
-from .measure.results import memory_params, memory_results
-from .measure.run import measure
-from .report.paths import write_text
-from .system import inventory as inv
-from .units import format_size
+from ..measure import sizing
+from ..measure.memory import MemoryPlan, rows_of, steps
+from ..measure.results import memory_params, memory_results
+from ..measure.run import measure
+from ..outputs import write_json
+from ..system import inventory as inv
+from ..units import format_size
 
 #: The lab's target for every memory and device point: its median's 95 % interval within 2 % of it.
 PRECISION = 0.02
@@ -53,8 +51,7 @@ def memory_stage(share: float, store: Optional[Path], folder: Path, seconds: flo
             skipped.append(f"{result.step.label}: {format_size(point['size_bytes'])} not started, its estimated "
                            f"{point['estimate_seconds']:.1f} s more than the {point['left_seconds']:.1f} s left")
     memory["skipped"] = skipped
-    write_text(folder / "memory.json", json.dumps({k: v for k, v in memory.items() if k != "plots"}, indent=1,
-                                                  default=str), "lab file")
+    write_json(folder / "memory.json", {k: v for k, v in memory.items() if k != "plots"}, "lab file")
     entry = {"run_id": outcome.run_id, "store": str(outcome.store_path), "failures": memory["failures"],
              "share_seconds": share, "measured_seconds": measured, "seconds": _time.monotonic() - t0,
              "sizing": plan.sized.as_json() if plan.sized else None, "skipped": skipped}

@@ -8,10 +8,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import BadFile
-from ..links.analysis import chunked_time, ratio
-from ..links.base import Link, Op
-from ..units import format_size
+from .errors import BadFile
+from .links.analysis import chunked_time, ratio
+from .links.base import Link, Op
+from .units import format_size
 
 FORMATS = (".png", ".svg", ".pdf")
 
@@ -31,8 +31,8 @@ def _axes():
 
 def check_plot_path(path: Path, option: str = "plot file") -> Path:
     """Refuse, before any work, a plot file of an unknown format or in a place where it cannot be
-    written (see :func:`xferlab.report.paths.check_file`)."""
-    from .paths import check_file
+    written (see :func:`xferlab.outputs.check_file`)."""
+    from .outputs import check_file
 
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
@@ -43,7 +43,7 @@ def check_plot_path(path: Path, option: str = "plot file") -> Path:
 def _write(plt, fig, path: Path) -> Path:
     """Save ``fig`` to ``path`` whole or not at all: through a temporary file beside it, renamed
     when complete; a full disk leaves nothing behind and is one line naming the path."""
-    from .paths import write_atomic
+    from .outputs import write_atomic
 
     path = Path(path)
     try:
@@ -374,4 +374,24 @@ def plot_runtime_speedup(rows: Sequence[dict], path: Path) -> Path:
     ax.set_title("What the runtime buys as the bus gets slower")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
+    return _write(plt, fig, path)
+
+
+def plot_heatmap(values: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], ylabel: str,
+                 xlabel: str, scale: str, title: str, path: Path) -> Path:
+    """A heat map of ``values`` (NaN: an empty cell), each cell labelled with its value; ``rows`` and
+    ``columns`` label the axes, ``scale`` the colour bar (`xferlab sweep run --heatmap FILE`)."""
+    grid = np.asarray(values, dtype=float)
+    plt, fig, ax = _axes()
+    image = ax.imshow(grid, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(columns)), list(columns), rotation=45, ha="right")
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    for (i, j), v in np.ndenumerate(grid):
+        if not np.isnan(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if image.norm(v) > 0.6 else "white")  # readable on viridis' bright end too
+    fig.colorbar(image, ax=ax, label=scale)
+    ax.set_title(title)
     return _write(plt, fig, path)
