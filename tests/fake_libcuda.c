@@ -131,6 +131,12 @@ static CUresult stream_kernel(int id, unsigned threads, void** params) {
     else sum += AT(PTR(0), i);
   }
   if (k >= 4) { for (unsigned t = 0; t < threads; ++t) SET(PTR(arrays), t, t ? 0.0 : sum); }
+  /* FAKE_CUDA_CORRUPT: the last element written (or the sum) is off by one, for the probe's check to catch. */
+  if (getenv("FAKE_CUDA_CORRUPT")) {
+    void* out = PTR(k >= 4 ? arrays : k == 0 || k == 2 ? 1 + (k == 2) : 0);
+    size_t at = k >= 4 ? 0 : n - 1;
+    SET(out, at, AT(out, at) + 1.0);
+  }
   return OK;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

@@ -2,7 +2,6 @@
 // device to device, SpMV) share: the kernels' source, memory of each kind a kernel can be given,
 // the device's timestamps of a launch, the work-group size and the build options.
 #pragma once
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -12,11 +11,9 @@
 
 #include "args.hpp"
 #include "cl_device.hpp"
+#include "clock.hpp"
 
 namespace xferlab::kcl {
-
-using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 extern const char* const kSource;  // kernels.cpp: every kernel, for TYPE and width W
 
@@ -108,10 +105,7 @@ class Array {
 // Where a kernel is timed: kernels[k] enqueued on queue k (global x local work-items) for every k,
 // then every queue finished. Host seconds around it all, and the device's own (first event's start
 // to last event's end; -1 when the device gives none).
-struct Launch {
-  double host_seconds = 0, device_seconds = -1;
-};
-Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local);
+Timing launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local);
 // Device timestamps of a set of events: last end - first start (seconds), -1 if unavailable.
 double device_span(const cl::Api& api, const std::vector<cl::cl_event>& events);
 // The work-group size for `kernel`: 256 within the device's and the kernel's limits, a power of two.

@@ -223,7 +223,7 @@ void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, ui
         kernels.push_back(kern);
       }
       for (int it = 0; it < iterations + 1; ++it) {
-        const Launch timed = launch_all(dev, kernels, global, local);
+        const Timing timed = launch_all(dev, kernels, global, local);
         if (it == 0) continue;
         JsonLine()
             .str("record", "sample")
