@@ -160,6 +160,7 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
     unsigned long long stride = *(unsigned long long*)params[1], n = *(unsigned long long*)params[2];
     if (kind_of(p, n * stride) != 'M') { note_bad("touch outside managed memory"); return INVALID_VALUE; }
     for (unsigned long long i = 0; i < n; ++i) p[i * stride] = (unsigned char)(i + 1);
+    if (getenv("FAKE_CUDA_CORRUPT") && n) p[(n - 1) * stride] += 1;  /* the last touch wrong */
     return OK;
   }
   int n = (int)(long)f - 100;

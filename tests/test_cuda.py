@@ -272,6 +272,17 @@ def test_first_touch_of_managed_memory(fake):
     assert all(s["touches"] == 256 for s in samples) and launches == 2 * 2 * 2
 
 
+def test_a_wrong_first_touch_is_caught(fake):
+    """First touch's driver (kernels_driver.cpp) reads back every touched byte: the stand-in writes the
+    last one wrong, and the record names it."""
+    code, records, err, _ = with_fake(fake, "kernels", "--backend", "cuda", "--mode", "faults", "--size", "65536",
+                                      "--strides", "4096", "--repeats", "1", FAKE_CUDA_CORRUPT="1")
+    assert code == 0, err
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert len(samples) == 2 and [(s["ok"], s["what"]) for s in samples] == [(False, "touch 15 wrong")] * 2
+    assert all("first_device_seconds" not in s for s in samples)  # CUDA's touches are timed by the host only
+
+
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_chai_histogram_on_cuda(fake, version):
     """Seed 001's CHAI U version on managed memory (system-scope atomics), beside D; a damaged result

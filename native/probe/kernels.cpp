@@ -12,9 +12,11 @@
 //           event timestamps (first start to last end). Bytes as BabelStream counts them: copy,
 //           mul, dot 2 arrays; add, triad 3; read 1.
 //   faults  a kernel touching fresh shared (SVM) memory one byte per stride: first touch (the
-//           device's page faults) against a second touch, then the host reading it back.
+//           device's page faults) against a second touch, then the host reading it back; the
+//           loop and the check are kernels_driver.cpp's (drive_touch), this file's ClTouch the model.
 //   align   H2D/D2H copies from host buffers at offsets from a page, allocated by the runtime
-//           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign).
+//           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign); align,
+//           d2d and spmv are kernels_memory.cpp's.
 //   d2d     device to device between two devices (run_d2d_mode): through the runtime in one context,
 //           and staged through pinned host memory.
 //   spmv    CSR y = A x, one row per work-item, from a matrix file xferlab writes (measure/kernels.py);
@@ -234,11 +236,7 @@ class ClStream final : public StreamModel {
         .integer("svm_capabilities", static_cast<long long>(dev_.svm_caps))
         .emit();
   }
-  std::string lacks_memory(const std::string& memory) override {
-    if (memory.rfind("svm", 0) != 0) return "";
-    const auto needs = memory == "svm-fine" ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER;
-    return dev_.svm_caps & needs ? "" : "the device has no " + memory + " SVM";
-  }
+  std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
   std::string lacks_type(const std::string& type) override {
     return type == "double" && !fp64_ ? "the device has no double precision (cl_khr_fp64)" : "";
   }
@@ -276,6 +274,86 @@ int run_stream_mode(Args& args, int device) {
 }
 
 }  // namespace
+
+namespace kcl {
+
+namespace {
+
+// One fresh SVM allocation on an OpenCL device, the touch kernel bound to it.
+class ClFresh final : public FreshMemory {
+ public:
+  ClFresh(ClDevice& dev, cl::cl_kernel touch, const std::string& memory, size_t bytes, cl::cl_ulong stride,
+          cl::cl_ulong touches, size_t local)
+      : dev_(dev), touch_(touch), array_(dev, memory, bytes), coarse_(memory == "svm-coarse"), bytes_(bytes),
+        local_(local), global_(std::max<size_t>(1, std::min<size_t>((touches + local - 1) / local, 4096)) * local) {
+    array_.bind(touch, 0);
+    dev.arg(touch, 1, stride);
+    dev.arg(touch, 2, touches);
+  }
+  Timing touch() override {
+    const auto& api = dev_.api();
+    cl::cl_event e = nullptr;
+    Timing t;
+    const auto t0 = Clock::now();
+    cl_check(api.EnqueueNDRangeKernel(dev_.queue(0), touch_, 1, nullptr, &global_, &local_, 0, nullptr, &e),
+             "clEnqueueNDRangeKernel");
+    cl_check(api.Finish(dev_.queue(0)), "clFinish");
+    t.host_seconds = since(t0);
+    t.device_seconds = device_span(api, {e});
+    api.ReleaseEvent(e);
+    return t;
+  }
+  const unsigned char* map() override {
+    if (coarse_)
+      cl_check(dev_.api().EnqueueSVMMap(dev_.queue(0), cl::CL_TRUE, cl::CL_MAP_READ, array_.svm(), bytes_, 0, nullptr,
+                                        nullptr),
+               "clEnqueueSVMMap");
+    return static_cast<const unsigned char*>(array_.svm());
+  }
+  void unmap() override {
+    if (coarse_) cl_check(dev_.api().EnqueueSVMUnmap(dev_.queue(0), array_.svm(), 0, nullptr, nullptr), "clEnqueueSVMUnmap");
+    cl_check(dev_.api().Finish(dev_.queue(0)), "clFinish");
+  }
+
+ private:
+  ClDevice& dev_;
+  cl::cl_kernel touch_;
+  Array array_;  // never touched by the host
+  bool coarse_;
+  size_t bytes_, local_, global_;
+};
+
+// First touch on an OpenCL device: fine- and coarse-grained SVM, where the device has it.
+class ClTouch final : public TouchModel {
+ public:
+  explicit ClTouch(int device) : dev_(device) {
+    dev_.open(1, true);
+    dev_.build(kSource, {options("float", 1)});
+    touch_ = dev_.kernel("touch");
+    local_ = pick_local(dev_, "touch");
+  }
+  std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
+  bool device_clock() const override { return true; }
+  std::unique_ptr<FreshMemory> fresh(const std::string& memory, size_t bytes, unsigned long long stride,
+                                     unsigned long long touches) override {
+    return std::make_unique<ClFresh>(dev_, touch_, memory, bytes, stride, touches, local_);
+  }
+
+ private:
+  ClDevice dev_;
+  cl::cl_kernel touch_ = nullptr;
+  size_t local_ = 1;
+};
+
+}  // namespace
+
+int run_faults_mode(Args& args, int device) {
+  const TouchOptions o = touch_options(args, {"svm-fine", "svm-coarse"});
+  ClTouch model(device);
+  return drive_touch(model, o);
+}
+
+}  // namespace kcl
 
 int run_kernels_cuda(Args& args, int device, const std::string& mode);  // kernels_cuda.cpp
 

@@ -296,6 +296,63 @@ class CudaStream final : public StreamModel {
   Gpu g_;
 };
 
+// One fresh managed allocation on a CUDA GPU (prefetched to it for managed-prefetch), and the touch
+// kernel's parameters.
+class CudaFresh final : public FreshMemory {
+ public:
+  CudaFresh(Gpu& g, CUfunction touch, CUstream stream, const std::string& memory, size_t bytes, unsigned long long stride,
+            unsigned long long touches)
+      : g_(g), touch_(touch), stream_(stream), array_(g, "managed", bytes), stride_(stride), touches_(touches),
+        blocks_(static_cast<unsigned>(std::max<unsigned long long>(
+            1, std::min<unsigned long long>((touches + kThreads - 1) / kThreads, 65535)))) {
+    if (memory == "managed-prefetch") XF_CU(g.d, cuMemPrefetchAsync, array_.ptr, array_.bytes, g.dev, stream);
+    XF_CU(g.d, cuStreamSynchronize, stream);
+  }
+  Timing touch() override {
+    void* p[] = {&array_.ptr, &stride_, &touches_};
+    Timing t;
+    const auto t0 = Clock::now();
+    XF_CU(g_.d, cuLaunchKernel, touch_, blocks_, 1, 1, kThreads, 1, 1, 0, stream_, p, nullptr);
+    XF_CU(g_.d, cuStreamSynchronize, stream_);
+    t.host_seconds = since(t0);
+    return t;
+  }
+  const unsigned char* map() override { return static_cast<const unsigned char*>(array_.host); }
+
+ private:
+  static constexpr unsigned kThreads = 256;
+  Gpu& g_;
+  CUfunction touch_;
+  CUstream stream_;
+  GpuArray array_;
+  unsigned long long stride_, touches_;
+  unsigned blocks_;
+};
+
+// First touch on a CUDA GPU: managed memory, without and with a prefetch; host clock only.
+class CudaTouch final : public TouchModel {
+ public:
+  explicit CudaTouch(int device) : g_(device) {
+    if (!g_.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)) throw NotAvailable("the device has no managed memory");
+    touch_ = g_.function("xferlab_touch");
+    XF_CU(g_.d, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
+  }
+  ~CudaTouch() override {
+    if (stream_) g_.d.cuStreamDestroy(stream_);
+  }
+  std::string lacks_memory(const std::string&) override { return ""; }
+  bool device_clock() const override { return false; }
+  std::unique_ptr<FreshMemory> fresh(const std::string& memory, size_t bytes, unsigned long long stride,
+                                     unsigned long long touches) override {
+    return std::make_unique<CudaFresh>(g_, touch_, stream_, memory, bytes, stride, touches);
+  }
+
+ private:
+  Gpu g_;
+  CUfunction touch_ = nullptr;
+  CUstream stream_ = nullptr;
+};
+
 }  // namespace
 
 // Called by run_kernels (kernels.cpp) for --backend cuda.
@@ -318,51 +375,9 @@ int run_kernels_cuda(Args& args, int device, const std::string& mode) {
   if (mode != "stream" && mode != "faults")
     throw NotAvailable("--mode " + mode + " runs on OpenCL devices only for now (CUDA: stream, faults, ptx)");
   if (mode == "faults") {
-    const auto memories = args.words("memory", "managed,managed-prefetch", {"managed", "managed-prefetch"});
-    const long long size = args.integer("size", 64 << 20, 4096, 1ll << 40);
-    const auto strides = args.integers("strides", "4096", 1, 1 << 30);
-    const int repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
-    args.finish();
-    Gpu g(device);
-    if (!g.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)) throw NotAvailable("the device has no managed memory");
-    CUfunction touch = g.function("xferlab_touch");
-    CUstream stream = nullptr;
-    XF_CU(g.d, cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
-    for (const std::string& memory : memories) {
-      for (long long stride : strides) {
-        unsigned long long touches = static_cast<unsigned long long>(size / stride), st = static_cast<unsigned long long>(stride);
-        const unsigned threads = 256, blocks = static_cast<unsigned>(std::max<unsigned long long>(
-                                                   1, std::min<unsigned long long>((touches + threads - 1) / threads, 65535)));
-        for (int r = 0; r < repeats; ++r) {
-          GpuArray fresh(g, "managed", static_cast<size_t>(size));
-          if (memory == "managed-prefetch") XF_CU(g.d, cuMemPrefetchAsync, fresh.ptr, fresh.bytes, g.dev, stream);
-          XF_CU(g.d, cuStreamSynchronize, stream);
-          double seconds[2];
-          for (int pass = 0; pass < 2; ++pass) {
-            void* p[] = {&fresh.ptr, &st, &touches};
-            const auto t0 = Clock::now();
-            XF_CU(g.d, cuLaunchKernel, touch, blocks, 1, 1, threads, 1, 1, 0, stream, p, nullptr);
-            XF_CU(g.d, cuStreamSynchronize, stream);
-            seconds[pass] = since(t0);
-          }
-          const auto t0 = Clock::now();
-          auto* bytes = static_cast<unsigned char*>(fresh.host);
-          long long wrong = -1;
-          for (unsigned long long i = 0; i < touches && wrong < 0; ++i)
-            if (bytes[i * st] != static_cast<unsigned char>(i + 1)) wrong = static_cast<long long>(i);
-          const double back = since(t0);
-          JsonLine()
-              .str("record", "sample").str("memory", memory).integer("size_bytes", size).integer("stride_bytes", stride)
-              .integer("touches", static_cast<long long>(touches)).integer("repeat", r)
-              .number("first_seconds", seconds[0]).number("second_seconds", seconds[1])
-              .number("host_back_seconds", back).boolean("ok", wrong < 0)
-              .str("what", wrong < 0 ? "every touched byte read back" : "touch " + std::to_string(wrong) + " wrong")
-              .emit();
-        }
-      }
-    }
-    g.d.cuStreamDestroy(stream);
-    return 0;
+    const TouchOptions o = touch_options(args, {"managed", "managed-prefetch"});
+    CudaTouch model(device);
+    return drive_touch(model, o);
   }
   const StreamOptions o = stream_options(args, kMemories);
   CudaStream model(device);

@@ -1,5 +1,5 @@
 // The drivers of `xferlab-probe kernels`, for every model (see kernels_driver.hpp): device STREAM's
-// options, sweep, timed loop of a point and its check.
+// options, sweep, timed loop of a point and its check; first touch's options, timed touches and check.
 #include "kernels_driver.hpp"
 
 #include <algorithm>
@@ -123,6 +123,59 @@ int drive_stream(StreamModel& model, const StreamOptions& o) {
             }
           }
         }
+      }
+    }
+  }
+  return 0;
+}
+
+TouchOptions touch_options(Args& args, const std::vector<std::string>& memories) {
+  TouchOptions o;
+  std::string all;
+  for (const std::string& m : memories) all += (all.empty() ? "" : ",") + m;
+  o.memories = args.words("memory", all, memories);
+  o.size = args.integer("size", 64 << 20, 4096, 1ll << 40);
+  o.strides = args.integers("strides", "4096", 1, 1 << 30);
+  o.repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
+  args.finish();
+  return o;
+}
+
+int drive_touch(TouchModel& model, const TouchOptions& o) {
+  for (const std::string& memory : o.memories) {
+    const std::string why = model.lacks_memory(memory);
+    if (!why.empty()) {
+      unavailable(memory, nullptr, why);
+      continue;
+    }
+    for (long long stride : o.strides) {
+      const auto touches = static_cast<unsigned long long>(o.size / stride);
+      for (int r = 0; r < o.repeats; ++r) {
+        const auto fresh = model.fresh(memory, static_cast<size_t>(o.size), static_cast<unsigned long long>(stride), touches);
+        const Timing first = fresh->touch(), second = fresh->touch();
+        // The host reads back what the device wrote, one byte per stride, and checks it.
+        const auto t0 = Clock::now();
+        const unsigned char* p = fresh->map();
+        long long wrong = -1;
+        for (unsigned long long i = 0; i < touches && wrong < 0; ++i)
+          if (p[i * stride] != static_cast<unsigned char>(i + 1)) wrong = static_cast<long long>(i);
+        fresh->unmap();
+        const double back = since(t0);
+        JsonLine line;
+        line.str("record", "sample")
+            .str("memory", memory)
+            .integer("size_bytes", o.size)
+            .integer("stride_bytes", stride)
+            .integer("touches", static_cast<long long>(touches))
+            .integer("repeat", r)
+            .number("first_seconds", first.host_seconds)
+            .number("second_seconds", second.host_seconds);
+        if (model.device_clock())
+          line.number("first_device_seconds", first.device_seconds).number("second_device_seconds", second.device_seconds);
+        line.number("host_back_seconds", back)
+            .boolean("ok", wrong < 0)
+            .str("what", wrong < 0 ? "every touched byte read back" : "touch " + std::to_string(wrong) + " wrong")
+            .emit();
       }
     }
   }

@@ -12,6 +12,10 @@
 // work-group size and automatic group count, and for one point its arrays filled with the initial
 // values, one launch of every instance's kernel (timed by the host and the device) and the
 // read-back of an array.
+//
+// First touch (--mode faults): the options, the loop over memories, strides and repeats, the two
+// timed touches, the host's read-back and check and the JSON line; a TouchModel supplies its
+// shared memory kinds, a fresh allocation with the touch kernel bound to it, and the kernel's launch.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -90,5 +94,42 @@ class StreamModel {
 // each point's samples and its validation as JSON lines. The model's setup record comes first, from
 // its caller. Returns the exit code (0).
 int drive_stream(StreamModel& model, const StreamOptions& o);
+
+// `kernels --mode faults`'s options, the same for every model.
+struct TouchOptions {
+  std::vector<std::string> memories;
+  long long size = 0;  // bytes of each fresh allocation
+  std::vector<long long> strides;
+  int repeats = 0;
+};
+
+// Reads the options (`memories`: the model's kinds of shared memory, all of them the default) and
+// finishes `args`.
+TouchOptions touch_options(Args& args, const std::vector<std::string>& memories);
+
+// One fresh allocation of shared memory, never touched by the host, and the touch kernel bound to
+// it: p[i * stride] = (byte)(i + 1) for i < touches.
+class FreshMemory {
+ public:
+  virtual ~FreshMemory() = default;
+  virtual Timing touch() = 0;  // the kernel once, waited for
+  // The host's view of the bytes, for the check (mapped where the memory needs it), and its end.
+  virtual const unsigned char* map() = 0;
+  virtual void unmap() {}
+};
+
+class TouchModel {
+ public:
+  virtual ~TouchModel() = default;
+  virtual std::string lacks_memory(const std::string& memory) = 0;  // "" or why not
+  virtual bool device_clock() const = 0;  // whether touch() gives device seconds (recorded)
+  virtual std::unique_ptr<FreshMemory> fresh(const std::string& memory, size_t bytes, unsigned long long stride,
+                                             unsigned long long touches) = 0;
+};
+
+// The first touch of fresh shared memory by a kernel against a second touch, then the host reading
+// it back and checking every touched byte: every memory, stride and repeat of `o`, one sample line
+// each. Returns the exit code (0).
+int drive_touch(TouchModel& model, const TouchOptions& o);
 
 }  // namespace xferlab
