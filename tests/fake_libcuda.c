@@ -131,6 +131,12 @@ static CUresult stream_kernel(int id, unsigned threads, void** params) {
     else sum += AT(PTR(0), i);
   }
   if (k >= 4) { for (unsigned t = 0; t < threads; ++t) SET(PTR(arrays), t, t ? 0.0 : sum); }
+  /* FAKE_CUDA_CORRUPT: the last element written (or the sum) is off by one, for the probe's check to catch. */
+  if (getenv("FAKE_CUDA_CORRUPT")) {
+    void* out = PTR(k >= 4 ? arrays : k == 0 || k == 2 ? 1 + (k == 2) : 0);
+    size_t at = k >= 4 ? 0 : n - 1;
+    SET(out, at, AT(out, at) + 1.0);
+  }
   return OK;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -154,6 +160,7 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
     unsigned long long stride = *(unsigned long long*)params[1], n = *(unsigned long long*)params[2];
     if (kind_of(p, n * stride) != 'M') { note_bad("touch outside managed memory"); return INVALID_VALUE; }
     for (unsigned long long i = 0; i < n; ++i) p[i * stride] = (unsigned char)(i + 1);
+    if (getenv("FAKE_CUDA_CORRUPT") && n) p[(n - 1) * stride] += 1;  /* the last touch wrong */
     return OK;
   }
   int n = (int)(long)f - 100;

@@ -180,6 +180,89 @@ def test_stream_kernels_on_every_cuda_memory_kind(fake):
     assert launches == sum(2 + 2 for c in checks for _ in range(c["instances"]))  # 2 warm-ups + 2 timed each
 
 
+def opencl_device():
+    from xferlab.measure.device import devices
+
+    found, _ = devices("opencl")
+    return bool(found)
+
+
+STREAM_ARGS = ("kernels", "--size", "65536", "--iterations", "3", "--warmup", "1", "--kernels", "copy,triad,dot",
+               "--types", "float,double", "--instances", "1,2")
+
+
+def test_one_stream_driver_for_both_models(fake):
+    """Device STREAM's options, sweep, timed loop, check and records are one driver's
+    (native/probe/kernels_driver.cpp): the OpenCL model (PoCL here) and the CUDA one (the stand-in)
+    give the same records, field for field and in the same order, for the same flags."""
+    if not opencl_device() and os.environ.get("CI") != "true":
+        pytest.skip("no OpenCL device here (CI installs pocl-opencl-icd)")
+    code, cuda_records, err, _ = with_fake(fake, *STREAM_ARGS, "--backend", "cuda")
+    assert code == 0, err
+    code, out, err = probe(*STREAM_ARGS)
+    assert code == 0, err
+    opencl_records = [json.loads(line) for line in out.splitlines()]
+    points = {}
+    for backend, records in (("cuda", cuda_records), ("opencl", opencl_records)):
+        kinds = [r["record"] for r in records]
+        assert kinds[0] == "setup" and set(kinds[1:]) == {"sample", "validation"}, kinds
+        for kind in ("sample", "validation"):
+            layouts = {tuple(r) for r in records if r["record"] == kind}
+            assert len(layouts) == 1, (backend, kind, layouts)
+            points[backend, kind] = layouts.pop()
+        checks = [r for r in records if r["record"] == "validation"]
+        assert all(c["ok"] for c in checks), checks
+        assert [(c["kernel"], c["type"], c["instances"]) for c in checks] == [
+            (k, t, i) for t in ("float", "double") for i in (1, 2) for k in ("copy", "triad", "dot")]
+        samples = [r for r in records if r["record"] == "sample"]
+        assert [s["iteration"] for s in samples] == [0, 1, 2] * len(checks)  # warm-up not recorded
+        assert all(s["bytes"] == {"copy": 2, "triad": 3, "dot": 2}[s["kernel"]] * 65536 * s["instances"] for s in samples)
+    assert points["cuda", "sample"] == points["opencl", "sample"]
+    assert points["cuda", "validation"] == points["opencl", "validation"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--widths", "3"], "--widths 3 is not a vector width; allowed: 1, 2, 4, 8, 16"),
+    (["--size", "10"], "--size '10' is not an integer in 1024..1099511627776"),
+    (["--iterations", "0"], "--iterations '0' is not an integer in 1..1000000"),
+    (["--kernels", "nstream"], "--kernels 'nstream' is not allowed; allowed: copy, mul, add, triad, dot, read"),
+    (["--instances", "65"], "--instances item '65' is not an integer in 1..64"),
+    (["--max-time", "-1"], "--max-time '-1' is not a number in 0..3600"),
+])
+def test_stream_options_are_refused_alike_on_both_models(fake, args, message):
+    """One option parser: a bad STREAM option is the same one-line error, exit 2, on CUDA as on
+    OpenCL (a width of 3 was reported 'unavailable' on CUDA, exit 0)."""
+    code, records, err, launches = with_fake(fake, "kernels", "--backend", "cuda", *args)
+    assert code == 2 and records == [] and launches == 0
+    (line,) = [e for e in err.splitlines() if not e.startswith("fake-cuda:")]
+    assert line.startswith("xferlab-probe: error: kernels: ") and message in line
+    if opencl_device():
+        code, out, err_cl = probe("kernels", *args)
+        assert code == 2 and out == "" and err_cl.strip() == line
+
+
+def test_max_time_ends_a_points_timed_loop_after_two_samples_on_cuda(fake):
+    code, records, err, launches = with_fake(fake, "kernels", "--backend", "cuda", "--size", "8192", "--kernels", "copy,dot",
+                                             "--iterations", "50", "--warmup", "1", "--max-time", "1e-9")
+    assert code == 0, err
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert [(s["kernel"], s["iteration"]) for s in samples] == [("copy", 0), ("copy", 1), ("dot", 0), ("dot", 1)]
+    assert launches == 2 * 3
+
+
+@pytest.mark.parametrize("kernel", ["copy", "mul", "add", "triad", "dot", "read"])
+def test_a_wrong_cuda_result_is_caught(fake, kernel):
+    """The stand-in writes one element (or the sum) off by one: the driver's check names it."""
+    code, records, err, _ = with_fake(fake, "kernels", "--backend", "cuda", "--size", "4096", "--kernels", kernel,
+                                      "--iterations", "1", "--types", "float,double", FAKE_CUDA_CORRUPT="1")
+    assert code == 0, err
+    checks = [r for r in records if r.get("record") == "validation"]
+    assert len(checks) == 2 and not any(c["ok"] for c in checks)
+    for c in checks:
+        n = 4096 // (8 if c["type"] == "double" else 4)
+        assert c["what"].startswith("instance 0: sum " if kernel in ("dot", "read") else f"instance 0: element {n - 1} is ")
+
+
 def test_first_touch_of_managed_memory(fake):
     code, records, err, launches = with_fake(fake, "kernels", "--backend", "cuda", "--mode", "faults",
                                              "--size", "1048576", "--repeats", "2")
@@ -187,6 +270,17 @@ def test_first_touch_of_managed_memory(fake):
     samples = [r for r in records if r.get("record") == "sample"]
     assert {s["memory"] for s in samples} == {"managed", "managed-prefetch"} and all(s["ok"] for s in samples)
     assert all(s["touches"] == 256 for s in samples) and launches == 2 * 2 * 2
+
+
+def test_a_wrong_first_touch_is_caught(fake):
+    """First touch's driver (kernels_driver.cpp) reads back every touched byte: the stand-in writes the
+    last one wrong, and the record names it."""
+    code, records, err, _ = with_fake(fake, "kernels", "--backend", "cuda", "--mode", "faults", "--size", "65536",
+                                      "--strides", "4096", "--repeats", "1", FAKE_CUDA_CORRUPT="1")
+    assert code == 0, err
+    samples = [r for r in records if r.get("record") == "sample"]
+    assert len(samples) == 2 and [(s["ok"], s["what"]) for s in samples] == [(False, "touch 15 wrong")] * 2
+    assert all("first_device_seconds" not in s for s in samples)  # CUDA's touches are timed by the host only
 
 
 @pytest.mark.parametrize("version", ["D", "U"])

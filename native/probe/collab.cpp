@@ -222,45 +222,51 @@ int run_collab(Args& args) {
       .boolean("corrupt", o.corrupt)
       .emit();
 
-  int failed = 0;
-  std::string first_failure;
-  for (int r = 0; r < o.repeats; ++r) {
-    Outcome out = hist ? hist->run() : queue->run();
-    JsonLine sample;
-    sample.str("probe", "collab")
-        .str("record", "sample")
-        .str("pattern", o.pattern)
-        .str("version", o.version)
-        .integer("repeat", r)
-        .boolean("warmup", r == 0)
-        .number("allocation_seconds", out.allocation)
-        .number("copy_seconds", out.copy)
-        .number("kernel_seconds", out.kernel)
-        .number("total_seconds", out.total)
-        .integer("host_threads", o.host_threads)
-        .number("device_share", out.device_share)
-        .integer("copied_bytes", static_cast<long long>(out.copied_bytes));
-    if (queue) sample.integer("device_tasks", out.device_tasks).integer("host_tasks", out.host_tasks);
-    sample.emit();
-    JsonLine valid;
-    valid.str("probe", "collab")
-        .str("record", "validation")
-        .str("pattern", o.pattern)
-        .str("version", o.version)
-        .integer("repeat", r)
-        .boolean("ok", out.ok)
-        .integer("wrong", out.wrong)
-        .integer("first_wrong_index", out.first_wrong);
-    if (!out.ok) valid.number("expected", out.expected).number("got", out.got).str("what", out.what);
-    valid.emit();
-    if (!out.ok && !failed++) first_failure = "repeat " + std::to_string(r) + ": " + out.what;
-  }
-  if (failed) {
-    std::fprintf(stderr, "xferlab-probe: collab: validation failed in %d of %d repeats; first, %s\n", failed, o.repeats,
-                 first_failure.c_str());
-    return 1;
-  }
-  return 0;
+  Repeats repeats(o);
+  for (int r = 0; r < o.repeats; ++r) repeats.record(r, hist ? hist->run() : queue->run(), queue != nullptr);
+  return repeats.finish();
 }
+
+namespace collab {
+
+void Repeats::record(int r, const Outcome& out, bool tasks) {
+  JsonLine sample;
+  sample.str("probe", "collab")
+      .str("record", "sample")
+      .str("pattern", o_.pattern)
+      .str("version", o_.version)
+      .integer("repeat", r)
+      .boolean("warmup", r == 0)
+      .number("allocation_seconds", out.allocation)
+      .number("copy_seconds", out.copy)
+      .number("kernel_seconds", out.kernel)
+      .number("total_seconds", out.total)
+      .integer("host_threads", o_.host_threads)
+      .number("device_share", out.device_share)
+      .integer("copied_bytes", static_cast<long long>(out.copied_bytes));
+  if (tasks) sample.integer("device_tasks", out.device_tasks).integer("host_tasks", out.host_tasks);
+  sample.emit();
+  JsonLine valid;
+  valid.str("probe", "collab")
+      .str("record", "validation")
+      .str("pattern", o_.pattern)
+      .str("version", o_.version)
+      .integer("repeat", r)
+      .boolean("ok", out.ok)
+      .integer("wrong", out.wrong)
+      .integer("first_wrong_index", out.first_wrong);
+  if (!out.ok) valid.number("expected", out.expected).number("got", out.got).str("what", out.what);
+  valid.emit();
+  if (!out.ok && !failed_++) first_failure_ = "repeat " + std::to_string(r) + ": " + out.what;
+}
+
+int Repeats::finish() const {
+  if (!failed_) return 0;
+  std::fprintf(stderr, "xferlab-probe: collab: validation failed in %d of %d repeats; first, %s\n", failed_, o_.repeats,
+               first_failure_.c_str());
+  return 1;
+}
+
+}  // namespace collab
 
 }  // namespace xferlab

@@ -12,15 +12,12 @@
 
 #include "../loaders/opencl_loader.hpp"
 #include "cl_device.hpp"
+#include "clock.hpp"
 
 namespace xferlab::collab {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kBins = 256;
 constexpr size_t kLocal = 64;  // work-items per work-group
-
-inline double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The kernels' OpenCL C, one program built by collab.cpp from three parts: kKernelPrelude (the
 // shared-memory atomics' macros, in collab.cpp), kHistogramKernels and kTaskQueueKernels.
@@ -75,6 +72,21 @@ struct Outcome {
   long long wrong = 0, first_wrong = -1;
   double expected = 0, got = 0;
   std::string what;
+};
+
+// The records of every repeat, as both models (collab.cpp: OpenCL, collab_cuda.cpp: CUDA) write
+// them: one sample and one validation line a repeat (repeat 0 the warm-up); finish() says on stderr
+// how many failed validation and gives the exit code (1 if any did).
+class Repeats {
+ public:
+  explicit Repeats(const Options& o) : o_(o) {}
+  void record(int repeat, const Outcome& out, bool tasks);  // tasks: the device's and host's task counts too
+  int finish() const;
+
+ private:
+  const Options& o_;
+  int failed_ = 0;
+  std::string first_failure_;
 };
 
 // Compares a histogram with the host-only reference; fills `out`'s verdict (first wrong bin, count,

@@ -123,8 +123,7 @@ int run_collab_cuda(Options& o) {
       if (mine[b]) __atomic_fetch_add(&shared[b], mine[b], __ATOMIC_RELAXED);
   };
   const size_t nd = static_cast<size_t>(std::llround(o.size * o.share)), nh = o.size - nd;
-  int failed = 0;
-  std::string first_failure;
+  Repeats repeats(o);
   for (int r = 0; r < o.repeats; ++r) {
     Outcome out;
     out.device_share = o.size ? static_cast<double>(nd) / o.size : 0.0;
@@ -184,27 +183,10 @@ int run_collab_cuda(Options& o) {
       d.cuMemFree(mhist);
     }
     check_histogram(final_hist, reference, out);
-    JsonLine()
-        .str("probe", "collab").str("record", "sample").str("pattern", o.pattern).str("version", o.version)
-        .integer("repeat", r).boolean("warmup", r == 0).number("allocation_seconds", out.allocation)
-        .number("copy_seconds", out.copy).number("kernel_seconds", out.kernel).number("total_seconds", out.total)
-        .integer("host_threads", o.host_threads).number("device_share", out.device_share)
-        .integer("copied_bytes", static_cast<long long>(out.copied_bytes))
-        .emit();
-    JsonLine valid;
-    valid.str("probe", "collab").str("record", "validation").str("pattern", o.pattern).str("version", o.version)
-        .integer("repeat", r).boolean("ok", out.ok).integer("wrong", out.wrong).integer("first_wrong_index", out.first_wrong);
-    if (!out.ok) valid.number("expected", out.expected).number("got", out.got).str("what", out.what);
-    valid.emit();
-    if (!out.ok && !failed++) first_failure = "repeat " + std::to_string(r) + ": " + out.what;
+    repeats.record(r, out, false);
   }
   d.cuStreamDestroy(stream);
-  if (failed) {
-    std::fprintf(stderr, "xferlab-probe: collab: validation failed in %d of %d repeats; first, %s\n", failed, o.repeats,
-                 first_failure.c_str());
-    return 1;
-  }
-  return 0;
+  return repeats.finish();
 }
 
 }  // namespace xferlab::collab

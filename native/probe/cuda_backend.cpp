@@ -28,6 +28,7 @@
 #include "../loaders/cuda_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "clock.hpp"
 #include "cuda_ptx.hpp"
 #include "json.hpp"
 
@@ -37,7 +38,6 @@ using namespace cuda;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr size_t kPage = 4096;
 constexpr int kEntries = 9;  // xferlab_empty0 .. xferlab_empty8 (cuda_ptx.cpp)
 constexpr double kEventResolutionSeconds = 0.5e-6;  // cuEventElapsedTime's documented resolution
@@ -45,7 +45,6 @@ constexpr double kEventResolutionSeconds = 0.5e-6;  // cuEventElapsedTime's docu
 // Calls a driver entry point; throws std::runtime_error naming it and the driver's error text.
 #define XF_CU(d, fn, ...) cuda_check((d).fn(__VA_ARGS__), #fn)
 
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 bool is_managed(const Memory& m) {
   return !m.on_device && (m.kind == HostKind::managed || m.kind == HostKind::managed_prefetch);

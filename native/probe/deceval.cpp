@@ -54,6 +54,7 @@
 #include "args.hpp"
 #include "backend.hpp"
 #include "cl_device.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 #include "placement.hpp"
 #include "probe.hpp"
@@ -63,8 +64,6 @@ namespace xferlab {
 namespace {
 
 using namespace cl;
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 const char* const kSource = R"CLC(
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -5,14 +5,18 @@
 //           read-only sum, over arrays of `--size` bytes in device memory, pinned host memory, the
 //           application's host memory (CL_MEM_USE_HOST_PTR) or SVM; float or double, 1 to 16
 //           elements per work-item; over a list of work-group counts and of concurrent instances
-//           (one queue and disjoint arrays each: seed 004's "kernel copies"). Where it is timed:
-//           run_stream_point(), the host clock around enqueue on every queue + finish of all, and
-//           the device's event timestamps (first start to last end). Bytes as BabelStream counts
-//           them: copy, mul, dot 2 arrays; add, triad 3; read 1.
+//           (one queue and disjoint arrays each: seed 004's "kernel copies"). The options, the
+//           sweep, the timed loop and the check are kernels_driver.cpp's, shared with CUDA; this
+//           file is the OpenCL model (ClStream): its kernels, arrays and launch_all(), where it is
+//           timed: the host clock around enqueue on every queue + finish of all, and the device's
+//           event timestamps (first start to last end). Bytes as BabelStream counts them: copy,
+//           mul, dot 2 arrays; add, triad 3; read 1.
 //   faults  a kernel touching fresh shared (SVM) memory one byte per stride: first touch (the
-//           device's page faults) against a second touch, then the host reading it back.
+//           device's page faults) against a second touch, then the host reading it back; the
+//           loop and the check are kernels_driver.cpp's (drive_touch), this file's ClTouch the model.
 //   align   H2D/D2H copies from host buffers at offsets from a page, allocated by the runtime
-//           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign).
+//           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign); align,
+//           d2d and spmv are kernels_memory.cpp's.
 //   d2d     device to device between two devices (run_d2d_mode): through the runtime in one context,
 //           and staged through pinned host memory.
 //   spmv    CSR y = A x, one row per work-item, from a matrix file xferlab writes (measure/kernels.py);
@@ -38,7 +42,7 @@
 #include "json.hpp"
 #include "probe.hpp"
 #include "kernels_cl.hpp"
-#include "stream_check.hpp"
+#include "kernels_driver.hpp"
 
 namespace xferlab {
 namespace kcl {
@@ -113,7 +117,7 @@ kernel void spmv(global const ulong* rows, global const uint* cols, global const
 }
 )CLC";
 
-Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local) {
+Timing launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local) {
   const auto& api = dev.api();
   std::vector<cl::cl_event> events(kernels.size(), nullptr);
   const auto t0 = Clock::now();
@@ -123,7 +127,7 @@ Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size
     cl_check(api.Flush(dev.queue(k)), "clFlush");
   }
   for (size_t k = 0; k < kernels.size(); ++k) cl_check(api.Finish(dev.queue(k)), "clFinish");
-  Launch out;
+  Timing out;
   out.host_seconds = since(t0);
   out.device_seconds = device_span(api, events);
   for (auto e : events) api.ReleaseEvent(e);
@@ -167,160 +171,189 @@ namespace {
 
 using namespace kcl;
 
-const std::vector<std::string> kKernels = {"copy", "mul", "add", "triad", "dot", "read"};
 const std::vector<std::string> kMemories = {"device", "pinned", "host", "svm-coarse", "svm-fine"};
 
-template <class T>
-struct Stream {
-  ClDevice& dev;
-  const std::string memory;
-  size_t elements;  // per array
-  int width;
-  size_t local;
-
-  // One (kernel, groups, instances) point: warm-up, timed iterations, then the check.
-  void point(const std::string& kname, size_t groups, int instances, int iterations, int warmup, double max_seconds) {
-    const size_t bytes = elements * sizeof(T);
-    std::vector<T> a, b, c;
-    stream_initial(elements, a, b, c);
-    std::vector<std::unique_ptr<Array>> A, B, C, S;
-    std::vector<cl::cl_kernel> kernels;
-    const cl::cl_ulong nvec = elements / static_cast<size_t>(width);
-    const T scalar = static_cast<T>(kStreamScalar);
-    const bool covers = groups * local >= nvec && kname != "dot" && kname != "read";  // one element per work-item
-    for (int k = 0; k < instances; ++k) {
-      A.push_back(std::make_unique<Array>(dev, memory, bytes));
-      B.push_back(std::make_unique<Array>(dev, memory, bytes));
-      C.push_back(std::make_unique<Array>(dev, memory, bytes));
-      S.push_back(std::make_unique<Array>(dev, "device", groups * sizeof(T)));
-      A[k]->fill(a.data());
-      B[k]->fill(b.data());
-      C[k]->fill(c.data());
-      cl::cl_kernel kern = dev.kernel(("stream_" + kname + (covers ? "_1" : "")).c_str());
-      if (kname == "copy") {
-        A[k]->bind(kern, 0), C[k]->bind(kern, 1), dev.arg(kern, 2, nvec);
-      } else if (kname == "mul") {
-        B[k]->bind(kern, 0), C[k]->bind(kern, 1), dev.arg(kern, 2, scalar), dev.arg(kern, 3, nvec);
-      } else if (kname == "add") {
-        A[k]->bind(kern, 0), B[k]->bind(kern, 1), C[k]->bind(kern, 2), dev.arg(kern, 3, nvec);
-      } else if (kname == "triad") {
-        A[k]->bind(kern, 0), B[k]->bind(kern, 1), C[k]->bind(kern, 2), dev.arg(kern, 3, scalar), dev.arg(kern, 4, nvec);
-      } else if (kname == "dot") {
-        A[k]->bind(kern, 0), B[k]->bind(kern, 1), S[k]->bind(kern, 2);
-        cl_check(dev.api().SetKernelArg(kern, 3, local * sizeof(T), nullptr), "clSetKernelArg(local)");
-        dev.arg(kern, 4, nvec);
-      } else {  // read
-        A[k]->bind(kern, 0), S[k]->bind(kern, 1);
-        cl_check(dev.api().SetKernelArg(kern, 2, local * sizeof(T), nullptr), "clSetKernelArg(local)");
-        dev.arg(kern, 3, nvec);
+// One point's arrays on an OpenCL device: every instance's a, b, c and partial sums, and its
+// kernel (with its own queue) bound to them.
+class ClStreamArrays final : public StreamArrays {
+ public:
+  ClStreamArrays(ClDevice& dev, const StreamPoint& p, size_t elements, const void* a, const void* b, const void* c,
+                 size_t local)
+      : dev_(dev), global_(static_cast<size_t>(p.groups) * local), local_(local) {
+    const size_t size = p.f64 ? 8 : 4, bytes = elements * size, groups = static_cast<size_t>(p.groups);
+    const cl::cl_ulong nvec = elements / static_cast<size_t>(p.width);
+    const bool covers = groups * local >= nvec && !stream_reduces(p.kernel);  // one element per work-item
+    grid_stride = !covers;
+    partials = groups;  // one per work-group
+    for (size_t k = 0; k < static_cast<size_t>(p.instances); ++k) {
+      arrays_.add(dev, p.memory, bytes, groups * size, a, b, c);
+      cl::cl_kernel kern = dev.kernel(("stream_" + p.kernel + (covers ? "_1" : "")).c_str());
+      // Each kernel's arguments, as kSource declares them: arrays, then the scalar, then the length.
+      cl::cl_uint i = 0;
+      for (char name : stream_arguments(p.kernel)) arrays_(name, k).bind(kern, i++);
+      if (stream_reduces(p.kernel))
+        cl_check(dev.api().SetKernelArg(kern, i++, local * size, nullptr), "clSetKernelArg(local)");
+      if (stream_scaled(p.kernel)) {
+        if (p.f64)
+          dev.arg(kern, i++, kStreamScalar);
+        else
+          dev.arg(kern, i++, static_cast<float>(kStreamScalar));
       }
-      kernels.push_back(kern);
+      dev.arg(kern, i, nvec);
+      kernels_.push_back(kern);
     }
-    const StreamPoint point{kname, memory, sizeof(T) == 8, width, static_cast<long long>(groups),
-                            static_cast<long long>(local), instances, !covers, static_cast<long long>(bytes)};
-    const auto started = Clock::now();
-    int done = 0;
-    for (int it = 0; it < warmup + iterations; ++it) {
-      const Launch timed = launch_all(dev, kernels, groups * local, local);
-      if (it < warmup) continue;
-      stream_sample(point, it - warmup, timed.host_seconds, timed.device_seconds);
-      ++done;
-      if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
-    }
-    // The check: every instance's output against the host's replay of the same kernel.
-    std::string what;
-    for (int k = 0; k < instances && what.empty(); ++k) {
-      std::vector<T> out(stream_reduces(kname) ? groups : elements);
-      const char which = stream_output(kname);
-      (stream_reduces(kname) ? S[k] : which == 'c' ? C[k] : which == 'b' ? B[k] : A[k])->get(out.data());
-      what = stream_check(kname, k, a, b, c, out);
-    }
-    stream_validation(point, what);
   }
+  Timing launch() override { return launch_all(dev_, kernels_, global_, local_); }
+  void read(int instance, char name, void* out) override { arrays_(name, static_cast<size_t>(instance)).get(out); }
+
+ private:
+  ClDevice& dev_;
+  size_t global_, local_;
+  InstanceArrays<Array> arrays_;
+  std::vector<cl::cl_kernel> kernels_;
+};
+
+// Device STREAM on an OpenCL device: its memories (SVM where the device has it), double where it
+// has cl_khr_fp64, every vector width, kSource built for each type and width.
+class ClStream final : public StreamModel {
+ public:
+  ClStream(int device, const StreamOptions& o) : index_(device), dev_(device), queues_(o.most_instances()) {
+    if (static_cast<unsigned long long>(o.size) > dev_.max_alloc)
+      throw BadArgument("--size " + std::to_string(o.size) + " is above the device's largest allocation, " +
+                        std::to_string(dev_.max_alloc) + " bytes");
+    cl::cl_ulong fp64 = 0;
+    dev_.api().GetDeviceInfo(dev_.id(), cl::CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, nullptr);
+    fp64_ = fp64 != 0;
+    dev_.open(queues_, true);
+    JsonLine()
+        .str("record", "setup")
+        .str("device_name", dev_.text(cl::CL_DEVICE_NAME))
+        .integer("device_index", device)
+        .integer("compute_units", dev_.units)
+        .integer("max_work_group_size", static_cast<long long>(dev_.max_group))
+        .integer("max_allocation_bytes", static_cast<long long>(dev_.max_alloc))
+        .boolean("double", fp64_)
+        .integer("svm_capabilities", static_cast<long long>(dev_.svm_caps))
+        .emit();
+  }
+  std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
+  std::string lacks_type(const std::string& type) override {
+    return type == "double" && !fp64_ ? "the device has no double precision (cl_khr_fp64)" : "";
+  }
+  size_t prepare(const std::string& type, int width) override {
+    built_.reset();
+    built_ = std::make_unique<ClDevice>(index_);
+    built_->open(queues_, true);
+    built_->build(kSource, {options(type, width)});
+    return pick_local(*built_, "stream_dot");
+  }
+  // One work-item per vector for the streaming kernels (as BabelStream); for the reductions about 8
+  // vectors per work-item, at least 4 groups per compute unit (BabelStream's fixed 4 per unit leaves
+  // a CPU device's work-items long serial loops).
+  size_t auto_groups(const std::string& kernel, size_t vectors, size_t local) override {
+    return stream_reduces(kernel) ? std::max<size_t>(4 * static_cast<size_t>(built_->units), vectors / (local * 8))
+                                  : std::max<size_t>(1, std::min<size_t>((vectors + local - 1) / local, 1 << 20));
+  }
+  std::unique_ptr<StreamArrays> load(const StreamPoint& p, size_t elements, const void* a, const void* b,
+                                     const void* c) override {
+    return std::make_unique<ClStreamArrays>(*built_, p, elements, a, b, c, static_cast<size_t>(p.local));
+  }
+
+ private:
+  int index_;
+  ClDevice dev_;  // the device's setup and limits; each type and width is built on its own (built_)
+  size_t queues_;
+  bool fp64_ = false;
+  std::unique_ptr<ClDevice> built_;
 };
 
 int run_stream_mode(Args& args, int device) {
-  const auto kernels = args.words("kernels", "copy,mul,add,triad,dot,read", kKernels);
-  const auto memories = args.words("memory", "device", kMemories);
-  const auto types = args.words("types", "float", {"float", "double"});
-  const auto widths = args.integers("widths", "1", 1, 16);
-  const long long size = args.integer("size", 64 << 20, 1024, 1ll << 40);
-  const auto groups_list = args.integers("groups", "0", 0, 1 << 24);
-  const auto instances_list = args.integers("instances", "1", 1, 64);
-  const int iterations = static_cast<int>(args.integer("iterations", 20, 1, 1000000));
-  const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
-  const double max_seconds = args.real("max-time", 0.0, 0.0, 3600.0);
-  args.finish();
-  for (long long w : widths)
-    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
-      throw BadArgument("--widths " + std::to_string(w) + " is not a vector width; allowed: 1, 2, 4, 8, 16");
-  const int most_instances = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
-  ClDevice dev(device);
-  if (static_cast<unsigned long long>(size) > dev.max_alloc)
-    throw BadArgument("--size " + std::to_string(size) + " is above the device's largest allocation, " +
-                      std::to_string(dev.max_alloc) + " bytes");
-  cl::cl_ulong fp64 = 0;
-  dev.api().GetDeviceInfo(dev.id(), cl::CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, nullptr);
-  dev.open(static_cast<size_t>(most_instances), true);
-  JsonLine()
-      .str("record", "setup")
-      .str("device_name", dev.text(cl::CL_DEVICE_NAME))
-      .integer("device_index", device)
-      .integer("compute_units", dev.units)
-      .integer("max_work_group_size", static_cast<long long>(dev.max_group))
-      .integer("max_allocation_bytes", static_cast<long long>(dev.max_alloc))
-      .boolean("double", fp64 != 0)
-      .integer("svm_capabilities", static_cast<long long>(dev.svm_caps))
-      .emit();
-  for (const std::string& memory : memories) {
-    const bool svm = memory.rfind("svm", 0) == 0;
-    if (svm && !(dev.svm_caps & (memory == "svm-fine" ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER
-                                                      : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))) {
-      JsonLine().str("record", "unavailable").str("memory", memory).str("reason", "the device has no " + memory + " SVM").emit();
-      continue;
-    }
-    for (const std::string& type : types) {
-      if (type == "double" && !fp64) {
-        JsonLine().str("record", "unavailable").str("memory", memory).str("type", type)
-            .str("reason", "the device has no double precision (cl_khr_fp64)").emit();
-        continue;
-      }
-      for (long long width : widths) {
-        ClDevice built(device);
-        built.open(static_cast<size_t>(most_instances), true);
-        built.build(kSource, {options(type, static_cast<int>(width))});
-        const size_t local = pick_local(built, "stream_dot");
-        const size_t elements = static_cast<size_t>(size) / (type == "double" ? 8 : 4) / static_cast<size_t>(width) *
-                                static_cast<size_t>(width);
-        for (long long g : groups_list) {
-          for (long long instances : instances_list) {
-            for (const std::string& kname : kernels) {
-              // Auto: one work-item per vector for the streaming kernels (as BabelStream); for the
-              // reductions about 8 vectors per work-item, at least 4 groups per compute unit
-              // (BabelStream's fixed 4 per unit leaves a CPU device's work-items long serial loops).
-              size_t groups = static_cast<size_t>(g);
-              const size_t vectors = elements / static_cast<size_t>(width);
-              if (groups == 0)
-                groups = (kname == "dot" || kname == "read")
-                             ? std::max<size_t>(4 * static_cast<size_t>(built.units), vectors / (local * 8))
-                             : std::max<size_t>(1, std::min<size_t>((vectors + local - 1) / local, 1 << 20));
-              if (type == "double") {
-                Stream<double> s{built, memory, elements, static_cast<int>(width), local};
-                s.point(kname, groups, static_cast<int>(instances), iterations, warmup, max_seconds);
-              } else {
-                Stream<float> s{built, memory, elements, static_cast<int>(width), local};
-                s.point(kname, groups, static_cast<int>(instances), iterations, warmup, max_seconds);
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return 0;
+  const StreamOptions o = stream_options(args, kMemories);
+  ClStream model(device, o);
+  return drive_stream(model, o);
 }
 
 }  // namespace
+
+namespace kcl {
+
+namespace {
+
+// One fresh SVM allocation on an OpenCL device, the touch kernel bound to it.
+class ClFresh final : public FreshMemory {
+ public:
+  ClFresh(ClDevice& dev, cl::cl_kernel touch, const std::string& memory, size_t bytes, cl::cl_ulong stride,
+          cl::cl_ulong touches, size_t local)
+      : dev_(dev), touch_(touch), array_(dev, memory, bytes), coarse_(memory == "svm-coarse"), bytes_(bytes),
+        local_(local), global_(std::max<size_t>(1, std::min<size_t>((touches + local - 1) / local, 4096)) * local) {
+    array_.bind(touch, 0);
+    dev.arg(touch, 1, stride);
+    dev.arg(touch, 2, touches);
+  }
+  Timing touch() override {
+    const auto& api = dev_.api();
+    cl::cl_event e = nullptr;
+    Timing t;
+    const auto t0 = Clock::now();
+    cl_check(api.EnqueueNDRangeKernel(dev_.queue(0), touch_, 1, nullptr, &global_, &local_, 0, nullptr, &e),
+             "clEnqueueNDRangeKernel");
+    cl_check(api.Finish(dev_.queue(0)), "clFinish");
+    t.host_seconds = since(t0);
+    t.device_seconds = device_span(api, {e});
+    api.ReleaseEvent(e);
+    return t;
+  }
+  const unsigned char* map() override {
+    if (coarse_)
+      cl_check(dev_.api().EnqueueSVMMap(dev_.queue(0), cl::CL_TRUE, cl::CL_MAP_READ, array_.svm(), bytes_, 0, nullptr,
+                                        nullptr),
+               "clEnqueueSVMMap");
+    return static_cast<const unsigned char*>(array_.svm());
+  }
+  void unmap() override {
+    if (coarse_) cl_check(dev_.api().EnqueueSVMUnmap(dev_.queue(0), array_.svm(), 0, nullptr, nullptr), "clEnqueueSVMUnmap");
+    cl_check(dev_.api().Finish(dev_.queue(0)), "clFinish");
+  }
+
+ private:
+  ClDevice& dev_;
+  cl::cl_kernel touch_;
+  Array array_;  // never touched by the host
+  bool coarse_;
+  size_t bytes_, local_, global_;
+};
+
+// First touch on an OpenCL device: fine- and coarse-grained SVM, where the device has it.
+class ClTouch final : public TouchModel {
+ public:
+  explicit ClTouch(int device) : dev_(device) {
+    dev_.open(1, true);
+    dev_.build(kSource, {options("float", 1)});
+    touch_ = dev_.kernel("touch");
+    local_ = pick_local(dev_, "touch");
+  }
+  std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
+  bool device_clock() const override { return true; }
+  std::unique_ptr<FreshMemory> fresh(const std::string& memory, size_t bytes, unsigned long long stride,
+                                     unsigned long long touches) override {
+    return std::make_unique<ClFresh>(dev_, touch_, memory, bytes, stride, touches, local_);
+  }
+
+ private:
+  ClDevice dev_;
+  cl::cl_kernel touch_ = nullptr;
+  size_t local_ = 1;
+};
+
+}  // namespace
+
+int run_faults_mode(Args& args, int device) {
+  const TouchOptions o = touch_options(args, {"svm-fine", "svm-coarse"});
+  ClTouch model(device);
+  return drive_touch(model, o);
+}
+
+}  // namespace kcl
 
 int run_kernels_cuda(Args& args, int device, const std::string& mode);  // kernels_cuda.cpp
 

@@ -1,8 +1,7 @@
-// The OpenCL pieces that kernels.cpp (device STREAM) and kernels_memory.cpp (faults, alignment,
+// The OpenCL pieces that kernels.cpp (device STREAM, faults) and kernels_memory.cpp (alignment,
 // device to device, SpMV) share: the kernels' source, memory of each kind a kernel can be given,
 // the device's timestamps of a launch, the work-group size and the build options.
 #pragma once
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -12,11 +11,9 @@
 
 #include "args.hpp"
 #include "cl_device.hpp"
+#include "clock.hpp"
 
 namespace xferlab::kcl {
-
-using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 extern const char* const kSource;  // kernels.cpp: every kernel, for TYPE and width W
 
@@ -105,13 +102,17 @@ class Array {
 };
 
 
+// "" when the device has `memory`, else why not: the SVM kinds need the device's SVM capability.
+inline std::string lacks_svm(const ClDevice& dev, const std::string& memory) {
+  if (memory.rfind("svm", 0) != 0) return "";
+  const auto needs = memory == "svm-fine" ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER;
+  return dev.svm_caps & needs ? "" : "the device has no " + memory + " SVM";
+}
+
 // Where a kernel is timed: kernels[k] enqueued on queue k (global x local work-items) for every k,
 // then every queue finished. Host seconds around it all, and the device's own (first event's start
 // to last event's end; -1 when the device gives none).
-struct Launch {
-  double host_seconds = 0, device_seconds = -1;
-};
-Launch launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local);
+Timing launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local);
 // Device timestamps of a set of events: last end - first start (seconds), -1 if unavailable.
 double device_span(const cl::Api& api, const std::vector<cl::cl_event>& events);
 // The work-group size for `kernel`: 256 within the device's and the kernel's limits, a power of two.
@@ -119,8 +120,8 @@ size_t pick_local(ClDevice& dev, const char* kernel);
 // Build options for TYPE (float, double) and W elements per work-item.
 std::string options(const std::string& type, int width);
 
-int run_faults_mode(Args& args, int device);  // kernels_memory.cpp
-int run_align_mode(Args& args, int device);
+int run_faults_mode(Args& args, int device);  // kernels.cpp
+int run_align_mode(Args& args, int device);  // kernels_memory.cpp
 int run_spmv_mode(Args& args, int device);
 int run_d2d_mode(Args& args, int device);
 

@@ -8,8 +8,10 @@
 // The kernels are PTX written here (stream_ptx() builds them for f32 and f64), following NVIDIA's
 // "Parallel Thread Execution ISA" reference: grid-stride loops over one element per thread, as the
 // OpenCL kernels of kernels.cpp; dot and read leave one partial sum per thread, which the host adds.
-// Width 1 only (the OpenCL path has vector widths). Timing as kernels.cpp: the host clock around
-// launch on every instance's stream and the synchronization of all, and CUDA events around each.
+// Width 1 only (the OpenCL path has vector widths). STREAM's options, sweep, timed loop and check
+// are kernels_driver.cpp's, as for OpenCL; this file is the CUDA model (CudaStream): its arrays and
+// launch, timed by the host clock around launch on every instance's stream and the synchronization
+// of all, and by CUDA events around each (the longest instance).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,9 +23,10 @@
 #include "../loaders/cuda_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 #include "probe.hpp"
-#include "stream_check.hpp"
+#include "kernels_driver.hpp"
 
 namespace xferlab {
 
@@ -35,10 +38,7 @@ using namespace cuda;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 #define XF_CU(d, fn, ...) cuda_check((d).fn(__VA_ARGS__), #fn)
-
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // One kernel's PTX: `params` are the .param declarations, `body` the loop body for element %rd5
 // (byte offset %rd8), with {T} the type (f32, f64) and {S} log2 of its size.
@@ -116,7 +116,6 @@ std::string stream_ptx() {
   return replace_all(module, "{S}", "0");
 }
 
-const std::vector<std::string> kKernels = {"copy", "mul", "add", "triad", "dot", "read"};
 const std::vector<std::string> kMemories = {"device", "pinned", "managed", "managed-prefetch"};
 
 struct Gpu {
@@ -176,7 +175,7 @@ struct GpuArray {
   }
   GpuArray(const GpuArray&) = delete;
   GpuArray& operator=(const GpuArray&) = delete;
-  void put(const void* data) {
+  void fill(const void* data) {
     if (memory == "device")
       XF_CU(g.d, cuMemcpyHtoD, ptr, data, bytes);
     else
@@ -184,7 +183,7 @@ struct GpuArray {
     if (memory == "managed-prefetch") XF_CU(g.d, cuMemPrefetchAsync, ptr, bytes, g.dev, nullptr);
     XF_CU(g.d, cuCtxSynchronize);
   }
-  void take(void* data) {
+  void get(void* data) {
     XF_CU(g.d, cuCtxSynchronize);
     if (memory == "device")
       XF_CU(g.d, cuMemcpyDtoH, data, ptr, bytes);
@@ -193,78 +192,166 @@ struct GpuArray {
   }
 };
 
-template <class T>
-void cuda_point(Gpu& g, const std::string& memory, const std::string& kname, size_t elements, unsigned blocks,
-                unsigned threads, int instances, int iterations, int warmup, double max_seconds) {
-  const bool f64 = sizeof(T) == 8;
-  const size_t bytes = elements * sizeof(T);
-  std::vector<T> a, b, c;
-  stream_initial(elements, a, b, c);
-  const size_t partials = static_cast<size_t>(blocks) * threads;
-  std::vector<std::unique_ptr<GpuArray>> A, B, C, S;
-  std::vector<CUstream> streams(static_cast<size_t>(instances), nullptr);
-  std::vector<CUevent> starts(streams.size(), nullptr), ends(streams.size(), nullptr);
-  CUfunction f = g.function("xferlab_" + kname + (f64 ? "_f64" : "_f32"));
-  const T scalar = static_cast<T>(kStreamScalar);
-  unsigned long long n = elements;
-  for (int k = 0; k < instances; ++k) {
-    A.push_back(std::make_unique<GpuArray>(g, memory, bytes));
-    B.push_back(std::make_unique<GpuArray>(g, memory, bytes));
-    C.push_back(std::make_unique<GpuArray>(g, memory, bytes));
-    S.push_back(std::make_unique<GpuArray>(g, "device", partials * sizeof(T)));
-    A[k]->put(a.data());
-    B[k]->put(b.data());
-    C[k]->put(c.data());
-    XF_CU(g.d, cuStreamCreate, &streams[k], CU_STREAM_NON_BLOCKING);
-    XF_CU(g.d, cuEventCreate, &starts[k], CU_EVENT_DEFAULT);
-    XF_CU(g.d, cuEventCreate, &ends[k], CU_EVENT_DEFAULT);
+// One point's arrays on a CUDA GPU: every instance's a, b, c and partial sums (one per thread), its
+// stream, and the events around its kernel.
+class CudaStreamArrays final : public StreamArrays {
+ public:
+  CudaStreamArrays(Gpu& g, const StreamPoint& p, size_t elements, const void* a, const void* b, const void* c)
+      : g_(g), blocks_(static_cast<unsigned>(p.groups)), threads_(static_cast<unsigned>(p.local)), n_(elements) {
+    const size_t bytes = elements * (p.f64 ? 8 : 4);
+    partials = static_cast<size_t>(blocks_) * threads_;
+    f_ = g.function("xferlab_" + p.kernel + (p.f64 ? "_f64" : "_f32"));
+    const size_t instances = static_cast<size_t>(p.instances);
+    streams_.assign(instances, nullptr), starts_.assign(instances, nullptr), ends_.assign(instances, nullptr);
+    for (size_t k = 0; k < instances; ++k) {
+      arrays_.add(g, p.memory, bytes, partials * (p.f64 ? 8 : 4), a, b, c);
+      XF_CU(g.d, cuStreamCreate, &streams_[k], CU_STREAM_NON_BLOCKING);
+      XF_CU(g.d, cuEventCreate, &starts_[k], CU_EVENT_DEFAULT);
+      XF_CU(g.d, cuEventCreate, &ends_[k], CU_EVENT_DEFAULT);
+      // The kernel's parameters, as stream_ptx() declares them: arrays, then the scalar, then the length.
+      std::vector<void*> params;
+      for (char name : stream_arguments(p.kernel)) params.push_back(&arrays_(name, k).ptr);
+      if (stream_scaled(p.kernel)) params.push_back(p.f64 ? static_cast<void*>(&scalar64_) : &scalar32_);
+      params.push_back(&n_);
+      params_.push_back(params);
+    }
   }
-  auto params = [&](int k, std::vector<void*>& p) {
-    if (kname == "copy") p = {&A[k]->ptr, &C[k]->ptr, &n};
-    else if (kname == "mul") p = {&B[k]->ptr, &C[k]->ptr, const_cast<T*>(&scalar), &n};
-    else if (kname == "add") p = {&A[k]->ptr, &B[k]->ptr, &C[k]->ptr, &n};
-    else if (kname == "triad") p = {&A[k]->ptr, &B[k]->ptr, &C[k]->ptr, const_cast<T*>(&scalar), &n};
-    else if (kname == "dot") p = {&A[k]->ptr, &B[k]->ptr, &S[k]->ptr, &n};
-    else p = {&A[k]->ptr, &S[k]->ptr, &n};
-  };
-  const StreamPoint point{kname, memory, f64, 1, blocks, threads, instances, true, static_cast<long long>(bytes)};
-  const auto started = Clock::now();
-  int done = 0;
-  for (int it = 0; it < warmup + iterations; ++it) {
+  ~CudaStreamArrays() override {
+    for (size_t k = 0; k < streams_.size(); ++k) {
+      if (starts_[k]) g_.d.cuEventDestroy(starts_[k]);
+      if (ends_[k]) g_.d.cuEventDestroy(ends_[k]);
+      if (streams_[k]) g_.d.cuStreamDestroy(streams_[k]);
+    }
+  }
+  // Every instance's launch on its own stream between two events; device time: the longest one.
+  Timing launch() override {
+    Timing t;
     const auto t0 = Clock::now();
-    for (int k = 0; k < instances; ++k) {
-      std::vector<void*> p;
-      params(k, p);
-      XF_CU(g.d, cuEventRecord, starts[k], streams[k]);
-      XF_CU(g.d, cuLaunchKernel, f, blocks, 1, 1, threads, 1, 1, 0, streams[k], p.data(), nullptr);
-      XF_CU(g.d, cuEventRecord, ends[k], streams[k]);
+    for (size_t k = 0; k < streams_.size(); ++k) {
+      XF_CU(g_.d, cuEventRecord, starts_[k], streams_[k]);
+      XF_CU(g_.d, cuLaunchKernel, f_, blocks_, 1, 1, threads_, 1, 1, 0, streams_[k], params_[k].data(), nullptr);
+      XF_CU(g_.d, cuEventRecord, ends_[k], streams_[k]);
     }
-    for (int k = 0; k < instances; ++k) XF_CU(g.d, cuStreamSynchronize, streams[k]);
-    const double host = since(t0);
+    for (CUstream s : streams_) XF_CU(g_.d, cuStreamSynchronize, s);
+    t.host_seconds = since(t0);
     float longest = 0;
-    for (int k = 0; k < instances; ++k) {
+    for (size_t k = 0; k < streams_.size(); ++k) {
       float ms = 0;
-      if (g.d.cuEventElapsedTime(&ms, starts[k], ends[k]) == CUDA_SUCCESS) longest = std::max(longest, ms);
+      if (g_.d.cuEventElapsedTime(&ms, starts_[k], ends_[k]) == CUDA_SUCCESS) longest = std::max(longest, ms);
     }
-    if (it < warmup) continue;
-    stream_sample(point, it - warmup, host, longest > 0 ? longest * 1e-3 : -1.0);
-    ++done;
-    if (max_seconds > 0 && since(started) > max_seconds && done >= 2) break;
+    t.device_seconds = longest > 0 ? longest * 1e-3 : -1.0;
+    return t;
   }
-  std::string what;
-  for (int k = 0; k < instances && what.empty(); ++k) {
-    std::vector<T> out(stream_reduces(kname) ? partials : elements);
-    const char which = stream_output(kname);
-    (stream_reduces(kname) ? S[k] : which == 'c' ? C[k] : which == 'b' ? B[k] : A[k])->take(out.data());
-    what = stream_check(kname, k, a, b, c, out);
+  void read(int instance, char name, void* out) override { arrays_(name, static_cast<size_t>(instance)).get(out); }
+
+ private:
+  Gpu& g_;
+  unsigned blocks_, threads_;
+  unsigned long long n_;
+  float scalar32_ = static_cast<float>(kStreamScalar);
+  double scalar64_ = kStreamScalar;
+  CUfunction f_ = nullptr;
+  InstanceArrays<GpuArray> arrays_;
+  std::vector<CUstream> streams_;
+  std::vector<CUevent> starts_, ends_;
+  std::vector<std::vector<void*>> params_;
+};
+
+// Device STREAM on a CUDA GPU: its memories (managed and pinned where it has them), float and
+// double, width 1 (the PTX kernels are scalar), 256 threads per block.
+class CudaStream final : public StreamModel {
+ public:
+  explicit CudaStream(int device) : g_(device) {
+    char name[256] = {0};
+    g_.d.cuDeviceGetName(name, sizeof name, g_.dev);
+    const int units = std::max(1, g_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+    JsonLine().str("record", "setup").str("device_name", name).integer("device_index", device)
+        .integer("compute_units", units).boolean("double", true).emit();
   }
-  for (int k = 0; k < instances; ++k) {
-    g.d.cuEventDestroy(starts[k]);
-    g.d.cuEventDestroy(ends[k]);
-    g.d.cuStreamDestroy(streams[k]);
+  std::string lacks_width(int width) override {
+    return width == 1 ? "" : "width " + std::to_string(width) + ": the CUDA kernels are scalar (width 1)";
   }
-  stream_validation(point, what);
-}
+  std::string lacks_memory(const std::string& memory) override {
+    if (memory.rfind("managed", 0) == 0 && !g_.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
+      return "the device has no managed memory";
+    if (memory == "managed-prefetch" && !g_.attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS))
+      return "prefetching needs concurrentManagedAccess, which the device lacks";
+    if (memory == "pinned" && !g_.attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING))
+      return "kernels on pinned memory need unified addressing, which the device lacks";
+    return "";
+  }
+  size_t prepare(const std::string&, int) override { return 256; }  // threads per block
+  // One element per thread (as BabelStream's CUDA kernels), ~8 for the reductions.
+  size_t auto_groups(const std::string& kernel, size_t elements, size_t threads) override {
+    return std::max<size_t>(1, std::min<size_t>(stream_reduces(kernel) ? elements / (threads * 8) + 1
+                                                                       : (elements + threads - 1) / threads,
+                                                2147483647u));
+  }
+  std::unique_ptr<StreamArrays> load(const StreamPoint& p, size_t elements, const void* a, const void* b,
+                                     const void* c) override {
+    return std::make_unique<CudaStreamArrays>(g_, p, elements, a, b, c);
+  }
+
+ private:
+  Gpu g_;
+};
+
+// One fresh managed allocation on a CUDA GPU (prefetched to it for managed-prefetch), and the touch
+// kernel's parameters.
+class CudaFresh final : public FreshMemory {
+ public:
+  CudaFresh(Gpu& g, CUfunction touch, CUstream stream, const std::string& memory, size_t bytes, unsigned long long stride,
+            unsigned long long touches)
+      : g_(g), touch_(touch), stream_(stream), array_(g, "managed", bytes), stride_(stride), touches_(touches),
+        blocks_(static_cast<unsigned>(std::max<unsigned long long>(
+            1, std::min<unsigned long long>((touches + kThreads - 1) / kThreads, 65535)))) {
+    if (memory == "managed-prefetch") XF_CU(g.d, cuMemPrefetchAsync, array_.ptr, array_.bytes, g.dev, stream);
+    XF_CU(g.d, cuStreamSynchronize, stream);
+  }
+  Timing touch() override {
+    void* p[] = {&array_.ptr, &stride_, &touches_};
+    Timing t;
+    const auto t0 = Clock::now();
+    XF_CU(g_.d, cuLaunchKernel, touch_, blocks_, 1, 1, kThreads, 1, 1, 0, stream_, p, nullptr);
+    XF_CU(g_.d, cuStreamSynchronize, stream_);
+    t.host_seconds = since(t0);
+    return t;
+  }
+  const unsigned char* map() override { return static_cast<const unsigned char*>(array_.host); }
+
+ private:
+  static constexpr unsigned kThreads = 256;
+  Gpu& g_;
+  CUfunction touch_;
+  CUstream stream_;
+  GpuArray array_;
+  unsigned long long stride_, touches_;
+  unsigned blocks_;
+};
+
+// First touch on a CUDA GPU: managed memory, without and with a prefetch; host clock only.
+class CudaTouch final : public TouchModel {
+ public:
+  explicit CudaTouch(int device) : g_(device) {
+    if (!g_.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)) throw NotAvailable("the device has no managed memory");
+    touch_ = g_.function("xferlab_touch");
+    XF_CU(g_.d, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
+  }
+  ~CudaTouch() override {
+    if (stream_) g_.d.cuStreamDestroy(stream_);
+  }
+  std::string lacks_memory(const std::string&) override { return ""; }
+  bool device_clock() const override { return false; }
+  std::unique_ptr<FreshMemory> fresh(const std::string& memory, size_t bytes, unsigned long long stride,
+                                     unsigned long long touches) override {
+    return std::make_unique<CudaFresh>(g_, touch_, stream_, memory, bytes, stride, touches);
+  }
+
+ private:
+  Gpu g_;
+  CUfunction touch_ = nullptr;
+  CUstream stream_ = nullptr;
+};
 
 }  // namespace
 
@@ -288,113 +375,13 @@ int run_kernels_cuda(Args& args, int device, const std::string& mode) {
   if (mode != "stream" && mode != "faults")
     throw NotAvailable("--mode " + mode + " runs on OpenCL devices only for now (CUDA: stream, faults, ptx)");
   if (mode == "faults") {
-    const auto memories = args.words("memory", "managed,managed-prefetch", {"managed", "managed-prefetch"});
-    const long long size = args.integer("size", 64 << 20, 4096, 1ll << 40);
-    const auto strides = args.integers("strides", "4096", 1, 1 << 30);
-    const int repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
-    args.finish();
-    Gpu g(device);
-    if (!g.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)) throw NotAvailable("the device has no managed memory");
-    CUfunction touch = g.function("xferlab_touch");
-    CUstream stream = nullptr;
-    XF_CU(g.d, cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
-    for (const std::string& memory : memories) {
-      for (long long stride : strides) {
-        unsigned long long touches = static_cast<unsigned long long>(size / stride), st = static_cast<unsigned long long>(stride);
-        const unsigned threads = 256, blocks = static_cast<unsigned>(std::max<unsigned long long>(
-                                                   1, std::min<unsigned long long>((touches + threads - 1) / threads, 65535)));
-        for (int r = 0; r < repeats; ++r) {
-          GpuArray fresh(g, "managed", static_cast<size_t>(size));
-          if (memory == "managed-prefetch") XF_CU(g.d, cuMemPrefetchAsync, fresh.ptr, fresh.bytes, g.dev, stream);
-          XF_CU(g.d, cuStreamSynchronize, stream);
-          double seconds[2];
-          for (int pass = 0; pass < 2; ++pass) {
-            void* p[] = {&fresh.ptr, &st, &touches};
-            const auto t0 = Clock::now();
-            XF_CU(g.d, cuLaunchKernel, touch, blocks, 1, 1, threads, 1, 1, 0, stream, p, nullptr);
-            XF_CU(g.d, cuStreamSynchronize, stream);
-            seconds[pass] = since(t0);
-          }
-          const auto t0 = Clock::now();
-          auto* bytes = static_cast<unsigned char*>(fresh.host);
-          long long wrong = -1;
-          for (unsigned long long i = 0; i < touches && wrong < 0; ++i)
-            if (bytes[i * st] != static_cast<unsigned char>(i + 1)) wrong = static_cast<long long>(i);
-          const double back = since(t0);
-          JsonLine()
-              .str("record", "sample").str("memory", memory).integer("size_bytes", size).integer("stride_bytes", stride)
-              .integer("touches", static_cast<long long>(touches)).integer("repeat", r)
-              .number("first_seconds", seconds[0]).number("second_seconds", seconds[1])
-              .number("host_back_seconds", back).boolean("ok", wrong < 0)
-              .str("what", wrong < 0 ? "every touched byte read back" : "touch " + std::to_string(wrong) + " wrong")
-              .emit();
-        }
-      }
-    }
-    g.d.cuStreamDestroy(stream);
-    return 0;
+    const TouchOptions o = touch_options(args, {"managed", "managed-prefetch"});
+    CudaTouch model(device);
+    return drive_touch(model, o);
   }
-  const auto kernels = args.words("kernels", "copy,mul,add,triad,dot,read", kKernels);
-  const auto memories = args.words("memory", "device", kMemories);
-  const auto types = args.words("types", "float", {"float", "double"});
-  const auto widths = args.integers("widths", "1", 1, 16);
-  const long long size = args.integer("size", 64 << 20, 1024, 1ll << 40);
-  const auto groups_list = args.integers("groups", "0", 0, 1 << 24);
-  const auto instances_list = args.integers("instances", "1", 1, 64);
-  const int iterations = static_cast<int>(args.integer("iterations", 20, 1, 1000000));
-  const int warmup = static_cast<int>(args.integer("warmup", 2, 0, 1000));
-  const double max_seconds = args.real("max-time", 0.0, 0.0, 3600.0);
-  args.finish();
-  Gpu g(device);
-  char name[256] = {0};
-  g.d.cuDeviceGetName(name, sizeof name, g.dev);
-  const int units = std::max(1, g.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
-  JsonLine().str("record", "setup").str("device_name", name).integer("device_index", device)
-      .integer("compute_units", units).boolean("double", true).emit();
-  for (long long w : widths)
-    if (w != 1)
-      JsonLine().str("record", "unavailable").str("memory", "").str("type", "")
-          .str("reason", "width " + std::to_string(w) + ": the CUDA kernels are scalar (width 1)").emit();
-  if (std::find(widths.begin(), widths.end(), 1) == widths.end()) return 0;
-  for (const std::string& memory : memories) {
-    if (memory.rfind("managed", 0) == 0 && !g.attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)) {
-      JsonLine().str("record", "unavailable").str("memory", memory).str("reason", "the device has no managed memory").emit();
-      continue;
-    }
-    if (memory == "managed-prefetch" && !g.attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)) {
-      JsonLine().str("record", "unavailable").str("memory", memory)
-          .str("reason", "prefetching needs concurrentManagedAccess, which the device lacks").emit();
-      continue;
-    }
-    if (memory == "pinned" && !g.attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)) {
-      JsonLine().str("record", "unavailable").str("memory", memory)
-          .str("reason", "kernels on pinned memory need unified addressing, which the device lacks").emit();
-      continue;
-    }
-    for (const std::string& type : types) {
-      const size_t elements = static_cast<size_t>(size) / (type == "double" ? 8 : 4);
-      for (long long gr : groups_list) {
-        for (long long instances : instances_list) {
-          for (const std::string& kname : kernels) {
-            const unsigned threads = 256;
-            unsigned blocks = static_cast<unsigned>(gr);
-            if (blocks == 0)  // one element per thread (as BabelStream's CUDA kernels), ~8 for the reductions
-              blocks = static_cast<unsigned>(std::max<size_t>(
-                  1, std::min<size_t>((kname == "dot" || kname == "read") ? elements / (threads * 8) + 1
-                                                                          : (elements + threads - 1) / threads,
-                                      2147483647u)));
-            if (type == "double")
-              cuda_point<double>(g, memory, kname, elements, blocks, threads, static_cast<int>(instances), iterations,
-                                 warmup, max_seconds);
-            else
-              cuda_point<float>(g, memory, kname, elements, blocks, threads, static_cast<int>(instances), iterations,
-                                warmup, max_seconds);
-          }
-        }
-      }
-    }
-  }
-  return 0;
+  const StreamOptions o = stream_options(args, kMemories);
+  CudaStream model(device);
+  return drive_stream(model, o);
 }
 
 }  // namespace xferlab

@@ -1,6 +1,6 @@
-// `xferlab-probe kernels` modes beside device STREAM (kernels.cpp): first touch of shared memory
-// (faults), copies by host offset and allocator (align), device to device between two devices (d2d),
-// CSR SpMV from a matrix file (spmv). Every result is checked; one JSON line per timed sample.
+// `xferlab-probe kernels` modes that run on OpenCL only, beside device STREAM and first touch
+// (kernels.cpp): copies by host offset and allocator (align), device to device between two devices
+// (d2d), CSR SpMV from a matrix file (spmv). Every result is checked; one JSON line per timed sample.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,77 +14,6 @@
 #include "kernels_cl.hpp"
 
 namespace xferlab::kcl {
-
-int run_faults_mode(Args& args, int device) {
-  const auto memories = args.words("memory", "svm-fine,svm-coarse", {"svm-fine", "svm-coarse"});
-  const long long size = args.integer("size", 64 << 20, 4096, 1ll << 40);
-  const auto strides = args.integers("strides", "4096", 1, 1 << 30);
-  const int repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
-  args.finish();
-  ClDevice dev(device);
-  dev.open(1, true);
-  dev.build(kSource, {options("float", 1)});
-  cl::cl_kernel touch = dev.kernel("touch");
-  const auto& api = dev.api();
-  cl::cl_command_queue q = dev.queue(0);
-  const size_t local = pick_local(dev, "touch");
-  for (const std::string& memory : memories) {
-    const bool fine = memory == "svm-fine";
-    if (!(dev.svm_caps & (fine ? cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER : cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))) {
-      JsonLine().str("record", "unavailable").str("memory", memory).str("reason", "the device has no " + memory + " SVM").emit();
-      continue;
-    }
-    for (long long stride : strides) {
-      const cl::cl_ulong touches = static_cast<cl::cl_ulong>(size / stride);
-      const size_t groups = std::max<size_t>(1, std::min<size_t>((touches + local - 1) / local, 4096));
-      const size_t global = groups * local;
-      for (int r = 0; r < repeats; ++r) {
-        Array fresh(dev, memory, static_cast<size_t>(size));  // never touched by the host
-        fresh.bind(touch, 0);
-        dev.arg(touch, 1, static_cast<cl::cl_ulong>(stride));
-        dev.arg(touch, 2, touches);
-        double seconds[2];
-        double device_seconds[2];
-        for (int pass = 0; pass < 2; ++pass) {
-          cl::cl_event e = nullptr;
-          const auto t0 = Clock::now();
-          cl_check(api.EnqueueNDRangeKernel(q, touch, 1, nullptr, &global, &local, 0, nullptr, &e), "clEnqueueNDRangeKernel");
-          cl_check(api.Finish(q), "clFinish");
-          seconds[pass] = since(t0);
-          device_seconds[pass] = device_span(api, {e});
-          api.ReleaseEvent(e);
-        }
-        // The host reads back what the device wrote, one byte per stride, and checks it.
-        const auto t0 = Clock::now();
-        auto* p = static_cast<unsigned char*>(fresh.svm());
-        if (!fine) cl_check(api.EnqueueSVMMap(q, cl::CL_TRUE, cl::CL_MAP_READ, p, static_cast<size_t>(size), 0, nullptr, nullptr),
-                            "clEnqueueSVMMap");
-        long long wrong = -1;
-        for (cl::cl_ulong i = 0; i < touches && wrong < 0; ++i)
-          if (p[i * stride] != static_cast<unsigned char>(i + 1)) wrong = static_cast<long long>(i);
-        if (!fine) cl_check(api.EnqueueSVMUnmap(q, p, 0, nullptr, nullptr), "clEnqueueSVMUnmap");
-        cl_check(api.Finish(q), "clFinish");
-        const double back = since(t0);
-        JsonLine()
-            .str("record", "sample")
-            .str("memory", memory)
-            .integer("size_bytes", size)
-            .integer("stride_bytes", stride)
-            .integer("touches", static_cast<long long>(touches))
-            .integer("repeat", r)
-            .number("first_seconds", seconds[0])
-            .number("second_seconds", seconds[1])
-            .number("first_device_seconds", device_seconds[0])
-            .number("second_device_seconds", device_seconds[1])
-            .number("host_back_seconds", back)
-            .boolean("ok", wrong < 0)
-            .str("what", wrong < 0 ? "every touched byte read back" : "touch " + std::to_string(wrong) + " wrong")
-            .emit();
-      }
-    }
-  }
-  return 0;
-}
 
 int run_align_mode(Args& args, int device) {
   const auto offsets = args.integers("offsets", "0,1,8,16,32,64,256,4096", 0, 1 << 20);
@@ -223,7 +152,7 @@ void spmv_run(ClDevice& dev, std::ifstream& in, uint64_t rows, uint64_t cols, ui
         kernels.push_back(kern);
       }
       for (int it = 0; it < iterations + 1; ++it) {
-        const Launch timed = launch_all(dev, kernels, global, local);
+        const Timing timed = launch_all(dev, kernels, global, local);
         if (it == 0) continue;
         JsonLine()
             .str("record", "sample")

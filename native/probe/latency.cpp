@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 #include "persist.hpp"
 #include "placement.hpp"
@@ -47,7 +48,6 @@ namespace xferlab {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 struct alignas(kLine) Line {
   Line* next;
@@ -79,7 +79,7 @@ double timed_chase(Line*& start, double min_time, uint64_t& steps_out) {
   for (;;) {
     auto t0 = Clock::now();
     start = chase(start, steps);
-    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    double seconds = since(t0);
     if (seconds >= min_time || steps >= (1ull << 40)) {
       steps_out = steps;
       return seconds / static_cast<double>(steps);
@@ -151,7 +151,6 @@ int run_latency(Args& args) {
       .emit();
 
   const auto sweep_start = Clock::now();
-  auto since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   double setup_per_line = 0.0, last_chase = 0.0;  // of the size before: the next one's estimate
   bool stopping = false;
   for (auto size : sizes) {
@@ -294,7 +293,7 @@ int run_loaded(Args& args) {
     double per_load = timed_chase(p, min_time, steps);
     stop.store(true);
     for (auto& t : workers) t.join();
-    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    double seconds = since(t0);
     double bytes = 0;
     uint64_t seen = 0;
     for (const Slot& s : slots) {

@@ -223,7 +223,7 @@ int run_network(Args& args) {
     bool stopped = false;
     auto go = [&]() {  // rank 0 decides whether the next point starts (the budget), every rank follows
       int flag = stopped ? 0 : 1;
-      if (w.rank == 0 && o.budget > 0 && std::chrono::duration<double>(Clock::now() - start).count() >= o.budget) flag = 0;
+      if (w.rank == 0 && o.budget > 0 && since(start) >= o.budget) flag = 0;
       ok(g->Bcast(&flag, 1, M::INT, 0, M::COMM_WORLD), "MPI_Bcast");
       stopped = !flag;
       skipped += stopped;

@@ -17,13 +17,13 @@
 #include "../loaders/mpi_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 #include "placement.hpp"
 #include "region.hpp"
 
 namespace xferlab::net {
 
-using Clock = std::chrono::steady_clock;
 namespace M = mpi;
 
 inline const std::vector<std::string> kTests = {"latency",   "bw",        "bibw",    "mbw_mr", "multi_lat", "allreduce",

@@ -18,6 +18,7 @@
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 
 namespace xferlab {
@@ -26,7 +27,6 @@ using namespace cl;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr int kMaxArgs = 8;
 
 void check(cl_int code, const char* what) {
@@ -194,7 +194,7 @@ class OpenCLBackend final : public Backend {
     api_.Flush(second_);
     check(api_.WaitForEvents(2, evs), "clWaitForEvents");
     Timing t;
-    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.host_seconds = since(start);
     t.device_seconds = std::max(event_seconds(evs[0]), event_seconds(evs[1]));
     api_.ReleaseEvent(evs[0]);
     api_.ReleaseEvent(evs[1]);
@@ -306,7 +306,7 @@ class OpenCLBackend final : public Backend {
   Timing wait_timed(Clock::time_point start, cl_event ev) {
     check(api_.WaitForEvents(1, &ev), "clWaitForEvents");
     Timing t;
-    t.host_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.host_seconds = since(start);
     t.device_seconds = event_seconds(ev);
     api_.ReleaseEvent(ev);
     return t;

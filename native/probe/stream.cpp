@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "clock.hpp"
 #include "json.hpp"
 #include "persist.hpp"
 #include "placement.hpp"
@@ -40,7 +41,6 @@ namespace xferlab {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kScalar = 0.5;  // keeps values growing slowly (x1.25 per STREAM round), never overflowing
 constexpr double kFill = 7.0;
 constexpr size_t kAlign = kLine / sizeof(double);  // thread chunks start on cache lines
@@ -133,7 +133,7 @@ double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double&
     }
   }
   if (persist.on && !persist.dax && dest) persist.region->sync(dest, n * sizeof(double));
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  double seconds = since(start);
   sum = 0.0;
   for (double p : partial) sum += p;
   return seconds;

@@ -1,5 +1,6 @@
-// What the device STREAM kernels of kernels.cpp (OpenCL) and kernels_cuda.cpp (CUDA) share: the
-// initial arrays, the host's replay that checks a kernel's output, and the validation record.
+// What device STREAM's driver (kernels_driver.cpp) and its models (kernels.cpp: OpenCL,
+// kernels_cuda.cpp: CUDA) share: the initial arrays, the kernels' arguments, the host's replay that
+// checks a kernel's output, and the sample and validation records.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -30,6 +31,14 @@ inline bool stream_reduces(const std::string& kernel) { return kernel == "dot" |
 inline char stream_output(const std::string& kernel) {
   return kernel == "copy" || kernel == "add" ? 'c' : kernel == "mul" ? 'b' : 'a';
 }
+
+// The arrays a kernel takes, in the order of its parameters in every model's kernels ('s': the
+// partial sums of dot and read); a scaled kernel (mul, triad) takes the scalar after them, every
+// kernel the length last.
+inline std::string stream_arguments(const std::string& kernel) {
+  return kernel == "copy" ? "ac" : kernel == "mul" ? "bc" : kernel == "dot" ? "abs" : kernel == "read" ? "as" : "abc";
+}
+inline bool stream_scaled(const std::string& kernel) { return kernel == "mul" || kernel == "triad"; }
 
 // "" when `out` (the written array, or the partial sums of dot/read) is what the host's replay of
 // `kernel` on a, b, c gives; else what differs, for instance `instance`. Tolerances: relative 1e-5

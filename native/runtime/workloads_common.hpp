@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "workloads.hpp"
 #include "xf_portable.h"
@@ -18,6 +19,19 @@ namespace workloads_detail {
 
 // Seconds since t0 on the steady clock (the workloads' timer).
 double since(std::chrono::steady_clock::time_point t0);
+
+// Every workload's timed pair: device() (the run offloaded on the runtime), then host() (the same
+// on the host), each timed into res.seconds and res.host_seconds; returns both results.
+template <class Device, class Host>
+auto timed_pair(WorkloadResult& res, Device device, Host host) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto on_device = device();
+  res.seconds = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  auto on_host = host();
+  res.host_seconds = since(t0);
+  return std::make_pair(std::move(on_device), std::move(on_host));
+}
 
 // printf into a string, for the one-line details (up to four numbers).
 std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0);

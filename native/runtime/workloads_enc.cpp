@@ -161,12 +161,8 @@ WorkloadResult run_vip(Runtime& rt, const std::string& name, uint64_t n, uint64_
   const std::vector<int64_t> plain = vip_inputs(name, n, seed);
   std::vector<Enc> cipher;  // the data owner encrypts before the run (not timed, as in VIP-Bench)
   for (int64_t x : plain) cipher.push_back(Enc::encrypt(rt, x));
-  auto t0 = std::chrono::steady_clock::now();
-  const std::vector<int64_t> dev = vip_kernel(name, EncDevice{rt}, cipher);
-  res.seconds = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  const std::vector<int64_t> host = vip_kernel(name, EncHost{}, plain);
-  res.host_seconds = since(t0);
+  const auto [dev, host] = timed_pair(res, [&] { return vip_kernel(name, EncDevice{rt}, cipher); },
+                                      [&] { return vip_kernel(name, EncHost{}, plain); });
   const std::vector<int64_t> check = vip_check(name, plain);
   res.ok = dev == host && host == check;
   res.detail = "decrypted " + join(dev) + (dev == host ? "; equals" : "; DIFFERS from") + " the int64 run" +

@@ -163,12 +163,8 @@ WorkloadResult run_cg(Runtime& rt, const std::string&, uint64_t size, uint64_t s
   const uint32_t n = (uint32_t)size;
   WorkloadResult res;
   Csr a = make_matrix(n, seed);
-  auto t0 = std::chrono::steady_clock::now();
-  CgRun dev = conj_grad(PositDevice{rt}, a);
-  res.seconds = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  CgRun host = conj_grad(PositHost{}, a);
-  res.host_seconds = since(t0);
+  const auto [dev, host] =
+      timed_pair(res, [&] { return conj_grad(PositDevice{rt}, a); }, [&] { return conj_grad(PositHost{}, a); });
 
   const bool same = dev.norms == host.norms && dev.x == host.x && dev.explicit_norm == host.explicit_norm;
   const double first = p32_to_f64(host.norms.front()), last = p32_to_f64(host.norms.back());

@@ -256,12 +256,8 @@ WorkloadResult run_mg(Runtime& rt, const std::string&, uint64_t size, uint64_t s
   const int n = (int)size;  // a power of two: check_size (workloads.cpp) refused others
   WorkloadResult res;
   const std::vector<double> v = mg_charges(n, seed);
-  auto t0 = std::chrono::steady_clock::now();
-  const std::vector<uint32_t> dev = mg_norms(PositDevice{rt}, n, v);
-  res.seconds = since(t0);
-  t0 = std::chrono::steady_clock::now();
-  const std::vector<uint32_t> host = mg_norms(PositHost{}, n, v);
-  res.host_seconds = since(t0);
+  const auto [dev, host] =
+      timed_pair(res, [&] { return mg_norms(PositDevice{rt}, n, v); }, [&] { return mg_norms(PositHost{}, n, v); });
   const std::vector<double> f64 = mg_norms(DoubleHost{}, n, v);
   // The kernels are NPB's MG: in double, on class S (32^3, seed 0), they give NPB's published norm
   // within NPB's own tolerance (computed once per process: about 15 ms).
