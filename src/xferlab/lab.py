@@ -357,7 +357,7 @@ def copy_rate(memory: dict[str, Any], device: dict[str, Any]) -> Optional[float]
 
 
 def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], Optional[str]]:
-    """`xferlab study deceval` at 16 MiB on OpenCL device 0, both configurations (decompress-bound and
+    """`xferlab study run deceval` at 16 MiB on OpenCL device 0, both configurations (decompress-bound and
     device-bound) when ``share`` holds them, else the decompress-bound one alone (said in ``note``): its
     table (measured against the simulator and the naive baselines per flow), its verdicts and the runs, and
     why it failed if it did."""

@@ -10,16 +10,14 @@ import typer
 from .. import lab as labrun
 from ..measure.results import notes as failure_notes
 from ..units import parse_time
-from .common import JSON, STORE
+from .common import JSON, LAB_BUDGET, STORE
 from .measure import print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import print_device_tables
 from .output import Column, emit, stderr, stdout
 
 
-def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring may take, e.g. 5m: each measuring stage is sized "
-                                   "to its share (what does not fit is left out and named); statistics, plots, scenarios "
-                                   "and the report come on top.", metavar="TIME"),
+def lab(budget: str = LAB_BUDGET,
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: the store, profiles, "
                                            f"JSON, plots, report (default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>, with the "
                                            f"store ./{labrun.DEFAULT_OUT}/xferlab.duckdb).", metavar="DIR"),
