@@ -39,8 +39,8 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device`, `measu
     held-out sizes support, state its quality and how far the copies are from a link model's limit.
     Network runs: the same, per pair kind and path, on the one-way ping-pong times.
     Memory runs: a Tier profile per node (idle latency, bandwidth per kernel, loaded-latency curve).
-    --plots DIR: one PNG per direction and host memory kind, the measured times beside the fitted and the
-    --against model (seed 000, Figure 4)."""
+
+    With --plots DIR: one PNG per direction and host memory kind, measured times beside the fit and --against (seed 000, Figure 4)."""
     fmt = output_format(json_, csv_)
     if model not in MODELS:
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")
