@@ -2,7 +2,7 @@
 its measured time and against two naive baselines, and the decompression stage against zlib called
 directly.
 
-1. Model fidelity: ``xferlab study deceval`` (into a temporary store) runs both configurations (1 and
+1. Model fidelity: ``xferlab study run deceval`` (into a temporary store) runs both configurations (1 and
    16 evaluations of the integrand per element: decompress-bound and device-bound here), each as a
    run of the stages alone at the fit chunk sizes and a run of the flows (staged, direct, pipelined at
    the fit and the held-out chunk sizes); each flow is predicted from the stage models by the
@@ -77,7 +77,7 @@ def main() -> int:
         print(f"FAILED: step {bad['key']}: {bad['status']}: {bad['failure']}")
         return 1
     print(f"DecEval, {format_size(size)} of doubles: measured vs the simulator and two naive baselines "
-          f"(xferlab study deceval --total {format_size(size)})")
+          f"(xferlab study run deceval --total {format_size(size)})")
     print(f"{'config':<20} {'flow':<10} {'chunk':>8} {'held out':>8} {'measured':>10} {'simulated':>10} "
           f"{'error':>7} {'sum err':>8} {'max err':>8}")
     for r in result.table:

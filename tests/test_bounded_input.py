@@ -25,7 +25,7 @@ def test_non_utf8_yaml_is_refused_naming_the_byte(cli, tmp_path):
     """Bad input: a workflow and a links file with bytes 0xff 0xfe (not UTF-8)."""
     bad = tmp_path / "bad.yaml"
     bad.write_bytes(b"kind: workflow\nname: \xff\xfe\n")
-    refused(cli, "simulate", SYSTEM, bad, says=["is not UTF-8 text", "0xff"])
+    refused(cli, "simulate", "run", SYSTEM, bad, says=["is not UTF-8 text", "0xff"])
     links = tmp_path / "links.yaml"
     links.write_bytes(b"links:\n  x\xff: {kind: simple}\n")
     refused(cli, "model", "time", "pcie3x16", "--links", links, "--sizes", "1KiB", says="is not UTF-8 text")
@@ -90,9 +90,9 @@ def test_aliases_that_expand_a_file_a_millionfold_are_refused(cli, tmp_path):
     assert len(err) < 400
     workflow = tmp_path / "workflow.yaml"
     workflow.write_text("kind: workflow\nname: w\n" + "".join(f"{line}\n" for line in _laughs(7)) + "tasks: *a6\n")
-    refused(cli, "simulate", SYSTEM, workflow, says="has aliases (*name) that expand")
+    refused(cli, "simulate", "run", SYSTEM, workflow, says="has aliases (*name) that expand")
     workflow.write_text("kind: workflow\nname: w\ntasks: &a [*a]\n")
-    refused(cli, "simulate", SYSTEM, workflow, says="contains itself")
+    refused(cli, "simulate", "run", SYSTEM, workflow, says="contains itself")
     merged = tmp_path / "merged.yaml"  # anchors and merge keys used as meant stay accepted
     merged.write_text("links:\n  mine: &base {kind: simple, bandwidth: 1GB/s, latency: 1us}\n"
                       "  yours: {<<: *base, latency: 2us}\n")
@@ -165,7 +165,7 @@ def test_names_in_files_are_short_printable_text(cli, tmp_path, name):
     workflow = tmp_path / "workflow.yaml"
     workflow.write_text(yaml.safe_dump({"kind": "workflow", "name": "w", "edges": [],
                                         "tasks": [{"name": "a", "device": name, "seconds": 1e-3}]}))
-    err = refused(cli, "simulate", SYSTEM, workflow, says=["tasks[0].device", "1 to 120 printable characters"])
+    err = refused(cli, "simulate", "run", SYSTEM, workflow, says=["tasks[0].device", "1 to 120 printable characters"])
     assert len(err) < 400
     links = tmp_path / "links.yaml"
     links.write_text(yaml.safe_dump({"links": {name: {"kind": "simple", "bandwidth": "1GB/s"}}}))
@@ -215,7 +215,7 @@ def test_a_3000_task_chain_simulates_through_the_cli(cli, tmp_path):
 
     path = tmp_path / "chain.yaml"
     path.write_text(yaml.safe_dump(_chain(3000)))
-    code, out, err = cli("simulate", SYSTEM, path)
+    code, out, err = cli("simulate", "run", SYSTEM, path)
     assert code == 0, err
     assert "critical path: t0 ->" in out and "t2999" in out
 

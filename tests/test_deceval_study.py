@@ -1,4 +1,4 @@
-"""DecEval for real (`xferlab study deceval`, native/probe/deceval.cpp, studies/deceval.py): seed 000's
+"""DecEval for real (`xferlab study run deceval`, native/probe/deceval.cpp, studies/deceval.py): seed 000's
 application runs on the OpenCL device, every flow validated, in two configurations (decompress-bound,
 device-bound); the stages and the flows are runs of their own, the simulator predicts each flow from
 the stage runs alone (held-out chunk sizes included) beside the sum and the max of its stages, and a
@@ -28,7 +28,7 @@ OPENCL, _ = devices("opencl")
 needs_device = pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 
 
-STUDY_ARGS = ["study", "deceval", "--total", "4MiB", "--chunks", "256KiB,1MiB", "--held-out", "128KiB,512KiB",
+STUDY_ARGS = ["study", "run", "deceval", "--total", "4MiB", "--chunks", "256KiB,1MiB", "--held-out", "128KiB,512KiB",
               "--evaluations", "1,16", "--repeats", "2", "--budget", "3m"]
 
 
@@ -213,28 +213,28 @@ def test_the_summary_keeps_only_validated_repeats():
 
 
 def test_bad_input_is_refused_with_one_line(cli, tmp_path):
-    code, out, err = cli("study", "deceval", "--total", "1MiB", "--chunks", "2MiB", check=None)
+    code, out, err = cli("study", "run", "deceval", "--total", "1MiB", "--chunks", "2MiB", check=None)
     assert code == 2 and "chunk 2 MiB is larger than the input (1 MiB)" in err
-    code, out, err = cli("study", "deceval", "--total", "1TiB", check=None)
+    code, out, err = cli("study", "run", "deceval", "--total", "1TiB", check=None)
     assert code == 2 and err.startswith("error: --total 1 TiB needs about") and "available" in err
-    code, out, err = cli("study", "deceval", "--depth", "0", check=None)
+    code, out, err = cli("study", "run", "deceval", "--depth", "0", check=None)
     assert code == 2 and "--depth 0" in err
-    code, out, err = cli("study", "deceval", "--budget", "1s", "--store", tmp_path / "b.duckdb", check=None)
+    code, out, err = cli("study", "run", "deceval", "--budget", "1s", "--store", tmp_path / "b.duckdb", check=None)
     assert code == 2 and "too small to run one step of the deceval study" in err
-    code, out, err = cli("study", "deceval", "--count", "3", check=None)
+    code, out, err = cli("study", "run", "deceval", "--count", "3", check=None)
     assert code == 2 and "--count does not apply to the deceval study" in err
-    code, out, err = cli("study", "deceval", "--chunks", "256KiB,1MiB", "--held-out", "1MiB", check=None)
+    code, out, err = cli("study", "run", "deceval", "--chunks", "256KiB,1MiB", "--held-out", "1MiB", check=None)
     assert code == 2 and err.strip() == ("error: --held-out 1 MiB is also a fit chunk size (--chunks); allowed: "
                                          "held-out chunk sizes that no stage is measured at")
-    code, out, err = cli("study", "deceval", "--total", "1MiB", "--chunks", "256KiB", "--held-out", "2MiB", check=None)
+    code, out, err = cli("study", "run", "deceval", "--total", "1MiB", "--chunks", "256KiB", "--held-out", "2MiB", check=None)
     assert code == 2 and "chunk 2 MiB is larger than the input (1 MiB)" in err
-    code, out, err = cli("study", "deceval", "--evaluations", "0", check=None)
+    code, out, err = cli("study", "run", "deceval", "--evaluations", "0", check=None)
     assert code == 2 and "--evaluations '0' is not a count" in err
-    code, out, err = cli("study", "deceval", "--evaluations", "1,5000", check=None)
+    code, out, err = cli("study", "run", "deceval", "--evaluations", "1,5000", check=None)
     assert code == 2 and "--evaluations 5000: the integrand's evaluations per element, 1 to 4096" in err
-    code, out, err = cli("study", "deceval", "--repeats", "0", check=None)
+    code, out, err = cli("study", "run", "deceval", "--repeats", "0", check=None)
     assert code == 2 and "--repeats 0: rounds of a stages run and a flows run, 1 to 100" in err
-    code, out, err = cli("study", "launch", "--held-out", "1MiB", check=None)
+    code, out, err = cli("study", "run", "launch", "--held-out", "1MiB", check=None)
     assert code == 2 and "--held-out does not apply to the launch study; it applies to: deceval" in err
 
 

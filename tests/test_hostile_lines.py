@@ -24,9 +24,9 @@ def one_line(code, err, *fragments):
     (["measure", "network", "--iterations", "1e30"], ["--iterations", "'1e30'"]),
     (["measure", "network", "--bogus"], ["No such option: --bogus"]),
     (["measure", "network", "--ranks"], ["'--ranks' requires an argument"]),
-    (["simulate"], ["Missing argument", "xferlab simulate -h"]),
+    (["simulate", "run"], ["Missing argument", "xferlab simulate run -h"]),
     (["results", "show", "a", "b", "c"], ["unexpected extra argument", "b c"]),
-    (["study", "tiers", "--pmem-node", "x"], ["--pmem-node", "'x'"]),
+    (["study", "run", "tiers", "--pmem-node", "x"], ["--pmem-node", "'x'"]),
     (["measure", "kernels", "--faults=3"], ["'--faults' does not take a value"]),
     (["nosuchcommand"], ["No such command 'nosuchcommand'"]),
     (["--bogus"], ["No such option: --bogus"]),
@@ -98,7 +98,7 @@ def test_campaign_refuses_shards_and_launchers_it_cannot_use(cli, tmp_path, opti
 ])
 def test_a_name_no_file_can_have_is_an_unknown_name(cli, args, fragment):
     """A 300-character SYSTEM or WORKFLOW: OSError 'File name too long' before the fix."""
-    code, _, err = cli("simulate", *args)
+    code, _, err = cli("simulate", "run", *args)
     line = one_line(code, err, fragment, "(300 characters)")
     assert len(line) < 400
 
@@ -119,7 +119,7 @@ def test_network_sizes_no_test_takes_are_refused(cli, tmp_path, args, fragment):
 def test_a_pmem_node_that_does_not_exist_is_refused(cli, tmp_path):
     """`study tiers --pmem-node 77` exited 0 before the fix (no --pmem: the node was never looked at)."""
     store = tmp_path / "s.duckdb"
-    code, _, err = cli("study", "tiers", "--pmem-node", "77", "--store", store)
+    code, _, err = cli("study", "run", "tiers", "--pmem-node", "77", "--store", store)
     one_line(code, err, "--pmem-node 77: not a NUMA node with CPUs here; allowed: ")
     assert not store.exists()
 

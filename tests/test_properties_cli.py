@@ -1,6 +1,6 @@
 """Property-based tests (Hypothesis) of the newer commands' options, run in this process through
 ``xferlab.cli.main`` (no interpreter start per example): `measure network`, `measure kernels`,
-`measure collab`, `study`, `sweep run` and its sweep file, `campaign run`, `results import` and its
+`measure collab`, `study run` (and the old spelling `study NAME`), `sweep run` and its sweep file, `campaign run`, `results import` and its
 shards. Whatever value an option gets, the command either succeeds or exits 2 with exactly one
 stderr line ``error: …`` that names the value: never a traceback, never exit 1, and every run the
 store held before is there after, unchanged.
@@ -161,15 +161,15 @@ def test_study_options(capfd, store, data):
     base, options = STUDIES[name]
     cheap = name in ("offload", "granularity")
     option, value = _draw(data, {o: HOSTILE if cheap else NEVER for o in options} | {"--budget": TIMES})
-    outcome(capfd, store, ["study", name, *base, f"{option}={value}"], value, option)
+    outcome(capfd, store, ["study", "run", name, *base, f"{option}={value}"], value, option)
 
 
 @settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.sampled_from(["", "nosuch", "ä", "x" * 300, "../etc", "TIERS", "/", "-", "\n"]), st.text(max_size=12)))
 def test_study_names(capfd, store, name):
-    if name in ("list",):
-        return
-    outcome(capfd, store, ["study", f"{name}"] if not name.startswith("-") else ["study", "--", name], name)
+    outcome(capfd, store, ["study", "run", f"{name}"] if not name.startswith("-") else ["study", "run", "--", name], name)
+    if name.strip() and not name.startswith("-") and name not in ("list", "run"):  # the old spelling, refused
+        assert outcome(capfd, store, ["study", name], name) == 2
 
 
 test_sweep_run_options = _given(SWEEP, {

@@ -84,7 +84,7 @@ def commands(folder: Path, shard: Path, store: Path) -> list[list]:
     sweep = folder / "s.yaml"
     sweep.write_text(SWEEP)
     return [["measure", "memory", "--kernels", "triad", "--size", "8MiB", "--iterations", "3", "--store", store],
-            ["study", "tiers", "--iterations", "3", "--budget", "2m", "--store", store],
+            ["study", "run", "tiers", "--iterations", "3", "--budget", "2m", "--store", store],
             ["sweep", "run", sweep, "--store", store],
             ["runtime", "bench", "--backend", "emulated", "--workload", "gcd", "--mode", "sync", "--repeats", "1",
              "--store", store],

@@ -79,7 +79,7 @@ def test_sweep_signalled_at_a_chosen_point(tmp_path, cli, point):
 def test_a_study_stopped_as_its_samples_commit_counts_them(tmp_path, cli):
     """A study's step is a run: SIGTERM while its first samples commit keeps them and says how many."""
     store = tmp_path / "t.duckdb"
-    code, out, err = cli("study", "tiers", "--iterations", "3", "--budget", "2m", "--store", store,
+    code, out, err = cli("study", "run", "tiers", "--iterations", "3", "--budget", "2m", "--store", store,
                          env={"XFERLAB_SIGNAL_AT": "SIGTERM@samples:1"})
     run = assert_agree(code, err, store, signal.SIGTERM)
     assert run["samples"] > 0 and run["command"] == "study tiers"

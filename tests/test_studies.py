@@ -28,7 +28,7 @@ def test_tiers_measures_what_this_machine_has_and_reuses_it(tmp_path, cli):
     store = tmp_path / "s.duckdb"
     pmem = tmp_path / "pmem"
     pmem.mkdir()
-    args = ["study", "tiers", "--iterations", "3", "--pmem", pmem, "--budget", "2m", "--store", store, "--json"]
+    args = ["study", "run", "tiers", "--iterations", "3", "--pmem", pmem, "--budget", "2m", "--store", store, "--json"]
     code, out, err = cli(*args, check=0)
     doc = json.loads(out)
     classes = {r["class"] for r in doc["results"]}
@@ -82,18 +82,18 @@ def test_tiers_plans_the_seeds_classes_on_a_two_socket_machine_with_cxl(tmp_path
 
 def test_a_study_has_its_own_report_section(tmp_path, cli):
     store = tmp_path / "r.duckdb"
-    cli("study", "tiers", "--iterations", "3", "--budget", "2m", "--store", store, check=0)
+    cli("study", "run", "tiers", "--iterations", "3", "--budget", "2m", "--store", store, check=0)
     report = tmp_path / "report.html"
     cli("report", "--store", store, "--output", report, check=0)
     text = report.read_text()
     assert "Study tiers (seed 003)" in text
-    assert "skipped: cxl: no memory-only (CXL) NUMA node" in text and "xferlab study tiers --iterations 3" in text
+    assert "skipped: cxl: no memory-only (CXL) NUMA node" in text and "xferlab study run tiers --iterations 3" in text
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_launch_pins_to_each_cpu(tmp_path, cli):
     store = tmp_path / "l.duckdb"
-    code, out, err = cli("study", "launch", "--count", "100", "--json", "--store", store, check=0)
+    code, out, err = cli("study", "run", "launch", "--count", "100", "--json", "--store", store, check=0)
     rows = json.loads(out)["results"]
     cpus = sorted(os.sched_getaffinity(0))
     assert {r["where"] for r in rows} == {"unpinned", *(f"cpu{c}" for c in cpus)}
@@ -104,13 +104,13 @@ def test_launch_pins_to_each_cpu(tmp_path, cli):
         run = db.runs()[0]["run_id"]
         assert {json.loads(s["params"])["governor"] if isinstance(s["params"], str) else s["params"]["governor"]
                 for s in db.samples(run)} == {rows[0]["governor"]}
-    assert_report_section(cli, store, "launch", "seed 004", "xferlab study launch --count 100")
+    assert_report_section(cli, store, "launch", "seed 004", "xferlab study run launch --count 100")
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(tmp_path, cli):
     store = tmp_path / "g.duckdb"
-    code, out, err = cli("study", "granularity", "--total", "8Mi", "--chunks", "64Ki,4Mi", "--json", "--store", store,
+    code, out, err = cli("study", "run", "granularity", "--total", "8Mi", "--chunks", "64Ki,4Mi", "--json", "--store", store,
                          check=0)
     rows = json.loads(out)["results"]
     assert {r["direction"] for r in rows} == {"h2d", "d2h"} and {r["chunk_bytes"] for r in rows} == {65536, 4194304}
@@ -119,13 +119,13 @@ def test_granularity_moves_one_total_in_small_and_large_transfers_both_ways(tmp_
         assert r["transfers"] == 8 * 2**20 // r["chunk_bytes"]
         assert r["transfer_median_seconds"] <= r["transfer_p99_seconds"] <= r["transfer_max_seconds"]
         assert (r["relative_to_largest_chunk"] == 1.0) == (r["chunk_bytes"] == 4194304)
-    assert_report_section(cli, store, "granularity", "seed 004", "xferlab study granularity")
+    assert_report_section(cli, store, "granularity", "seed 004", "xferlab study run granularity")
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")
 def test_characterize_gives_seed_001s_tables(tmp_path, cli):
     store = tmp_path / "c.duckdb"
-    code, out, err = cli("study", "characterize", "--store", store, "--json", check=0)
+    code, out, err = cli("study", "run", "characterize", "--store", store, "--json", check=0)
     doc = json.loads(out)
     parts = {}
     for r in doc["results"]:
@@ -136,7 +136,7 @@ def test_characterize_gives_seed_001s_tables(tmp_path, cli):
     assert next(r for r in parts["collaboration"] if r["what"] == "histogram D")["relative_to_d"] == 1.0
     assert parts["network"][0]["what"] == "intra-node, host"  # mpich is a dependency: the network step runs here
     assert [s["status"] for s in doc["steps"]] == ["measured"] * 3
-    assert_report_section(cli, store, "characterize", "seed 001", "xferlab study characterize")
+    assert_report_section(cli, store, "characterize", "seed 001", "xferlab study run characterize")
 
 
 def assert_report_section(cli, store, name, seed, command):
@@ -149,13 +149,13 @@ def assert_report_section(cli, store, name, seed, command):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["study", "granularity", "--total", "1Mi", "--chunks", "2Mi"], "chunk 2 MiB is larger than --total 1 MiB"),
-    (["study", "cache"], "study 'cache' is not known"),
-    (["study", "granularity", "--repeats", "0"], "--repeats 0: timed repeats of each chunk size"),
-    (["study", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
-    (["study", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),
-    (["study", "launch", "--pmem-node", "0"], "--pmem-node does not apply to the launch study; it applies to: tiers"),
-    (["study", "tiers", "--pmem", ".", "--pmem-node", "9"], "--pmem-node 9: not a NUMA node with CPUs here"),
+    (["study", "run", "granularity", "--total", "1Mi", "--chunks", "2Mi"], "chunk 2 MiB is larger than --total 1 MiB"),
+    (["study", "run", "cache"], "study 'cache' is not known"),
+    (["study", "run", "granularity", "--repeats", "0"], "--repeats 0: timed repeats of each chunk size"),
+    (["study", "run", "tiers", "--budget", "0.1s"], "--budget 0.1 s is too small to run one step of the tiers study"),
+    (["study", "run", "launch", "--pmem", "x"], "--pmem does not apply to the launch study; it applies to: tiers"),
+    (["study", "run", "launch", "--pmem-node", "0"], "--pmem-node does not apply to the launch study; it applies to: tiers"),
+    (["study", "run", "tiers", "--pmem", ".", "--pmem-node", "9"], "--pmem-node 9: not a NUMA node with CPUs here"),
 ])
 def test_bad_input_is_one_line(args, fragment, tmp_path, cli):
     store = tmp_path / "s.duckdb"
@@ -187,6 +187,6 @@ def test_a_step_left_partly_unmeasured_is_not_reused_and_equal_options_are_one_g
 
 def test_the_budget_must_hold_the_next_steps_first_part(cli):
     """Bad input: a budget below the next step's estimate, however long (the check was capped at 10 s)."""
-    code, out, err = cli("study", "deceval", "--total", "1GiB", "--repeats", "1", "--budget", "10s", check=None)
+    code, out, err = cli("study", "run", "deceval", "--total", "1GiB", "--repeats", "1", "--budget", "10s", check=None)
     assert code == 2 and "too small to run one step of the deceval study" in err
     assert int(err.split("needs about ")[1].split(" s")[0]) > 10

@@ -1,4 +1,4 @@
-"""The offload study (`xferlab study offload`, studies/offload.py, runtime/stream.py): seed 002's
+"""The offload study (`xferlab study run offload`, studies/offload.py, runtime/stream.py): seed 002's
 request-stream statistics from the runtime's trace, checked on streams small enough to count by
 hand, then the modes over a latency sweep, stored as one study group and reused. Bad input tried: an
 unknown workload, a latency above the emulator's 1 s, a negative latency, a trace whose lengths do
@@ -64,7 +64,7 @@ def test_independent_requests_share_a_level():
 
 def test_the_study_measures_stores_and_reuses(tmp_path, cli):
     store = tmp_path / "o.duckdb"
-    args = ["study", "offload", "--workloads", "kadane,gcd", "--latencies", "0,1us", "--repeats", "1",
+    args = ["study", "run", "offload", "--workloads", "kadane,gcd", "--latencies", "0,1us", "--repeats", "1",
             "--store", store, "--json"]
     code, out, err = cli(*args, check=0)
     doc = json.loads(out)
@@ -94,17 +94,17 @@ def test_the_study_measures_stores_and_reuses(tmp_path, cli):
 
 
 def test_bad_input_is_refused_with_one_line(cli, tmp_path):
-    code, out, err = cli("study", "offload", "--workloads", "nope", check=None)
+    code, out, err = cli("study", "run", "offload", "--workloads", "nope", check=None)
     assert code == 2 and "--workload 'nope' is not known" in err
-    code, out, err = cli("study", "offload", "--latencies", "2s", check=None)
+    code, out, err = cli("study", "run", "offload", "--latencies", "2s", check=None)
     assert code == 2 and "--latencies 2 s" in err
-    code, out, err = cli("study", "offload", "--latencies", "-1us", check=None)
+    code, out, err = cli("study", "run", "offload", "--latencies", "-1us", check=None)
     assert code == 2 and "--latencies" in err
-    code, out, err = cli("study", "deceval", "--workloads", "cg", check=None)
+    code, out, err = cli("study", "run", "deceval", "--workloads", "cg", check=None)
     assert code == 2 and "--workloads does not apply to the deceval study" in err
-    code, out, err = cli("study", "offload", "--workloads", ",", check=None)
+    code, out, err = cli("study", "run", "offload", "--workloads", ",", check=None)
     assert code == 2 and err.strip() == "error: --workloads is empty; allowed: cg, mg, bubble, gcd, kadane"
-    code, out, err = cli("study", "offload", "--workloads", "gcd", "--latencies", "1s", "--budget", "10m", "--json",
+    code, out, err = cli("study", "run", "offload", "--workloads", "gcd", "--latencies", "1s", "--budget", "10m", "--json",
                          "--store", tmp_path / "b.duckdb", check=None)  # ~10^5 s of sync at 1 s a leg: not started
     bus = json.loads(out)["steps"][1]
     assert code == 0 and bus["status"] == "skipped" and "its first part needs about" in bus["failure"]
@@ -143,7 +143,7 @@ def test_an_interrupted_study_keeps_its_finished_steps_and_goes_on(tmp_path):
 
     store = tmp_path / "i.duckdb"
     # the bus step: sync waits 2 x 100 us for each of gcd's ~5,600 requests, about 1 s of its 1.5 s
-    args = [sys.executable, "-m", "xferlab", "study", "offload", "--workloads", "gcd", "--latencies", "0,100us",
+    args = [sys.executable, "-m", "xferlab", "study", "run", "offload", "--workloads", "gcd", "--latencies", "0,100us",
             "--repeats", "1", "--store", str(store)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = ""

@@ -9,9 +9,8 @@ import typer
 
 from ..advise.links import fastest, ranking_changes
 from ..advise.whatif import compare
-from ..system.models import STRATEGIES
 from ..units import LIST_HELP, format_size, format_time, parse_size, parse_sizes
-from .common import CSV, JSON, LINKS_FILE, OP, check_op, links_from, only_with
+from .common import CHUNK, CSV, JSON, LINKS_FILE, OP, STRATEGY, check_op, links_from, only_with
 from .model import LINK_HELP, offload_cmd
 from .output import Column, emit, output_format
 from ..scenarios.packaged import load_named
@@ -77,17 +76,13 @@ def whatif(ctx: typer.Context, system: str = typer.Argument(..., help="A system:
            workflow: str = typer.Argument(..., help="A workflow: YAML file or packaged name."),
            replace: list[str] = typer.Option(..., "--replace", help="OLD=NEW: a link (LINK or devices a-b) and its replacement; repeatable.",
                                              metavar="OLD=NEW"),
-           strategy: Optional[str] = typer.Option(None, "--strategy", help=f"{', '.join(STRATEGIES)} (default: the workflow's).",
-                                                  metavar="STRATEGY"),
-           chunk: Optional[str] = typer.Option(None, "--chunk", help="Pipelined: bytes per chunk.", metavar="SIZE"),
+           strategy: Optional[str] = STRATEGY, chunk: Optional[str] = CHUNK,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """Re-simulate a workflow with one of the system's links replaced by another."""
     from ..errors import BadValue
     from ..system.models import System, Workflow
 
     fmt = output_format(json_, csv_)
-    if strategy is not None and strategy not in STRATEGIES:
-        raise BadValue(f"--strategy '{strategy}' is not allowed; allowed: {', '.join(STRATEGIES)}")
     sys_model = load_named(system, System, "system")
     wf_model = load_named(workflow, Workflow, "workflow")
     from .simulate import pipelined_only

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -12,14 +12,28 @@ from ..links.presets import load_links_files
 from ..store import STORE_HELP
 from ..links.base import OPS
 from ..errors import BadValue
+from ..fit.device import AGAINST as DEVICE_AGAINST
+from ..fit.network import AGAINST as NETWORK_AGAINST
+from ..system.models import STRATEGIES
+from ..units import _shown, parse_time
 
-JSON = typer.Option(False, "--json", help="Print one JSON object on stdout instead of a table.")
-CSV = typer.Option(False, "--csv", help="Print CSV rows on stdout instead of a table.")
-OP = typer.Option("write", "--op", help="write (posted, one way), read (requests out, data back) or readwrite (both at once).",
-                  metavar="write|read|readwrite")
-LINKS_FILE = typer.Option(None, "--links", help="YAML file of named links (see `xferlab schema`); repeatable.",
-                          metavar="FILE")
-STORE = typer.Option(None, "--store", help=STORE_HELP, metavar="PATH")
+#: The option table: flag -> {variant: the option object}. An option that several commands take is declared here
+#: once, with one default and one help text; a command that needs another default takes a named variant declared
+#: here too, whose help states it. tests/test_options.py walks every command and holds each flag of this table to
+#: it; docs/cli.md, 'Shared options', lists it.
+TABLE: dict[str, dict[str, Any]] = {}
+
+
+def _declare(flag: str, variant: str, default: Any, help: str, metavar: Optional[str] = None, **kwargs: Any):
+    """One row of the table (a flag and one of its variants) as a Typer option."""
+    info = typer.Option(default, flag, help=help, metavar=metavar, **kwargs)
+    variants = TABLE.setdefault(flag, {})
+    if variant in variants:
+        raise ValueError(f"{flag} {variant} is declared twice")
+    variants[variant] = info
+    return info
+
+
 def _checked_plot(path: Optional[Path]) -> Optional[Path]:
     """--plot FILE, refused before any work when its format is unknown or it cannot be written."""
     if path is None:
@@ -29,10 +43,75 @@ def _checked_plot(path: Optional[Path]) -> Optional[Path]:
     return check_plot_path(path, "--plot")
 
 
-PLOT = typer.Option(None, "--plot", help="Also write a plot to FILE (PNG, SVG or PDF by extension).", metavar="FILE",
-                    callback=_checked_plot)
+#: What a study does with an option of the table: its own default unless given, and a study that does not take
+#: the option refuses it (naming the studies that do).
+_FOR_STUDIES = " Default: the study's own; a study that does not take it refuses it."
+
+JSON = _declare("--json", "", False, "Print one JSON object on stdout instead of a table.")
+CSV = _declare("--csv", "", False, "Print CSV rows on stdout instead of a table.")
+STORE = _declare("--store", "", None, STORE_HELP, "PATH")
+#: The lab's store goes into its results folder unless named (xferlab.lab.store_for; STORE_NAME there).
+LAB_STORE = _declare("--store", "lab", None, "Results store, a DuckDB file (default: $XFERLAB_STORE, else "
+                     "DIR/xferlab.duckdb with --out DIR, else ./xferlab-results/xferlab.duckdb).", "PATH")
+PLOT = _declare("--plot", "", None, "Also write a plot to FILE (PNG, SVG or PDF by extension).", "FILE",
+                callback=_checked_plot)
 #: --plot FILE writes one file; --plots DIR writes a command's plots into a folder.
-PLOTS = typer.Option(None, "--plots", help="Write the plots into DIR (created if needed).", metavar="DIR")
+PLOTS = _declare("--plots", "", None, "Write the plots into DIR (created if needed).", "DIR")
+LINKS_FILE = _declare("--links", "", None, "YAML file of named links (see `xferlab schema`); repeatable.", "FILE")
+OP = _declare("--op", "", "write", "write (posted, one way), read (requests out, data back) or readwrite (both at once).",
+              "write|read|readwrite")
+
+_BUDGET = "Stop starting new measuring steps after this long, e.g. 60s"
+BUDGET = _declare("--budget", "", None, f"{_BUDGET} (default: no limit).", "TIME")
+STUDY_BUDGET = _declare("--budget", "study", "5m", f"{_BUDGET} (default 5m); run the study again to go on (the steps "
+                        "already stored are reused).", "TIME")
+LAB_BUDGET = _declare("--budget", "lab", "5m", f"{_BUDGET} (default 5m): the lab sizes each measuring stage to its share "
+                      "(what does not fit is left out and named); statistics, plots, scenarios and the report come on top.",
+                      "TIME")
+TIMEOUT = _declare("--timeout", "", "10m", "Kill a probe run (every rank of an MPI run) after this long: a hung copy, "
+                   "kernel or rank.", "TIME")
+
+_DEVICE = "Device index (see `xferlab inventory`)."
+DEVICE = _declare("--device", "", 0, _DEVICE, "N")
+STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")
+_BACKEND = "Device API: opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (the driver API)."
+BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda")
+STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda")
+RUNTIME_BACKEND = _declare("--backend", "runtime", "emulated", "The offload runtime's device: emulated (a device thread "
+                           "behind a modelled bus, the default) or opencl (a real device).", "opencl|emulated")
+
+PRECISION = _declare("--precision", "", None, "Repeat each point until the 95 % confidence interval of its median is "
+                     "within ±P of it (2% or 0.02; up to 50%), instead of a fixed count.", "P")
+_MAX_TIME = "Stop a point after this much timed work, e.g. 2s"
+MAX_TIME = _declare("--max-time", "", None, f"{_MAX_TIME}, even if --precision's target is not met (default: no limit).",
+                    "TIME")
+KERNELS_MAX_TIME = _declare("--max-time", "kernels", None, f"{_MAX_TIME} (at least 2 launches; default: no limit, "
+                            "0.5 s in a --scaling sweep).", "TIME")
+
+AGAINST = _declare("--against", "", DEVICE_AGAINST, f"The link model drawn beside the fits, whose peak rate is their "
+                   f"model limit (default: {DEVICE_AGAINST}, seed 000's testbed link; {NETWORK_AGAINST}, seed 001's "
+                   "network, for network runs).", "LINK")
+def _checked_strategy(strategy: Optional[str]) -> Optional[str]:
+    if strategy is not None and strategy not in STRATEGIES:
+        raise BadValue(f"--strategy {_shown(strategy)} is not allowed; allowed: {', '.join(STRATEGIES)}")
+    return strategy
+
+
+STRATEGY = _declare("--strategy", "", None, f"Flow strategy of every edge: {', '.join(STRATEGIES)} (default: the "
+                    "workflow's).", "STRATEGY", callback=_checked_strategy)
+CHUNK = _declare("--chunk", "", None, "Bytes per chunk of the pipelined strategy (default: the workflow's).", "SIZE")
+
+
+def budget_seconds(budget: Optional[str]) -> Optional[float]:
+    """--budget TIME in seconds (None: no limit)."""
+    return parse_time(budget, "--budget", allow_zero=False) if budget else None
+
+
+def timeout_seconds(timeout: str) -> float:
+    """--timeout TIME in seconds, within what a probe run may be given."""
+    from ..measure import checks
+
+    return checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
 
 
 def renamed(old: str, new: str, meaning: str):
@@ -78,3 +157,20 @@ def user_links(files: Optional[list[Path]]) -> dict[str, Link]:
 def links_from(specs: list[str], files: Optional[list[Path]]) -> list[Link]:
     defined = user_links(files)
     return [resolve(spec, defined) for spec in specs]
+
+
+def verb(name: str, help: str):
+    """A command group whose subcommands are `NAME run …` and the like. Its old spelling, `NAME X …` with
+    X not a subcommand (it was `xferlab study tiers`), is refused in one line naming the new one."""
+    from typer.core import TyperGroup
+
+    class Verb(TyperGroup):
+        def resolve_command(self, ctx, args):
+            word = args[0] if args else ""
+            if word and not word.startswith("-") and word not in self.commands:
+                shown = word if word.isprintable() and len(word) <= 60 else _shown(word)
+                raise BadValue(f"`{name} {shown}` is now `{name} run {shown}` (subcommands: "
+                               f"{', '.join(self.commands)}); see docs/cli.md, 'Renamed commands'")
+            return super().resolve_command(ctx, args)
+
+    return typer.Typer(cls=Verb, no_args_is_help=True, help=help)

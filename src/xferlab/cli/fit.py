@@ -16,7 +16,7 @@ from ..links import resolve
 from ..links.presets import check_profile_name
 from ..store import open_store
 from ..units import format_rate, format_time
-from .common import CSV, JSON, OLD_PLOT, STORE
+from .common import AGAINST as AGAINST_OPTION, CSV, JSON, OLD_PLOT, PLOTS, STORE
 from .output import Column, emit, output_format, stderr
 
 
@@ -33,18 +33,14 @@ def fit(run: str = typer.Argument(..., help="A recorded `measure device`, `measu
                                   help="auto: the simplest candidate whose held-out error is within 1.5 points of the best; "
                                        "or force one model (piecewise: 1 or 2 breakpoints)."),
         _old_plot: Optional[str] = OLD_PLOT,
-        plot: Optional[Path] = typer.Option(None, "--plots", metavar="DIR",
-                                            help="Write one PNG per direction and host memory kind into DIR: measured times "
-                                                 "beside the fitted and the --against model (seed 000, Figure 4)."),
-        against: str = typer.Option(AGAINST, "--against", metavar="LINK",
-                                    help=f"The link model drawn beside the fits and whose peak rate is the model limit "
-                                         f"(default: {AGAINST}, seed 000's testbed link; ib-edr, seed 001's network, for "
-                                         "network runs)."),
+        plot: Optional[Path] = PLOTS, against: str = AGAINST_OPTION,
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Device runs: fit transfer-time models to each direction and host memory kind, keep the one the
     held-out sizes support, state its quality and how far the copies are from a link model's limit.
     Network runs: the same, per pair kind and path, on the one-way ping-pong times.
-    Memory runs: a Tier profile per node (idle latency, bandwidth per kernel, loaded-latency curve)."""
+    Memory runs: a Tier profile per node (idle latency, bandwidth per kernel, loaded-latency curve).
+
+    With --plots DIR: one PNG per direction and host memory kind, measured times beside the fit and --against (seed 000, Figure 4)."""
     fmt = output_format(json_, csv_)
     if model not in MODELS:
         raise BadValue(f"--model '{model}' is not allowed; allowed: {', '.join(MODELS)}")

@@ -10,21 +10,14 @@ import typer
 from .. import lab as labrun
 from ..measure.results import notes as failure_notes
 from ..units import parse_time
-from ..store import DEFAULT_PATH
-from .common import JSON
+from .common import JSON, LAB_BUDGET, LAB_STORE
 from .measure import print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import print_device_tables
 from .output import Column, emit, stderr, stdout
 
-#: The lab's --store: its default differs from the other commands' (the store goes into --out), so its help does.
-LAB_STORE = typer.Option(None, "--store", help=f"Results store, a DuckDB file (default: $XFERLAB_STORE, else "
-                         f"DIR/{labrun.STORE_NAME} with --out DIR, else ./{DEFAULT_PATH}).", metavar="PATH")
 
-
-def lab(budget: str = typer.Option("5m", "--budget", help="Time the measuring may take, e.g. 5m: each measuring stage is sized "
-                                   "to its share (what does not fit is left out and named); statistics, plots, scenarios "
-                                   "and the report come on top.", metavar="TIME"),
+def lab(budget: str = LAB_BUDGET,
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: profiles, JSON, "
                                            f"plots, report, and the store unless --store or $XFERLAB_STORE names one "
                                            f"(default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>).", metavar="DIR"),

@@ -13,12 +13,12 @@ from ..measure import checks
 from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps
 from ..measure.run import measure
 from ..system import inventory as inv
-from ..units import format_rate, format_size, format_time, parse_size, parse_time
-from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE
+from ..units import format_rate, format_size, format_time, parse_size
+from .common import BUDGET, CSV, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT, budget_seconds, timeout_seconds
 from ..measure.results import memory_params, memory_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
-from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
+from .precision_options import interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision
 
 app = typer.Typer(no_args_is_help=True, help="Measure this machine: memory tiers (bandwidth, latency, App-Direct).")
@@ -92,8 +92,8 @@ def memory(
     persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
     latency: bool = typer.Option(False, "--latency", help="Also measure pointer-chase latency from L1 to past the last-level cache."),
     loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic (bandwidth–latency curve)."),
-    budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 2m.", metavar="TIME"),
-    timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
+    budget: Optional[str] = BUDGET,
+    timeout: str = TIMEOUT,
     plot: Optional[Path] = PLOTS,
     _old_plot: Optional[str] = OLD_PLOT,
     store: Optional[Path] = STORE,
@@ -106,8 +106,7 @@ def memory(
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
     plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
-    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     checks.plot_dir(plot)
     outcome = measure("measure memory", steps(plan), rows_of, "memory", params=memory_params(plan), store_path=store,
                       timeout=timeout_s, budget=budget_s)

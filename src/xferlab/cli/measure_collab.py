@@ -13,8 +13,9 @@ import typer
 from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
-from ..units import COUNT_HELP, format_time, parse_count, parse_time
-from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, only_with, renamed
+from ..units import COUNT_HELP, format_time, parse_count
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, OLD_PLOT, PLOTS, STORE, TIMEOUT, budget_seconds, only_with,
+                     renamed, timeout_seconds)
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -24,10 +25,7 @@ def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
 
-def collab(ctx: typer.Context, backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
-                                       help="opencl (both patterns; U on shared virtual memory), or cuda (the histogram; "
-                                            "U on managed memory)."),
-           device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
+def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),
            size: str = typer.Option("16Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
@@ -44,14 +42,13 @@ def collab(ctx: typer.Context, backend: str = typer.Option("opencl", "--backend"
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
            repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
-           budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.",
-                                                metavar="TIME"),
-           timeout: str = typer.Option("5m", "--timeout", help="Kill a probe run (a hung kernel) after this long.", metavar="TIME"),
+           budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D.
 
+    OpenCL runs both patterns, U on shared virtual memory; CUDA the histogram, U on managed memory.
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
@@ -61,8 +58,7 @@ def collab(ctx: typer.Context, backend: str = typer.Option("opencl", "--backend"
                       size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, device_share=device_share)
     plan.check()
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
-    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure("measure collab", steps(plan), rows_of, "device",
                       params={"backend": plan.backend, "device": plan.device, "patterns": plan.patterns,

@@ -12,18 +12,13 @@ from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON, OLD_PLOT, PLOTS, STORE, only_with
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT,
+                     budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
-from .precision_options import MAX_TIME, PRECISION, interval_column, with_interval
+from .precision_options import interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision, stopped_text
-
-BACKEND = typer.Option("opencl", "--backend", help="opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (driver API).",
-                       metavar="opencl|cuda")
-DEVICE = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N")
-BUDGET = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.", metavar="TIME")
-TIMEOUT = typer.Option("10m", "--timeout", help="Kill a probe run (a hung copy or kernel) after this long.", metavar="TIME")
 
 
 def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
@@ -90,8 +85,8 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                       launch_args=arg_counts, pin=pin, precision=parse_precision(precision),
                       max_time=parse_max_time(max_time))
     plan.check()
-    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
-    checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    budget_s = budget_seconds(budget)
+    timeout_seconds(timeout)
     checks.plot_dir(plot)
     if budget_s:  # the count the budget allows (80 % of it), at most --count
         plan.fit_launches(0.8 * budget_s)
@@ -100,8 +95,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
 
 def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeout: str, store: Optional[Path],
          plot: Optional[Path]) -> None:
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
-    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure(command, steps(plan), rows_of, "device",
                       params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),

@@ -18,7 +18,8 @@ from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import CSV, JSON, PLOTS, STORE, only_with
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
+                     only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -40,10 +41,7 @@ def _ints(text: str, where: str, what: str = "") -> list[int]:
 
 
 def kernels(ctx: typer.Context,
-            backend: str = typer.Option("opencl", "--backend", metavar="opencl|cuda",
-                                        help="opencl (everything below), or cuda (STREAM kernels, width 1, and --faults "
-                                             "on managed memory)."),
-            device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
+            backend: str = BACKEND, device_: int = DEVICE,
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
@@ -67,9 +65,7 @@ def kernels(ctx: typer.Context,
                                           "instances 1, 2, 4: the scaling table (speedup against the fewest)."),
             iterations: int = typer.Option(20, "--iterations", help="Timed launches per point (after 2 warm-ups).",
                                            metavar="N"),
-            max_time: Optional[str] = typer.Option(None, "--max-time", metavar="TIME",
-                                                   help="Timed seconds per point at most (at least 2 launches); a "
-                                                        "--scaling sweep's default is 0.5 s."),
+            max_time: Optional[str] = KERNELS_MAX_TIME,
             faults: bool = typer.Option(False, "--faults", help="Also time a kernel's first touch of fresh shared "
                                         "memory against its second, and the host reading it back."),
             strides: str = typer.Option("4096", "--strides", help="Bytes between touches (--faults).", metavar="LIST"),
@@ -88,14 +84,12 @@ def kernels(ctx: typer.Context,
                                           metavar="random|banded"),
             spmv_type: str = typer.Option("double", "--spmv-type", help="SpMV values: float or double.",
                                           metavar="float|double"),
-            budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new steps after this long, e.g. 60s.",
-                                                 metavar="TIME"),
-            timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run (a hung kernel) after this long.",
-                                        metavar="TIME"),
+            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
     """Device STREAM, kernels on host memory, scaling, first-touch faults, copies by alignment, SpMV.
 
+    OpenCL runs all of it; CUDA the STREAM kernels (width 1) and --faults on managed memory.
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     from ..measure.spmv import names_a_file
@@ -125,8 +119,7 @@ def kernels(ctx: typer.Context,
 
             raise BadValue(f"--max-time {max_time}: at most 1 h per point")
     plan.check()
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
-    budget_s = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     with tempfile.TemporaryDirectory(prefix="xferlab-kernels-") as tmp:
         outcome = measure("measure kernels", steps(plan, Path(tmp)), rows_of, "kernels", params=params(plan),

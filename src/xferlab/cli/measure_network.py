@@ -19,8 +19,8 @@ from ..measure.network_results import overview, summary
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
-from ..units import format_rate, format_size, format_time, parse_size, parse_time
-from .common import CSV, JSON, PLOTS, STORE, only_with
+from ..units import format_rate, format_size, format_time, parse_size
+from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -76,8 +76,7 @@ def network(ctx: typer.Context,
             buffers: str = typer.Option("host", "--buffers", metavar="LIST",
                                         help="host (page-aligned host memory), device (the backend's device memory: "
                                              "given to a GPU-aware MPI, else staged through pinned host memory)."),
-            backend: str = typer.Option("opencl", "--backend", help="Backend of device buffers.", metavar="opencl|cuda"),
-            device_: int = typer.Option(0, "--device", help="Device index (see `xferlab inventory`).", metavar="N"),
+            backend: str = BACKEND, device_: int = DEVICE,
             path: str = typer.Option("auto", "--path", metavar="auto|staged|direct",
                                      help="Device buffers: auto runs staged, and direct too where the MPI moves device "
                                           "memory itself."),
@@ -86,10 +85,7 @@ def network(ctx: typer.Context,
             bind: Optional[str] = typer.Option(None, "--bind", metavar="core|none",
                                                help="core: each rank pinned to its own CPU (default when xferlab starts "
                                                     "the ranks); none: as the launcher placed it (default under one)."),
-            budget: Optional[str] = typer.Option(None, "--budget", help="Stop starting new points after this long, e.g. 60s.",
-                                                 metavar="TIME"),
-            timeout: str = typer.Option("10m", "--timeout", metavar="TIME",
-                                        help="End the run (every rank) after this long: a rank that hangs or dies."),
+            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
     """MPI latency, bandwidth, message rate and collectives (OSU's definitions), host or device buffers.
@@ -109,8 +105,7 @@ def network(ctx: typer.Context,
                        buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend, device=device_,
                        path=path, node=node, bind=bind, inside=inside)
     only_with(ctx, network_ties(plan.tests, plan.buffers))
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
-    plan.budget = parse_time(budget, "--budget", allow_zero=False) if budget else None
+    timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
     checks.plot_dir(plot)
     if inside and inside[0] != 0:

@@ -7,12 +7,10 @@ from typing import Optional
 
 import typer
 
-from .common import STORE
+from .common import AGAINST, STORE
 from .output import stderr
 
 DEFAULT = Path("xferlab-results") / "report.html"
-AGAINST = typer.Option("pcie3x16", "--against", metavar="LINK",
-                       help="The link model the fits are drawn beside and measured against (default: the seed's testbed link).")
 
 
 def report(runs: Optional[list[str]] = typer.Argument(None, metavar="[RUN...]",

@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BadValue
 from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
-from .common import CSV, JSON, STORE, only_with, renamed
+from .common import CSV, DEVICE, JSON, PLOT, RUNTIME_BACKEND, STORE, only_with, renamed
 from .output import Column, emit, or_dash, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
@@ -30,8 +30,7 @@ def parse_latencies(text: str, option: str = "--latency") -> list[float]:
 
 
 @app.command("bench")
-def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--backend", metavar="opencl|emulated",
-                                          help="emulated: a device thread behind a modelled bus; opencl: a real device."),
+def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
               latency: Optional[str] = typer.Option(None, "--latency", metavar="LIST",
                                           help=f"Emulated one-way bus latency: {LIST_HELP.replace('64B', '40ns').replace('4KiB', '1us').replace('1GiB', '10us')}, "
                                                "or cxl (40 ns), ccip (500 ns), pcie3 (738.77 ns); default 1us (emulated only)."),
@@ -49,10 +48,11 @@ def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--bac
               window: int = typer.Option(32, "--window", help="Requests per launch, at most."),
               bandwidth: Optional[str] = typer.Option(None, "--bandwidth", metavar="RATE",
                                                       help="Emulated bus bandwidth (default 16GB/s; emulated only)."),
-              device: int = typer.Option(0, "--device", help="OpenCL device index (see `xferlab inventory`).", metavar="N"),
-              plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Speedup over sync against latency."),
+              device: int = DEVICE, plot: Optional[Path] = PLOT,
               store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
-    """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads."""
+    """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads.
+
+    --device picks the OpenCL device of --backend opencl; --plot draws the speedup over sync against the latency."""
     from ..runtime import workload_names
     from ..runtime.bench import bench, prepare, recording
 
@@ -80,13 +80,9 @@ def bench_cmd(ctx: typer.Context, backend: str = typer.Option("emulated", "--bac
             raise BadValue(f"no workload of --opset {opset} among the workloads asked for")
     modes = [m.strip() for m in mode.split(",")]
     rate = parse_rate(bandwidth or "16GB/s", "--bandwidth")
-    if plot:
-        from ..plots import check_plot_path
-
-        if len(lats) < 2:
-            raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
-                           "(e.g. --latency 40ns..10us)")
-        check_plot_path(plot, "--plot")
+    if plot and len(lats) < 2:  # (the path itself is checked as the option is read)
+        raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
+                       "(e.g. --latency 40ns..10us)")
     prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device)
     with recording({"backend": backend, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
                     "window": window, "repeats": repeats}, store) as (run_id, path, add):

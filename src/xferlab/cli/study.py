@@ -1,4 +1,4 @@
-"""`xferlab study NAME` (and `xferlab study list`): the seeds' experiments as one command each, on
+"""`xferlab study run NAME` and `xferlab study list`: the seeds' experiments as one command each, on
 this machine; the work is in src/xferlab/studies/."""
 
 from __future__ import annotations
@@ -9,66 +9,71 @@ from typing import Any, Optional
 import typer
 
 from ..errors import BadValue
-from ..measure import checks
 from ..report.collect import fmt_value
-from ..units import parse_time
-from .common import CSV, JSON, STORE, only_with
+from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_DEVICE, TIMEOUT, budget_seconds, timeout_seconds,
+                     verb)
 from .output import Column, emit, output_format, stderr
 
+app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
 
-def study(ctx: typer.Context, name: str = typer.Argument(..., help="A study (`xferlab study list` lists them), or 'list'.", metavar="NAME"),
-          budget: str = typer.Option("5m", "--budget", help="Stop starting new steps after this long; run the study "
-                                     "again to go on (steps already stored are reused).", metavar="TIME"),
-          pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
-                                              "new file or a device-DAX device).", metavar="PATH"),
-          pmem_node: Optional[int] = typer.Option(None, "--pmem-node", help="tiers: the NUMA node the --pmem belongs "
-                                                  "to (default: the local one); its CPUs are local App-Direct, another "
-                                                  "node's remote.", metavar="N"),
-          iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
-                                                   metavar="N"),
-          backend: Optional[str] = typer.Option(None, "--backend", help="launch, granularity, characterize: opencl or "
-                                                "cuda.", metavar="opencl|cuda"),
-          device_: Optional[int] = typer.Option(None, "--device", help="launch, granularity, characterize, deceval: "
-                                                "the device index.", metavar="N"),
-          count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
-                                              metavar="N"),
-          total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
-                                              "the seed moved 8 GB); deceval: bytes the data inflate to (default 64 MiB; "
-                                              "the seed's 1.6GB on request).", metavar="SIZE"),
-          depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
-                                              "(default 2).", metavar="N"),
-          repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval, offload: timed repeats "
-                                                "(after a warm-up; deceval: rounds of a stages run and a flows run; "
-                                                "offload: runs per mode and latency).", metavar="N"),
-          workloads: Optional[str] = typer.Option(None, "--workloads", help="offload: the runtime's workloads (default "
-                                                  "all: cg, mg, bubble, gcd, kadane).", metavar="LIST"),
-          latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "
-                                                  "times or presets (cxl, ccip, pcie3; default 0, cxl, ccip, 2us).",
+
+@app.command("list")
+def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
+    """The studies: name, seed and the experiment each reproduces."""
+    from ..studies import STUDIES
+
+    emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
+         [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
+          Column("experiment", "experiment", justify="left")], output_format(json_, csv_),
+         title="Studies (`xferlab study run NAME`)")
+
+
+@app.command("run")
+def run(name: str = typer.Argument(..., help="A study (`xferlab study list` lists them).", metavar="NAME"),
+        budget: str = STUDY_BUDGET,
+        pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
+                                            "new file or a device-DAX device).", metavar="PATH"),
+        pmem_node: Optional[int] = typer.Option(None, "--pmem-node", help="tiers: the NUMA node the --pmem belongs "
+                                                "to (default: the local one); its CPUs are local App-Direct, another "
+                                                "node's remote.", metavar="N"),
+        iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
+                                                 metavar="N"),
+        backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE,
+        count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
+                                            metavar="N"),
+        total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
+                                            "the seed moved 8 GB); deceval: bytes the data inflate to (default 64 MiB; "
+                                            "the seed's 1.6GB on request).", metavar="SIZE"),
+        depth: Optional[int] = typer.Option(None, "--depth", help="deceval: buffers between the pipelined stages "
+                                            "(default 2).", metavar="N"),
+        repeats: Optional[int] = typer.Option(None, "--repeats", help="granularity, deceval, offload: timed repeats "
+                                              "(after a warm-up; deceval: rounds of a stages run and a flows run; "
+                                              "offload: runs per mode and latency).", metavar="N"),
+        workloads: Optional[str] = typer.Option(None, "--workloads", help="offload: the runtime's workloads (default "
+                                                "all: cg, mg, bubble, gcd, kadane).", metavar="LIST"),
+        latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "
+                                                "times or presets (cxl, ccip, pcie3; default 0, cxl, ccip, 2us).",
+                                                metavar="LIST"),
+        chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
+                                             "default the seed's 80 kB and 8 MB; deceval: the sizes the stages are "
+                                             "measured and fitted at, default 256 KiB, 4 MiB).", metavar="LIST"),
+        held_out: Optional[str] = typer.Option(None, "--held-out", help="deceval: chunk sizes the pipelined flow runs "
+                                               "at and no stage is measured at (default 128 KiB, 1 MiB).",
+                                               metavar="LIST"),
+        evaluations: Optional[str] = typer.Option(None, "--evaluations", help="deceval: the integrand's evaluations "
+                                                  "per element on the device, a configuration each (default 1,16: "
+                                                  "decompress-bound and device-bound on a one-thread PoCL CPU device).",
                                                   metavar="LIST"),
-          chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
-                                               "default the seed's 80 kB and 8 MB; deceval: the sizes the stages are "
-                                               "measured and fitted at, default 256 KiB, 4 MiB).", metavar="LIST"),
-          held_out: Optional[str] = typer.Option(None, "--held-out", help="deceval: chunk sizes the pipelined flow runs "
-                                                 "at and no stage is measured at (default 128 KiB, 1 MiB).",
-                                                 metavar="LIST"),
-          evaluations: Optional[str] = typer.Option(None, "--evaluations", help="deceval: the integrand's evaluations "
-                                                    "per element on the device, a configuration each (default 1,16: "
-                                                    "decompress-bound and device-bound on a one-thread PoCL CPU device).",
-                                                    metavar="LIST"),
-          timeout: str = typer.Option("10m", "--timeout", help="Kill a probe run after this long.", metavar="TIME"),
-          store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
-    """Run one of the seeds' experiments on this machine: its table, what was skipped and why."""
+        timeout: str = TIMEOUT,
+        store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """Run one of the seeds' experiments on this machine: its table, what was skipped and why.
+
+    --backend applies to launch, granularity and characterize, --device to those and deceval; the other options name theirs.
+    An option given to a study that does not take it is refused, naming the studies that do."""
     from ..studies import STUDIES, find
     from ..studies.base import option
 
     fmt = output_format(json_, csv_)
-    if name == "list":
-        only_with(ctx, [(p.name, False, "with a study NAME (`study list` takes --json or --csv)")
-                        for p in ctx.command.params if p.name not in ("name", "json_", "csv_")])
-        emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
-             [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
-              Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")
-        return
     chosen = find(name)
     from ..units import parse_count, parse_list, parse_size
     from .runtime import parse_latencies
@@ -85,8 +90,7 @@ def study(ctx: typer.Context, name: str = typer.Argument(..., help="A study (`xf
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
             raise BadValue(f"{option(key)} does not apply to the {name} study; it applies to: {', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
-    budget_s = parse_time(budget, "--budget", allow_zero=False)
-    timeout_s = checks.timeout_seconds(parse_time(timeout, "--timeout", allow_zero=False))
+    budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     from ..studies.run import run_study
 
     result = run_study(chosen, options, store, budget_s, timeout_s)
@@ -103,7 +107,7 @@ def study(ctx: typer.Context, name: str = typer.Argument(..., help="A study (`xf
                       justify="left" if key in ("class", "kernel", "where", "configuration", "part", "what", "direction", "host_kind", "workload", "flow",
                                                          "governor") else "right")
                for key, header in chosen.columns]
-    emit(f"study {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
+    emit(f"study run {name}", result.table, columns, fmt, title=f"Study {name} ({chosen.seed}): {chosen.description}",
          notes=notes, extra={"group": result.group, "skipped": result.skipped, "steps": result.steps, "options": options})
     if result.failed:
         stderr.print(f"error: {len(result.failed)} of {len(result.steps)} steps failed (first: {result.failed[0]['key']}: "

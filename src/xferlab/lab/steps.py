@@ -16,7 +16,7 @@ DECEVAL_SHARE = 0.05  # of the budget, at most, for DecEval measured and simulat
 
 
 def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], Optional[str]]:
-    """`xferlab study deceval` at 16 MiB on OpenCL device 0, both configurations (decompress-bound and
+    """`xferlab study run deceval` at 16 MiB on OpenCL device 0, both configurations (decompress-bound and
     device-bound) when ``share`` holds them, else the decompress-bound one alone (said in ``note``): its
     table (measured against the simulator and the naive baselines per flow), its verdicts and the runs, and
     why it failed if it did."""

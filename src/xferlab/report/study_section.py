@@ -10,7 +10,7 @@ from typing import Any
 
 from .collect import Section, Table
 
-#: The study options `xferlab study` takes on its command line (cli/study.py).
+#: The study options `xferlab study run` takes on its command line (cli/study.py).
 CLI_OPTIONS = ("pmem", "pmem_node", "iterations", "backend", "device", "count", "total", "chunks", "held_out", "evaluations",
                "depth", "repeats", "workloads", "latencies")
 
@@ -47,5 +47,5 @@ def study_section(db, group: str, study_params: dict[str, Any]) -> Section:
 
     if Path(db.path).resolve() != DEFAULT_PATH.resolve():  # reuses the steps only when run against the same store
         given.append(f"--store {shlex.quote(str(db.path))}")
-    section.commands.append(" ".join(["xferlab study", study.name, *given]))
+    section.commands.append(" ".join(["xferlab study run", study.name, *given]))
     return section

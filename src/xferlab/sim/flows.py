@@ -285,7 +285,7 @@ def chunk_sweep(system: System, workflow: Workflow, sizes) -> list[dict]:
     rows = []
     if chain(workflow) is None:
         raise BadValue(f"workflow '{workflow.name}' is not a chain: a chunk sweep runs the fast path of a linear "
-                       "pipeline; simulate a chunk size at a time with `xferlab simulate --strategy pipelined --chunk`")
+                       "pipeline; simulate a chunk size at a time with `xferlab simulate run --strategy pipelined --chunk`")
     for size in sizes:
         result = pipelined(system, workflow, int(size), engine=False)
         rows.append({"chunk_bytes": int(size), "chunks": result.chunks, "makespan_seconds": result.fast_path_seconds})

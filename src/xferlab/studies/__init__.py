@@ -1,4 +1,4 @@
-"""The seeds' experiments as one-command studies (`xferlab study NAME`). A study is data (which
+"""The seeds' experiments as one-command studies (`xferlab study run NAME`). A study is data (which
 measurement suites, which placements, which comparison table) plus a small function; it runs the
 existing measurements (measure/), never timing loops of its own. base.py says what a study is,
 run.py runs one (budgeted, resumable, one run group in the store); one module per study."""
