@@ -65,7 +65,7 @@ def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_
     assert doc["profiles_folder"] == str(out / "profiles") and doc["profiles"]
     assert all((out / "profiles" / f"{name}.yaml").exists() for name in doc["profiles"])
     assert all(r["status"] in ("reproduced", "consistent", "fitted", "not-reproduced") for r in doc["results"])
-    assert not doc["memory"]["failures"] and doc["memory"]["skipped"]  # what did not fit: left out and named
+    assert not doc["memory_summary"]["failures"] and doc["memory_summary"]["skipped"]  # what did not fit: left out and named
     first = {name: (out / "profiles" / f"{name}.yaml").read_text() for name in doc["profiles"]}
 
     code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0)

@@ -274,9 +274,8 @@ def _stages(seconds: float, folder: Path, store: Optional[Path], started: dateti
             failed.append((f"scenario {name}", str(error)))
             continue
         for check in result["checks"]:
-            seed, ours = scenarios.describe_check(check)
-            rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
-                         "status": check["status"], "status_reason": check["status_reason"]})
+            rows.append({"scenario": name, "figure": check["figure"], "seed": check["seed"], "xferlab": check["xferlab"],
+                         "unit": check["unit"], "status": check["status"], "status_reason": check["status_reason"]})
     say("[7/7] fits, advice and the report")
     summary["elapsed_seconds"] = _time.monotonic() - t0
     summary["failed_stages"] = _as_json(failed)
@@ -385,7 +384,7 @@ def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], 
         return {"failure": str(error)}, str(error)
     flows = [r for r in result.table if r["part"] == "flow"]
     entry = {"group": result.group, "run_ids": [s["run_id"] for s in result.steps if s["run_id"]], "flows": flows,
-             "largest_error": max((abs(r["error"]) for r in flows if "error" in r), default=None),
+             "largest_error": max((abs(r["relative_error"]) for r in flows if "relative_error" in r), default=None),
              "verdicts": notes(result.table), "note": note}
     failure = "; ".join(s["failure"] for s in result.failed) or None
     return entry, failure

@@ -65,8 +65,8 @@ def study(ctx: typer.Context, name: str = typer.Argument(..., help="A study (`xf
     if name == "list":
         only_with(ctx, [(p.name, False, "with a study NAME (`study list` takes --json or --csv)")
                         for p in ctx.command.params if p.name not in ("name", "json_", "csv_")])
-        emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
-             [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
+        emit("study list", [{"study": s.name, "seed_document": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
+             [Column("study", "study", justify="left"), Column("seed_document", "seed", justify="left"),
               Column("experiment", "experiment", justify="left")], fmt, title="Studies (`xferlab study NAME`)")
         return
     chosen = find(name)
