@@ -30,7 +30,9 @@ MEMORY = ["measure", "memory", "--size", "1MiB", "--kernels", "copy", "--iterati
 SWEEP = ["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged"]
 
 #: Every command with --json, once: (the command its output names, its arguments without --json, runs before it,
-#: what it costs). The one list of commands and their spellings in this file.
+#: what it costs: light (model only), measures (seconds of measuring), heavy (a whole study or the lab: tens of
+#: seconds on the 2-vCPU VM, each under its --budget where it takes one)). The one list of commands and their
+#: spellings (the lead changes `simulate`/`study` here when their subcommands move).
 COMMANDS = [
     ("model presets", ["model", "presets"], [], "light"),
     ("model show", ["model", "show", "pcie3x8"], [], "light"),
@@ -140,7 +142,13 @@ def _run(cli, args):
     return out
 
 
-@pytest.mark.parametrize("name, args, before, cost", COMMANDS, ids=[" ".join(c[1][:3]) for c in COMMANDS])
+def _params():
+    """COMMANDS as parameters: a whole study or the lab is marked heavy (`-m "not heavy"` leaves them out)."""
+    return [pytest.param(*c, id=" ".join(c[1][:3]), marks=[pytest.mark.heavy] if c[3] == "heavy" else [])
+            for c in COMMANDS]
+
+
+@pytest.mark.parametrize("name, args, before, cost", _params())
 def test_real_output_matches_its_schema(cli, name, args, before, cost):
     """The command's real stdout (cli checks it against its schema; here again, with its name)."""
     for setup in before:
