@@ -75,7 +75,15 @@ SHAPES = {
              "median_flops_per_second?",
         top=f"{MEASURED} device scaling faults align d2d overview",
         nested={"overview": "memory size_bytes statistic array_size_class llc_bytes "
-                            + " ".join(f"{k}_best_bytes_per_second? {k}_at?" for k in KERNELS)}),
+                            + " ".join(f"{k}_best_bytes_per_second? {k}_at?" for k in KERNELS),
+                "faults": "memory stride_bytes touches size_bytes count headline first_touch_median_seconds "
+                          "second_touch_median_seconds fault_per_touch_median_seconds host_back_per_touch_median_seconds",
+                "align": "allocator offset_bytes direction size_bytes count headline median_bytes_per_second "
+                         "best_bytes_per_second relative_to_runtime_aligned",
+                "d2d": "path size_bytes device_index peer_index count headline median_bytes_per_second "
+                       "best_bytes_per_second median_seconds",
+                "scaling": "kernel memory type width groups instances best_bytes_per_second speedup_vs_fewest_groups "
+                           "speedup_vs_one_instance"}),
     "measure memory": dict(
         rows="test node mode? threads? size_bytes? cpus? headline? count? cov? min_bytes_per_second? "
              "median_bytes_per_second? mean_bytes_per_second? max_bytes_per_second? best_bytes_per_second? "

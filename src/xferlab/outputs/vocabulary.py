@@ -100,6 +100,7 @@ report                string?  label   the report's path
 profiles_folder       string   label   the folder of saved link profiles
 previous_profiles     string?  label   where the profiles that the lab replaced were kept
 shard                 string   label   a shard file imported
+allocator             string   label   who allocated a host buffer: runtime or application
 # --- flags
 best                  boolean  flag    the fastest point of its system, link and workflow
 best_cpu              boolean  flag    the CPU with the lowest launch latency
@@ -149,6 +150,9 @@ sizes                 integer  count   sizes a fit used
 rows                  integer  count   a sparse matrix's rows
 nnz                   integer  count   a sparse matrix's nonzero entries
 ranks                 integer  count   MPI ranks
+touches               integer  count   pages (strides) a kernel touched
+device_index          integer  count   a device's index
+peer_index            integer  count   the peer device's index
 bus_transactions      integer  count   the runtime's bus transactions: lines written and read, plus doorbells
 lines_written         integer  count   64-byte lines written to the device
 coalesced_lines       integer  count   lines that carried more than one record
@@ -201,6 +205,9 @@ unused_share          number   ratio   results nothing uses
 tolerance             number   ratio   the relative deviation accepted as a reproduction
 relative_to_d         number   ratio   this version's total time / D's
 relative_to_largest_chunk number ratio this chunk size's time / the largest chunk's
+relative_to_runtime_aligned number ratio this buffer's median bandwidth / a runtime-allocated, page-aligned one's
+speedup_vs_fewest_groups number ratio best bandwidth / that with the fewest work-groups
+speedup_vs_one_instance number ratio best bandwidth / that with one kernel instance
 relative_to_local     number   ratio   this class's bandwidth / local DRAM's
 spread_across_cpus    number   ratio   slowest CPU's launch latency / fastest's
 mads                  number   ratio   distance from the median over nodes, in median absolute deviations
@@ -282,6 +289,10 @@ measured_seconds      number   seconds the measured time (median)
 predicted_seconds     number   seconds the simulator's prediction
 stage_sum_seconds     number   seconds the sum of the stages' times (a naive baseline)
 stage_max_seconds     number   seconds the longest stage's time (a naive baseline)
+first_touch_median_seconds number seconds a kernel's first touch of fresh shared memory (median)
+second_touch_median_seconds number seconds its second touch (median)
+fault_per_touch_median_seconds number seconds (first - second) / touches: a page fault's cost (median)
+host_back_per_touch_median_seconds number seconds the host reading it back, per touch (median)
 packet_overhead_seconds number seconds a per-packet fit's time per packet
 packet_overhead_ci_low_seconds number seconds the low end of its 95 % interval
 packet_overhead_ci_high_seconds number seconds the high end of its 95 % interval
@@ -311,6 +322,8 @@ from_device_bytes     integer  bytes   bytes the runtime read back
 packet_bytes          integer? bytes   a per-packet fit's packet size
 iteration_bytes       integer  bytes   bytes moved in one timed iteration (a window of messages; both ways for bibw)
 breakpoints_bytes     array    bytes   a piecewise fit's breakpoints
+stride_bytes          integer  bytes   bytes between touches
+offset_bytes          integer  bytes   bytes from a page boundary
 missed_sizes_bytes    array    bytes   the sizes a poor fit misses
 # --- rates
 bandwidth_bytes_per_second number bytes_per_second a bandwidth (a model's: size / time)
