@@ -52,6 +52,7 @@ COMMANDS = [
     ("scenario run", ["scenario", "run", "deceval"], [], "light"),
     ("simulate", ["simulate", "seed-testbed", "deceval"], [], "light"),
     ("simulate", ["simulate", "seed-testbed-cxl", "deceval", "--strategy", "pipelined", "--chunk", "64MB"], [], "light"),
+    ("simulate", ["simulate", "seed-testbed-cxl", "deceval", "--strategy", "pipelined", "--chunk", "4KiB"], [], "light"),
     ("simulate sweep", ["simulate", "sweep", "seed-testbed", "deceval", "--chunks", "1MiB,16MiB"], [], "light"),
     ("study list", ["study", "list"], [], "light"),
     ("sweep run", SWEEP, [], "light"),

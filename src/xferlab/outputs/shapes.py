@@ -139,9 +139,9 @@ SHAPES = {
         nested={"sweep": "link size_bytes? seconds? time_ratio? chunk_bytes? chunks? transfer_seconds? "
                          "pipelined_seconds?",
                 "flows": "link flow seconds speedup"}),
-    "simulate": dict(
-        rows="op resource kind start_seconds end_seconds size_bytes",
-        top="strategy makespan_seconds critical_path resources fast_path_seconds chunks",
+    "simulate": dict(  # the engine's timeline; past its chunks, one row of the fast path (makespan_seconds, chunks)
+        rows="op? resource? kind? start_seconds? end_seconds? size_bytes? makespan_seconds? chunks?",
+        top="strategy makespan_seconds critical_path? resources? fast_path_seconds? chunks?",
         nested={"resources": "resource busy_seconds utilization bytes ops"}),
     "simulate sweep": dict(rows="chunk_bytes chunks makespan_seconds"),
     "study characterize": dict(
