@@ -38,7 +38,7 @@ SHAPES = {
              "packet_cv_relative_error? piecewise1_cv_relative_error? piecewise2_cv_relative_error? "
              "bootstrap_resamples? points? sizes? poor? poor_cause? missed_sizes_bytes? per_size? "
              "measured_peak_bytes_per_second? against? model_limit_op? model_limit_bytes_per_second? "
-             "fraction_of_model_limit? tier? node? mode? idle_latency_seconds? copy_rate_bytes_per_second? "
+             "fraction_of_model_limit? profile? plot? tier? node? mode? idle_latency_seconds? copy_rate_bytes_per_second? "
              "loaded_points? kernel? threads? best_bytes_per_second? median_bytes_per_second? iterations? "
              "array_size_bytes? array_size_class?",
         top="run_id against? skipped? unvalidated_samples? tiers? profiles?",

@@ -100,6 +100,8 @@ atomics_path          string?  label   how the device's atomics reach host memor
 against               string   label   the link model a fit is compared with
 folder                string   label   the folder the lab wrote
 report                string?  label   the report's path
+plot                  string   label   the plot file written for this row
+profile               string   label   the link profile saved from this fit (a LINK name)
 profiles_folder       string   label   the folder of saved link profiles
 previous_profiles     string?  label   where the profiles that the lab replaced were kept
 shard                 string   label   a shard file imported
