@@ -73,7 +73,7 @@ COMMANDS = [
     ("fit", ["fit", "latest"], [DEVICE], "measures"),
     ("fit", ["fit", "latest"], [MEMORY], "measures"),
     ("fit", ["fit", "latest"], [NETWORK], "measures"),
-    ("campaign run", ["campaign", "run", "--nodes", "1", "--shards", "shards", "--json", "--", *SWEEP], [], "measures"),
+    ("campaign run", ["campaign", "run", "--nodes", "2", "--shards", "shards", "--json", "--", *SWEEP], [], "measures"),
     ("study launch", ["study", "launch", "--count", "100"], [], "measures"),
     ("study granularity", ["study", "granularity", "--total", "1Mi", "--chunks", "64Ki,256Ki", "--repeats", "2"], [],
      "measures"),

@@ -24,8 +24,8 @@ SHAPES = {
         top="op links"),
     "advise whatif": dict(rows="system replaced by strategy before_seconds after_seconds speedup"),
     "campaign run": dict(
-        rows="test metric size_bytes threads placement array_size_class memory_node? mode? host_kind? kernel_args? "
-             "pair? path? statistic node median median_over_nodes mads relative_error outlier",
+        rows="suite test metric size_bytes threads memory_node mode host_kind kernel_args delay pair path variant "
+             "array_size_class placement statistic node median median_over_nodes mads relative_error outlier",
         top="runs imports failed_nodes",
         nested={"imports": "shard run_id samples imported"}),
     "fit": dict(
