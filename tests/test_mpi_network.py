@@ -114,7 +114,7 @@ def test_host_buffers_on_a_chosen_node(cli):
     code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", "--node", "0", *SMALL_LATENCY, "--json",
                          check=0)
     doc = json.loads(out)
-    assert doc["node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
+    assert doc["buffer_node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
     assert "host buffers bound to node 0: pages found on node(s) {'0': 256}" in doc["notes"]
 
 
