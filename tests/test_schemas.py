@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 DEVICE = ["measure", "device", "--kinds", "pinned", "--directions", "h2d", "--sizes", "64B,4KiB,64KiB", "--chunks", "",
           "--min-time", "0", "--no-launch"]
-NETWORK = ["measure", "network", "--tests", "latency,bw", "--sizes", "1,64,4096", "--iterations", "2", "--warmup", "0",
-           "--bw-iterations", "2", "--bw-warmup", "0", "--timeout", "60s"]
+NETWORK = ["measure", "network", "--tests", "latency,bw", "--sizes", "1,256Ki,4Mi", "--iterations", "4", "--warmup", "1",
+           "--bw-iterations", "2", "--bw-warmup", "0", "--window", "4", "--timeout", "60s"]  # sizes far apart: fit's growth
 MEMORY = ["measure", "memory", "--size", "1MiB", "--kernels", "copy", "--iterations", "2", "--threads", "1"]
 SWEEP = ["sweep", "run", "--systems", "seed-testbed", "--workflows", "deceval", "--strategies", "staged"]
 
