@@ -31,9 +31,10 @@ def _sweep() -> dict:
 SCHEMAS = {"links": link_file_schema, "system": _system, "workflow": _workflow, "sweep": _sweep}
 
 
-def schema(which: str = typer.Argument("links", help=f"Which file: {', '.join(SCHEMAS)}; or output COMMAND."),
+def schema(which: str = typer.Argument("links", help=f"Which file: {', '.join(SCHEMAS)}; or output COMMAND.",
+                                       metavar="FILE|output"),
            command: Optional[list[str]] = typer.Argument(None, help="With output: the command's words, e.g. "
-                                                         "`measure device` (draft 2020-12).", metavar="[COMMAND]...")
+                                                         "`measure device` (draft 2020-12).", metavar="COMMAND")
            ) -> None:
     """Print the JSON Schema of a YAML file xferlab reads: links (the --links file), system, workflow, sweep; or, as
     `schema output COMMAND`, of what COMMAND --json prints (docs/cli.md, 'JSON output')."""

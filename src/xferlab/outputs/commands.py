@@ -70,7 +70,7 @@ def output_schema(command: str) -> dict:
     top = _object(output.top, output.nested)
     rows = _object(output.rows, output.nested)
     top["properties"] = {
-        "command": {"type": "string", "pattern": f"^{re.escape(command)}( |$)",
+        "command": {"type": "string", "pattern": "^" + re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", command) + "( |$)",  # ECMA-262-safe
                     "description": "the command that printed this object [label]"},
         "results": {"type": "array", "items": rows, "description": "the rows, one object each [list]"},
         **top["properties"],
