@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from json_output import check_output
+
 # Child processes (`python -m xferlab`) must import the same xferlab after a test changes folder:
 # a relative PYTHONPATH (`PYTHONPATH=src pytest`) is made absolute once, here.
 if os.environ.get("PYTHONPATH"):
@@ -77,15 +79,21 @@ def _own_folder(tmp_path_factory, monkeypatch):
 
 
 class Cli:
-    """Runs `python -m xferlab …` as a user would, returning (exit code, stdout, stderr)."""
+    """Runs `python -m xferlab …` as a user would, returning (exit code, stdout, stderr). A run with --json
+    that succeeds must print strict JSON that its command's schema accepts (tests/json_output.py): every
+    test that reads a --json output checks it against the schema too."""
 
     def __call__(self, *args, check=None, env=None):
         import os
 
-        done = subprocess.run([sys.executable, "-m", "xferlab", *map(str, args)], capture_output=True, text=True,
+        args = [str(a) for a in args]
+        done = subprocess.run([sys.executable, "-m", "xferlab", *args], capture_output=True, text=True,
                               timeout=300, env={**os.environ, **(env or {})})
         if check is not None:
             assert done.returncode == check, (done.returncode, done.stdout, done.stderr)
+        own = args[:args.index("--")] if "--" in args else args  # after --: a campaign's node command
+        if done.returncode == 0 and "--json" in own:
+            check_output(done.stdout)
         return done.returncode, done.stdout, done.stderr
 
     def json(self, *args):

@@ -63,7 +63,7 @@ def test_a_slow_node_is_flagged(tmp_path):
                             "value": bandwidth * (1 + i / 1000), "seq": i + 1} for i in range(3)], [])
         rows = compare_nodes(db, [r["run_id"] for r in db.runs()], k=3.0)
     assert [r["node"] for r in rows if r["outlier"]] == ["n4"]
-    assert next(r for r in rows if r["node"] == "n4")["deviation"] == pytest.approx(1 - 11 / 20.0, rel=1e-3)
+    assert next(r for r in rows if r["node"] == "n4")["relative_error"] == pytest.approx(1 - 11 / 20.0, rel=1e-3)
 
 
 def test_a_node_close_to_the_others_is_not_flagged_however_many_mads(tmp_path):
@@ -113,7 +113,7 @@ def test_failed_nodes_are_named_and_fail_the_campaign(tmp_path, cli):
                          "--", *MEASURE, env={"XFERLAB_PROBE_FAULT": "crash=abort"}, check=None)
     last = err.strip().splitlines()[-1]
     assert code == 3 and last.startswith("error: 2 node step(s) failed (node local-0 exited 1; node local-1 exited 1)")
-    assert json.loads(out)["failed"] == ["node local-0 exited 1", "node local-1 exited 1"]
+    assert json.loads(out)["failed_nodes"] == ["node local-0 exited 1", "node local-1 exited 1"]
     with open_store(store, read_only=True) as db:
         assert [r["status"] for r in db.runs()] == ["failed", "failed"]
     code, out, err = cli("campaign", "run", "--nodes", "2", "--shards", tmp_path / "s2", "--store", tmp_path / "g.duckdb",

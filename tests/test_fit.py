@@ -331,7 +331,7 @@ def test_fit_skips_the_groups_a_real_run_cannot_support(cli, tmp_path):
     assert code == (0 if fitted else 1) and "inf" not in err
     for r in doc["results"]:
         assert r["poor_cause"] in ((None,) if not r["poor"] else ("drift", "noise", "model"))
-        assert all(p["noise_relative"] is None or p["noise_relative"] >= 0 for p in r["per_size"])
+        assert all(p["noise_relative_error"] is None or p["noise_relative_error"] >= 0 for p in r["per_size"])
 
 
 def test_one_group_that_cannot_be_fitted_leaves_the_others(cli, tmp_path):

@@ -63,11 +63,11 @@ def test_two_ranks_measure_validate_and_store(recorded):
     assert 0 not in bw  # OSU's bandwidth tests start at 1 byte
     big = bw[262144]
     assert big["best_bytes_per_second"] >= big["median_bytes_per_second"] > 0
-    assert big["mean_bytes_per_second"] == pytest.approx(big["bytes_per_iteration"] * big["count"] /
+    assert big["mean_bytes_per_second"] == pytest.approx(big["iteration_bytes"] * big["count"] /
                                                          (big["mean_seconds"] * big["count"]))
     assert next(r for r in results if r["test"] == "mbw_mr")["messages_per_second"] > 0
     bibw = next(r for r in results if r["test"] == "bibw" and r["size_bytes"] == 262144)
-    assert bibw["bytes_per_iteration"] == 2 * 64 * 262144
+    assert bibw["iteration_bytes"] == 2 * 64 * 262144
     allreduce = [r for r in results if r["test"] == "allreduce"]
     assert {r["size_bytes"] for r in allreduce} == {4, 4096}
     assert all(r["ranks"] == 2 and r["rank_min_mean_seconds"] <= r["mean_seconds"] <= r["rank_max_mean_seconds"]
@@ -114,7 +114,7 @@ def test_host_buffers_on_a_chosen_node(cli):
     code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", "--node", "0", *SMALL_LATENCY, "--json",
                          check=0)
     doc = json.loads(out)
-    assert doc["node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
+    assert doc["buffer_node"] == {"node": 0, "pages": {"0": 256}, "binding_error": None}  # 1 MiB of 4 KiB pages, all there
     assert "host buffers bound to node 0: pages found on node(s) {'0': 256}" in doc["notes"]
 
 

@@ -63,7 +63,7 @@ def test_list(cli, recorded):
     assert [r["run_id"] for r in doc["results"]] == [run, older]
     first = doc["results"][0]
     assert first["command"] == "measure memory" and first["status"] == "ok" and first["incomplete"] is False
-    assert first["samples"] == 8 and first["failures"] == 1 and first["started_utc"].endswith("Z")
+    assert first["samples"] == 8 and first["failure_count"] == 1 and first["started_utc"].endswith("Z")
     code, out, _ = cli("results", "list", "--store", path, "--csv", check=0)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["run_id"] for r in rows] == [run, older] and rows[1]["status"] == "failed"

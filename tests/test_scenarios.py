@@ -34,7 +34,7 @@ def test_cxl_vs_pcie_rows_say_what_their_agreement_means():
     assert 14.0 <= s06["xferlab"] <= 18.7 and s06["status"] == "fitted"
     # The seed's 18.7 cannot come from its formula: the ratio is bounded by 738.77 / 40. Said, not hidden.
     assert s09["xferlab"] < 738.77 / 40 < 18.7 and s09["status"] == "not-reproduced"
-    assert s09["status_reason"].startswith(f"{s09['deviation']:+.1%} from the seed's figure") and "18.47" in s09["status_reason"]
+    assert s09["status_reason"].startswith(f"{s09['relative_error']:+.1%} from the seed's figure") and "18.47" in s09["status_reason"]
     assert not any(c["kind"] == "latency-bound" for c in result["checks"])  # no row to turn 18.7 into a yes
     for p in ("0.6", "0.9"):  # the penalty is the seed's own input: the model could not disagree
         assert checks[f"ratio for large transfers converges to the penalty ({p})"]["status"] == "consistent"
@@ -51,7 +51,7 @@ def test_status_comes_from_the_basis_and_the_deviation():
     assert status_of("fitted", 0.05, 0.01, "n = 100") == ("not-reproduced", "+5.0% from the seed's figure, outside ±1.0%: n = 100")
     assert status_of("independent", float("nan"), 0.01)[0] == "not-reproduced"
     row = check_row("f", 2.0, 3.0, "x", 0.1, "seed-inputs")
-    assert row["status"] == "not-reproduced" and row["deviation"] == pytest.approx(0.5)
+    assert row["status"] == "not-reproduced" and row["relative_error"] == pytest.approx(0.5)
 
 
 def test_a_scenario_row_must_declare_a_known_basis(tmp_path):

@@ -19,7 +19,7 @@ OPENCL, _ = devices("opencl")
 
 def test_list_names_every_study(cli):
     code, out, err = cli("study", "list", "--json", check=0)
-    names = {r["study"]: r["seed"] for r in json.loads(out)["results"]}
+    names = {r["study"]: r["seed_document"] for r in json.loads(out)["results"]}
     assert names == {"tiers": "seed 003", "granularity": "seed 004", "launch": "seed 004", "characterize": "seed 001",
                      "deceval": "seed 000", "offload": "seed 002"}
 
@@ -131,7 +131,8 @@ def test_characterize_gives_seed_001s_tables(tmp_path, cli):
     for r in doc["results"]:
         parts.setdefault(r["part"], []).append(r)
     assert {r["what"].split(",")[0] for r in parts["copies"]} == {"h2d", "d2h", "d2d", "bidir"}
-    assert all(r["latency_seconds"] > 0 and r["bandwidth_bytes_per_second"] > 0 for r in parts["copies"])
+    assert all(r["latency_median_seconds"] > 0 and r["bandwidth_median_bytes_per_second"] > 0 for r in parts["copies"])
+    assert all(r["latency_mean_seconds"] > 0 and "latency_median_seconds" not in r for r in parts["network"])
     assert {r["what"] for r in parts["collaboration"]} >= {"histogram D"}
     assert next(r for r in parts["collaboration"] if r["what"] == "histogram D")["relative_to_d"] == 1.0
     assert parts["network"][0]["what"] == "intra-node, host"  # mpich is a dependency: the network step runs here

@@ -214,6 +214,6 @@ def compare_nodes(db, run_ids: list[str], k: float = 3.0, min_deviation: float =
             row = {("memory_node" if f == "node" else f): v for f, v in zip(FIGURE, figure)}
             out.append(row | {"placement": placement(row), "statistic": STATISTIC, "node": node, "median": value,
                               "median_over_nodes": center,
-                              "mads": distance, "deviation": deviation,
+                              "mads": distance, "relative_error": deviation,
                               "outlier": distance > k and deviation > min_deviation})
     return out

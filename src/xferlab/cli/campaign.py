@@ -68,10 +68,10 @@ def run(ctx: typer.Context,
                                 Column("node", "node", justify="left"), Column("median", "median"),
                                 Column("median_over_nodes", "over nodes"),
                                 Column("mads", "MADs", lambda v: f"{v:.1f}"),
-                                Column("deviation", "off by", lambda v: f"{v:.1%}"),
+                                Column("relative_error", "off by", lambda v: f"{v:.1%}"),
                                 Column("outlier", "outlier", lambda v: "OUTLIER" if v else "")],
          fmt, title=f"Nodes compared, figure by figure ({STATISTIC}s)", notes=notes,
-         extra={"runs": done["runs"], "imported": done["imported"], "failed": done["failed"]})
+         extra={"runs": done["runs"], "imports": done["imported"], "failed_nodes": done["failed"]})
     if done["failed"]:
         from .output import stderr
 

@@ -114,8 +114,8 @@ def _fit_tiers(samples: list[dict[str, Any]], run_id: str, inventory: Optional[d
         Column("idle_latency_seconds", "idle latency", lambda v: "–" if v is None else format_time(v), no_wrap=True),
         Column("copy_rate_bytes_per_second", "copy rate", lambda v: "–" if v is None else format_rate(v), no_wrap=True),
         Column("kernel", "kernel", justify="left"), Column("threads", "threads"),
-        Column("best_bandwidth_bytes_per_second", "best", lambda v: "–" if v is None else format_rate(v), no_wrap=True),
-        Column("median_bandwidth_bytes_per_second", "median", lambda v: "–" if v is None else format_rate(v), no_wrap=True),
+        Column("best_bytes_per_second", "best", lambda v: "–" if v is None else format_rate(v), no_wrap=True),
+        Column("median_bytes_per_second", "median", lambda v: "–" if v is None else format_rate(v), no_wrap=True),
         Column("loaded_points", "loaded points"),
     ], fmt, title=f"Memory tiers fitted on run {run_id}", notes=notes, extra={"run_id": run_id,
                                                                               "tiers": [t.model_dump(mode="json") for t in tiers]})

@@ -9,6 +9,7 @@ import typer
 
 from .. import lab as labrun
 from ..measure.results import notes as failure_notes
+from ..scenarios import describe_check
 from ..units import parse_time
 from .common import JSON, LAB_BUDGET, LAB_STORE
 from .measure import print_tables
@@ -30,7 +31,7 @@ def lab(budget: str = LAB_BUDGET,
     if json_:
         emit("lab", result.rows, [], "json", extra={
             "folder": str(result.folder), "report": summary["report"], "probe": summary["probe"],
-            "devices": result.device_runs, "memory": {k: v for k, v in memory.items() if k != "plots"},
+            "devices": result.device_runs, "memory_summary": {k: v for k, v in memory.items() if k != "plots"},
             "run_id": result.memory_run, "store": str(result.store), "profiles": result.profiles,
             "profiles_folder": summary["profiles_folder"],
             "previous_profiles": str(result.kept_profiles) if result.kept_profiles else None,
@@ -46,7 +47,8 @@ def lab(budget: str = LAB_BUDGET,
             emit("lab", d["collab"], COLLAB_COLUMNS, "table", title="CHAI-style collaboration, normalized to D (seed 001, Figure 4)")
     for line in summary["accelerators_not_available"]:
         stdout.print(line, highlight=False)
-    emit("lab", result.rows, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
+    shown = [{**r, **dict(zip(("seed", "xferlab"), describe_check(r)))} for r in result.rows]  # JSON: numbers
+    emit("lab", shown, [Column("scenario", "scenario", justify="left"), Column("figure", "figure", justify="left"),
                               Column("seed", "seed"), Column("xferlab", "xferlab"),
                               Column("status", "status", justify="left")], "table",
          title="Seed figures recomputed by xferlab's models (status: docs/models.md)")

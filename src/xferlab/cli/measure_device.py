@@ -144,7 +144,7 @@ def print_device_tables(result: dict) -> None:
             Column("device_bandwidth_bytes_per_second", "device clock", format_rate, no_wrap=True),
             Column("largest_bytes", "at", format_size, no_wrap=True),
             Column("half_bandwidth_bytes", "n½", format_size, no_wrap=True),
-            Column("stopped", "stopped (points)", stopped_text, justify="left"),
+            Column("stopped_points", "stopped (points)", stopped_text, justify="left"),
         ], "table", title="Copies (medians; latency of the smallest copy, bandwidth of the largest, n½ = size reaching half of it)")
     if result["chunks"]:
         emit("measure device", with_interval(result["chunks"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [

@@ -158,8 +158,8 @@ FAULT_COLUMNS = [
     Column("memory", "memory", justify="left"), Column("stride_bytes", "stride", format_size),
     Column("touches", "touches"), Column("first_touch_median_seconds", "first touch", _time, no_wrap=True),
     Column("second_touch_median_seconds", "second", _time, no_wrap=True),
-    Column("fault_median_seconds_per_touch", "fault / touch", _time, no_wrap=True),
-    Column("host_back_median_seconds_per_touch", "host back / touch", _time, no_wrap=True), Column("count", "n"),
+    Column("fault_per_touch_median_seconds", "fault / touch", _time, no_wrap=True),
+    Column("host_back_per_touch_median_seconds", "host back / touch", _time, no_wrap=True), Column("count", "n"),
 ]
 ALIGN_COLUMNS = [
     Column("direction", "direction", justify="left"), Column("allocator", "allocator", justify="left"),

@@ -194,7 +194,7 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
     notes = [f"budget: {skipped} point(s) not started"] if skipped else []
     notes += [f"MPI: {mpi.get('library')} (MPI {mpi.get('mpi_version')}, standard ABI {mpi.get('abi_version')}, "
              f"{mpi.get('library_path')}); {len(hosts)} ranks on {len(where)} host(s): {placed}"]
-    node = setup.get("node") or {}
+    node = setup.get("buffer_node") or {}
     if node.get("node") is not None and node["node"] >= 0:
         notes.append(f"host buffers bound to node {node['node']}: " + (f"binding failed: {node['binding_error']}"
                      if node.get("binding_error") else f"pages found on node(s) {node.get('pages')}"))

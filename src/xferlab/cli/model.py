@@ -187,7 +187,7 @@ def offload_cmd(link: str = typer.Argument(..., help=LINK_HELP),
     n_out = n_in if bytes_out is None else parse_size(bytes_out, "--bytes-out", allow_zero=True)
     t, t_dev, rates = _task_times(n_in, host_time, device_time, host_rate, device_rate)
     v = offload(model, n_in, n_out, t, t_dev, op, op)
-    row = {"link": model.label, "bytes_in": n_in, "bytes_out": n_out, "host_seconds": t, "device_seconds": t_dev,
+    row = {"link": model.label, "in_bytes": n_in, "out_bytes": n_out, "host_seconds": t, "device_seconds": t_dev,
            "saved_seconds": v.saved_seconds, "communication_seconds": v.communication_seconds,
            "p_over_o": v.p_over_o, "pays": v.pays, "speedup": v.speedup,
            "break_even_device_seconds": t - v.communication_seconds}

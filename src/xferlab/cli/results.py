@@ -65,15 +65,16 @@ def list_runs(store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CS
     fmt = output_format(json_, csv_)
     with open_store(store, read_only=True) as db:
         rows, path = db.runs(check=True), db.path
+    rows = [{("failure_count" if k == "failures" else k): v for k, v in r.items()} for r in rows]  # failures: a list elsewhere
     columns = [Column("run_id", "run", justify="left"), Column("started_utc", "started (UTC)", _when, "left"),
                Column("command", "command", justify="left"), Column("status", "status", justify="left"),
-               Column("samples", "samples"), Column("failures", "failures")]
+               Column("samples", "samples"), Column("failure_count", "failures")]
     notes = [] if rows else [f"no runs in {path} yet"]
     if fmt == "table":
         if any(r["incomplete"] for r in rows):
             notes.append(INCOMPLETE_NOTE)
         _table(f"Runs in {path}", [{**r, "status": _status(r)} for r in rows], columns,
-               ("run_id", "command", "status", "samples", "failures"), notes)
+               ("run_id", "command", "status", "samples", "failure_count"), notes)
         return
     if fmt == "csv":
         columns += [Column("finished_utc", ""), Column("incomplete", "")]

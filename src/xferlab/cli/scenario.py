@@ -26,7 +26,7 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
                                  Column("title", "title", justify="left")], output_format(json_, csv_))
 
 
-CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "deviation", "tolerance",
+CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "relative_error", "tolerance",
                 "basis", "status", "status_reason", "note")
 
 
@@ -50,10 +50,10 @@ def run(name: str = typer.Argument(..., help="A scenario from `xferlab scenario 
     if out:
         notes += [f"plot: {p}" for p in scenario.plot(out)]
     if fmt == "table":
-        rows = [dict(zip(("seed", "xferlab"), scenarios.describe_check(c)), figure=c["figure"], deviation=c["deviation"],
+        rows = [dict(zip(("seed", "xferlab"), scenarios.describe_check(c)), figure=c["figure"], relative_error=c["relative_error"],
                      status=c["status"]) for c in result["checks"]]
         columns = [Column("figure", "figure", justify="left"), Column("seed", "seed"), Column("xferlab", "xferlab"),
-                   Column("deviation", "deviation", lambda d: f"{d:+.1%}"), Column("status", "status", justify="left")]
+                   Column("relative_error", "deviation", lambda d: f"{d:+.1%}"), Column("status", "status", justify="left")]
     else:
         rows, columns = result["checks"], [Column(k, k) for k in CHECK_FIELDS]
     extra = {k: v for k, v in result.items() if k not in ("checks", "title", "source")}

@@ -22,8 +22,8 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
     """The studies: name, seed and the experiment each reproduces."""
     from ..studies import STUDIES
 
-    emit("study list", [{"study": s.name, "seed": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
-         [Column("study", "study", justify="left"), Column("seed", "seed", justify="left"),
+    emit("study list", [{"study": s.name, "seed_document": s.seed, "experiment": s.experiment} for s in STUDIES.values()],
+         [Column("study", "study", justify="left"), Column("seed_document", "seed", justify="left"),
           Column("experiment", "experiment", justify="left")], output_format(json_, csv_),
          title="Studies (`xferlab study run NAME`)")
 

@@ -149,7 +149,7 @@ def run(ctx: typer.Context,
               for c in crossing]
     emit("sweep run", rows, columns, fmt, title=f"Sweep {spec.name}", notes=notes,
          extra={key: result[key] for key in ("run_id", "group", "where", "evaluated", "reused", "failed")}
-         | {"best": best, "crossovers": crossing})
+         | {"best_points": best, "crossovers": crossing})
     if result["failed"]:
         every = result["failed"] == len(rows)
         what = f"none of the {len(rows)} points could run" if every else \

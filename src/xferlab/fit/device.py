@@ -136,7 +136,7 @@ def fit_group(g: Group, model: str, limit_link: Link):
            **{f"{c.replace('-', '')}_cv_relative_error": f.candidates.get(c) for c in PARAMETERS},
            "bootstrap_resamples": f.resamples, "points": f.points, "sizes": f.sizes, "poor": f.poor,
            "poor_cause": f.poor_cause, "missed_sizes_bytes": list(f.missed_sizes_bytes),
-           "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative": z}
+           "per_size": [{"size_bytes": s, "held_out_relative_error": e, "noise_relative_error": z}
                         for s, e, z in zip(f.size_bytes, f.held_out_errors, f.noise)],
            "measured_peak_bytes_per_second": peak, "against": limit_link.label, "model_limit_op": op,
            "model_limit_bytes_per_second": limit, "fraction_of_model_limit": peak / limit}

@@ -276,8 +276,8 @@ def tier_rows(tiers: list[Tier]) -> list[dict[str, Any]]:
                 "loaded_points": len(t.loaded_latency)}
         for k in t.bandwidth or [None]:
             rows.append({**base, "kernel": k.kernel if k else None, "threads": k.threads if k else None,
-                         "best_bandwidth_bytes_per_second": k.best_bytes_per_second if k else None,
-                         "median_bandwidth_bytes_per_second": k.median_bytes_per_second if k else None,
+                         "best_bytes_per_second": k.best_bytes_per_second if k else None,
+                         "median_bytes_per_second": k.median_bytes_per_second if k else None,
                          "iterations": k.iterations if k else None,
                          "array_size_bytes": k.array_size_bytes if k else None,
                          "array_size_class": k.array_size_class if k else None})

@@ -211,9 +211,8 @@ def _scenarios(lab: Lab) -> None:
             lab.failed.append((f"scenario {name}", str(error)))
             continue
         for check in result["checks"]:
-            seed, ours = scenarios.describe_check(check)
-            lab.rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
-                             "status": check["status"], "status_reason": check["status_reason"]})
+            lab.rows.append({"scenario": name, "figure": check["figure"], "seed": check["seed"], "xferlab": check["xferlab"],
+                             "unit": check["unit"], "status": check["status"], "status_reason": check["status_reason"]})
 
 
 def _report(lab: Lab) -> None:

@@ -44,7 +44,7 @@ def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], 
         return {"failure": str(error)}, str(error)
     flows = [r for r in result.table if r["part"] == "flow"]
     entry = {"group": result.group, "run_ids": [s["run_id"] for s in result.steps if s["run_id"]], "flows": flows,
-             "largest_error": max((abs(r["error"]) for r in flows if "error" in r), default=None),
+             "largest_relative_error": max((abs(r["relative_error"]) for r in flows if "relative_error" in r), default=None),
              "verdicts": notes(result.table), "note": note}
     failure = "; ".join(s["failure"] for s in result.failed) or None
     return entry, failure

@@ -315,7 +315,7 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "bandwidth_ci_low_bytes_per_second": points[-1].get("median_ci_low_bytes_per_second"),
                     "bandwidth_ci_high_bytes_per_second": points[-1].get("median_ci_high_bytes_per_second"),
                     "peak_bytes_per_second": peak, "half_bandwidth_bytes": half,
-                    "stopped": stopped_counts(points),
+                    "stopped_points": stopped_counts(points),
                     "device_bandwidth_bytes_per_second": points[-1]["device_median_bytes_per_second"]})
     return out
 

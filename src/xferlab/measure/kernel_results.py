@@ -84,8 +84,8 @@ def fault_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         back = summarize(value_of(m, "host_back_seconds") for m in members)
         out.append({"memory": memory, "stride_bytes": stride, "touches": touches, "size_bytes": members[0]["size_bytes"],
                     "count": first["count"], "headline": "median", "first_touch_median_seconds": first["median"],
-                    "second_touch_median_seconds": second["median"], "fault_median_seconds_per_touch": per["median"],
-                    "host_back_median_seconds_per_touch": back["median"] / touches if touches else None})
+                    "second_touch_median_seconds": second["median"], "fault_per_touch_median_seconds": per["median"],
+                    "host_back_per_touch_median_seconds": back["median"] / touches if touches else None})
     return out
 
 

@@ -369,7 +369,7 @@ def run_summary(results) -> dict[str, Any]:
             return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_version", "abi_version", "gpu_aware",
                                                       "memory_alloc_kinds", "paths", "bind", "clock")},
                     "hosts": setup.get("hosts"), "device": setup.get("device"),
-                    "node": {"node": setup.get("node"), "pages": setup.get("node_pages"),
+                    "buffer_node": {"node": setup.get("node"), "pages": setup.get("node_pages"),
                              "binding_error": setup.get("node_binding_error") or None},
                     "points_skipped": (result.step.learned.get("stopped") or {}).get("points_skipped", 0)}
     return {}

@@ -37,7 +37,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                  "max_seconds": s["max"], "cov": s["cov"], **ci_fields(secs)}
         if test in BANDWIDTH:
             moved = members[0]["bytes"]
-            entry.update({"bytes_per_iteration": moved, "mean_bytes_per_second": moved * len(secs) / sum(secs),
+            entry.update({"iteration_bytes": moved, "mean_bytes_per_second": moved * len(secs) / sum(secs),
                           "median_bytes_per_second": moved / s["median"], "best_bytes_per_second": moved / s["min"],
                           **ci_fields(secs, "bytes_per_second", moved)})
             if test == "mbw_mr":

@@ -154,7 +154,7 @@ def fmt_value(key: str, value: Any) -> str:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if key in ("error", "sum_error", "max_error") and isinstance(value, float):  # predicted / measured - 1: signed
+    if key in ("relative_error", "stage_sum_relative_error", "stage_max_relative_error") and isinstance(value, float):  # predicted / measured - 1: signed
         return f"{value:+.1%}"
     if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share", "_saved")) or key.startswith("fraction")):
         return pct(value)
@@ -205,7 +205,7 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     section.tables.append(Table("Tier profiles (idle latency past the LLC; link view: t = idle latency + n / (STREAM copy / 2))",
                                 [("tier", "tier"), ("node", "node"), ("mode", "mode"), ("idle_latency_seconds", "idle latency"),
                                  ("copy_rate_bytes_per_second", "copy rate"), ("kernel", "kernel"), ("threads", "threads"),
-                                 ("best_bandwidth_bytes_per_second", "best"), ("loaded_points", "loaded points")],
+                                 ("best_bytes_per_second", "best"), ("loaded_points", "loaded points")],
                                 tier_rows(tiers),
                                 [n for t in tiers for n in t.notes]
                                 + [f"saved as profile {name}: {path}" for name, path in saved.items()]))

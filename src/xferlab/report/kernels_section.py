@@ -66,8 +66,8 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                     [("memory", "memory"), ("stride_bytes", "stride"), ("touches", "touches"),
                                      ("first_touch_median_seconds", "first touch"),
                                      ("second_touch_median_seconds", "second touch"),
-                                     ("fault_median_seconds_per_touch", "fault per touch"),
-                                     ("host_back_median_seconds_per_touch", "host read-back per touch")], faults))
+                                     ("fault_per_touch_median_seconds", "fault per touch"),
+                                     ("host_back_per_touch_median_seconds", "host read-back per touch")], faults))
     align = align_summary(rows)
     if align:
         section.tables.append(Table("Copies by host offset and allocator (seed 004's DMA hazard)",

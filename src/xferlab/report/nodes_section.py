@@ -45,7 +45,7 @@ def nodes_section(db, run_ids: list[str]) -> Section:
     command = db.run(run_ids[0])["command"]
     shown = [{**r, "median": fmt_value(r["metric"], r["median"]),
               "median_over_nodes": fmt_value(r["metric"], r["median_over_nodes"]), "mads": f"{r['mads']:.1f}",
-              "deviation": f"{r['deviation']:.1%}",
+              "relative_error": f"{r['relative_error']:.1%}",
               "outlier": "OUTLIER" if r["outlier"] else ""} for r in rows]
     flagged = sorted({r["node"] for r in rows if r["outlier"]})
     intro = [f"{command} on {len(run_ids)} nodes: runs {', '.join(run_ids)}",
@@ -58,7 +58,7 @@ def nodes_section(db, run_ids: list[str]) -> Section:
                              [("test", "test"), ("metric", "metric"), ("size_bytes", "size"), ("threads", "threads"),
                               ("placement", "placement"), ("array_size_class", "size class"),
                               ("node", "node"), ("median", "median"), ("median_over_nodes", "over nodes"),
-                              ("mads", "MADs"), ("deviation", "off by"), ("outlier", "outlier")], shown, split)])
+                              ("mads", "MADs"), ("relative_error", "off by"), ("outlier", "outlier")], shown, split)])
     argv = _without_store(db.run(run_ids[0]).get("argv") or []) or tuple(command.split())
     section.commands.append(f"xferlab campaign run --nodes {len(run_ids)} -- {shlex.join(argv)}")
     return section

@@ -31,6 +31,8 @@ from . import BACKENDS, MODES, open_runtime, workload_names
 
 COUNTERS = ("requests", "windows", "bus_transactions", "lines_written", "coalesced_lines", "lines_read", "result_reads",
             "waits", "forwarded", "drains", "flushes_for_dependency", "bytes_to_device", "bytes_from_device")
+#: A counter's row field where its C++ name does not end in its unit (docs/cli.md, 'Renamed fields').
+ROW_FIELD = {"bytes_to_device": "to_device_bytes", "bytes_from_device": "from_device_bytes"}
 
 #: What the bus counted, as row fields (``counted_`` + the name in ``Runtime.bus_counters``).
 BUS_COUNTERS = ("records", "doorbells", "lines_received", "read_requests", "lines_sent", "values_sent", "status_reads",
@@ -123,9 +125,9 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
                 seconds = statistics.median(r["seconds"] for r in runs)
                 host = statistics.median(r["host_seconds"] for r in runs)
                 row = {"backend": last["backend_name"], "latency_seconds": latency, "workload": workload,
-                       "opset": last["opset"], "size": last["size"], "mode": mode, "seconds": seconds,
+                       "opset": last["opset"], "problem_size": last["size"], "mode": mode, "seconds": seconds,
                        "host_seconds": host, "ok": all(r["ok"] for r in runs), "repeats": repeats,
-                       **{k: last["counters"][k] for k in COUNTERS},
+                       **{ROW_FIELD.get(k, k): last["counters"][k] for k in COUNTERS},
                        **{f"counted_{k}": last["counted"][k] for k in BUS_COUNTERS}}
                 if mode == "sync":
                     base = row

@@ -96,5 +96,5 @@ def trace_workload(name: str, size: int = 0, seed: int = 1, recent: int = RECENT
         rt.close()
     if not result["ok"]:
         raise RuntimeError(f"workload {name} gave a wrong result while traced: {result['detail']}")
-    return {"workload": name, "opset": result["opset"], "size": result["size"],
+    return {"workload": name, "opset": result["opset"], "problem_size": result["size"],
             **statistics(traced["producers"], traced["read_at"], recent, window)}

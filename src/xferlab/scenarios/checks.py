@@ -40,5 +40,5 @@ def check_row(figure: str, seed: float, value: float, unit: str, tolerance: floa
     """One scenario row: the seed's figure, xferlab's, their deviation, and the status with its reason."""
     deviation = value / seed - 1 if seed else float("nan")
     status, why = status_of(basis, deviation, tolerance, reason)
-    return {"figure": figure, **extra, "seed": seed, "xferlab": value, "unit": unit, "deviation": deviation,
+    return {"figure": figure, **extra, "seed": seed, "xferlab": value, "unit": unit, "relative_error": deviation,
             "tolerance": tolerance, "basis": basis, "status": status, "status_reason": why, "note": note}

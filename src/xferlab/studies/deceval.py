@@ -175,7 +175,7 @@ def predict(m: StageModel, flow: str, chunk_bytes: int, chunks: int) -> dict[str
         system, workflow = model(m)
         simulated = flows.run(system, workflow, "coherent" if flow == "direct" else "staged").timeline.makespan
         parts = [m.at("decompress", chunks), m.at("integrate", chunks)] + ([m.at("copy", chunks)] * (flow == "staged"))
-    return {"predicted_seconds": float(simulated), "sum_seconds": sum(parts), "max_seconds": max(parts)}
+    return {"predicted_seconds": float(simulated), "stage_sum_seconds": sum(parts), "stage_max_seconds": max(parts)}
 
 
 def _config(k: int, m: StageModel) -> tuple[str, float]:
@@ -217,9 +217,9 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
             elif m is not None:
                 row.update(held_out=s["chunk_bytes"] not in m.fit_chunks, **predict(m, s["name"], s["chunk_bytes"], s["chunks"]))
                 for key in ("sum", "max"):
-                    row[f"{key}_error"] = row[f"{key}_seconds"] / row["measured_seconds"] - 1
+                    row[f"stage_{key}_relative_error"] = row[f"stage_{key}_seconds"] / row["measured_seconds"] - 1
             if "predicted_seconds" in row:
-                row["error"] = row["predicted_seconds"] / row["measured_seconds"] - 1
+                row["relative_error"] = row["predicted_seconds"] / row["measured_seconds"] - 1
             out.append(row)
     return sorted(out, key=lambda r: (r["evaluations"], r["part"] != "flow", r["flow"], r["chunk_bytes"]))
 
@@ -230,18 +230,19 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the pipelined flows; the largest |error| of the simulator over the held-out flows."""
     out = []
     for k in sorted({r["evaluations"] for r in rows}):
-        flows_ = [r for r in rows if r["evaluations"] == k and r["part"] == "flow" and "error" in r]
+        flows_ = [r for r in rows if r["evaluations"] == k and r["part"] == "flow" and "relative_error" in r]
         if not flows_:
             continue
         piped = [r for r in flows_ if r["flow"] == "pipelined"]
-        compared = [r for r in piped if r["sum_seconds"] > (1 + DIFFER) * r["max_seconds"]]
-        lost = [r for r in compared if abs(r["error"]) >= min(abs(r["sum_error"]), abs(r["max_error"]))]
-        held = [abs(r["error"]) for r in flows_ if r["held_out"]]
+        compared = [r for r in piped if r["stage_sum_seconds"] > (1 + DIFFER) * r["stage_max_seconds"]]
+        lost = [r for r in compared if abs(r["relative_error"]) >= min(abs(r["stage_sum_relative_error"]), abs(r["stage_max_relative_error"]))]
+        held = [abs(r["relative_error"]) for r in flows_ if r["held_out"]]
         out.append({
             "configuration": flows_[0]["configuration"], "evaluations": k, "device_share": flows_[0]["device_share"],
             "compared": len(compared), "beaten": len(compared) - len(lost), "lost": lost,
             "mean_abs_error": {name: float(np.mean([abs(r[key]) for r in piped])) if piped else None
-                               for name, key in (("simulator", "error"), ("sum", "sum_error"), ("max", "max_error"))},
+                               for name, key in (("simulator", "relative_error"), ("sum", "stage_sum_relative_error"),
+                                                 ("max", "stage_max_relative_error"))},
             "held_out_worst": max(held) if held else None})
     return out
 
@@ -265,9 +266,10 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
         lines.append(f"{head}; the simulator beat both baselines at {v['beaten']} of {v['compared']} pipelined flows "
                      f"where they differ by more than {DIFFER:.0%}")
         for r in v["lost"]:
-            better = "sum of stages" if abs(r["sum_error"]) <= abs(r["max_error"]) else "max of stages"
+            better = "sum of stages" if abs(r["stage_sum_relative_error"]) <= abs(r["stage_max_relative_error"]) else "max of stages"
             lines.append(f"  the simulator did not beat the {better} at {format_size(r['chunk_bytes'])} chunks: "
-                         f"simulator {r['error']:+.1%}, sum {r['sum_error']:+.1%}, max {r['max_error']:+.1%}")
+                         f"simulator {r['relative_error']:+.1%}, sum {r['stage_sum_relative_error']:+.1%}, "
+                         f"max {r['stage_max_relative_error']:+.1%}")
     return lines
 
 
@@ -281,7 +283,7 @@ DECEVAL = Study(
     plan=plan, table=table, notes=notes,
     columns=[("configuration", "config"), ("part", "part"), ("flow", "flow"), ("chunk_bytes", "chunk"),
              ("chunks", "chunks"), ("held_out", "held out"), ("measured_seconds", "measured"),
-             ("predicted_seconds", "simulated"), ("error", "error"), ("sum_error", "sum error"),
-             ("max_error", "max error")],
+             ("predicted_seconds", "simulated"), ("relative_error", "error"),
+             ("stage_sum_relative_error", "sum error"), ("stage_max_relative_error", "max error")],
     options={"device": 0, "total": DEFAULT_SIZE, "chunks": list(DEFAULT_CHUNKS), "held_out": list(DEFAULT_HELD_OUT),
              "evaluations": list(DEFAULT_EVALUATIONS), "depth": 2, "repeats": 3})
