@@ -78,7 +78,7 @@ def test_a_tight_budget_everything_under_out_and_earlier_profiles_kept(cli, tmp_
     first = {name: (out / "profiles" / f"{name}.yaml").read_text() for name in doc["profiles"]}
     for name in ("lab.json", "memory.json", "deceval-measured.json", "devices.json", "presets.json"):
         _strict((out / name).read_text())
-    assert _strict((out / "memory.json").read_text())["skipped"] == doc["memory"]["skipped"]
+    assert _strict((out / "memory.json").read_text())["skipped"] == doc["memory_summary"]["skipped"]
 
     env_store = tmp_path / "env.duckdb"
     code, text, err = cli("lab", "--out", out, "--budget", "2s", "--json", check=0, env={"XFERLAB_STORE": str(env_store)})
