@@ -22,8 +22,8 @@ from xferlab.schemas.fields import breaks_rule, markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEVICE = ["measure", "device", "--kinds", "pinned", "--directions", "h2d", "--sizes", "64B,4KiB,64KiB", "--chunks", "",
-          "--min-time", "0", "--no-launch"]
+DEVICE = ["measure", "device", "--kinds", "pinned", "--directions", "h2d", "--sizes", "1KiB,1MiB,8MiB", "--chunks", "",
+          "--min-time", "0", "--no-launch"]  # sizes far apart: the copy time must grow for fit
 NETWORK = ["measure", "network", "--tests", "latency,bw", "--sizes", "1,256Ki,4Mi", "--iterations", "4", "--warmup", "1",
            "--bw-iterations", "2", "--bw-warmup", "0", "--window", "4", "--timeout", "60s"]  # sizes far apart: fit's growth
 MEMORY = ["measure", "memory", "--size", "1MiB", "--kernels", "copy", "--iterations", "2", "--threads", "1"]
