@@ -47,13 +47,9 @@ def _commands(group, prefix: str = ""):
 
 
 def _options():
-    root = typer.main.get_command(app)
-    for path, command in _commands(root):
-        for param in command.params:
-            if getattr(param, "param_type_name", "") == "option" and not param.hidden:
-                for name in param.opts:
-                    if name.startswith("--"):
-                        yield path, name, param
+    """(command path, flag, the click option) for every visible option."""
+    for path, name, param, _ in _uses():
+        yield path, name, param
 
 
 def test_every_option_name_has_one_meaning():
