@@ -38,7 +38,9 @@ namespace xferlab {
 
 namespace {
 
-const char* kKindNames[] = {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"};
+const char* kKindNames[kHostKinds] = {"pageable", "pinned",  "svm-coarse", "svm-fine",
+                                      "managed",  "managed-prefetch", "usm-host", "usm-shared"};
+const std::vector<std::string> kAllKinds(kKindNames, kKindNames + kHostKinds);
 
 std::unique_ptr<Backend> open_backend(Args& args, int& device) {
   auto backend = make_backend(args.text("backend", "opencl"));
@@ -98,7 +100,7 @@ std::vector<long long> default_sizes(size_t limit) {
 const char* host_kind_name(HostKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 bool parse_host_kind(const std::string& name, HostKind& kind) {
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < kHostKinds; ++i)
     if (name == kKindNames[i]) {
       kind = static_cast<HostKind>(i);
       return true;
@@ -109,7 +111,18 @@ bool parse_host_kind(const std::string& name, HostKind& kind) {
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   if (name == "opencl") return make_opencl_backend();
   if (name == "cuda") return make_cuda_backend();
-  throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda");
+  if (name == "sycl") return make_sycl_backend();
+  throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda, sycl");
+}
+
+std::string empty_kernels_source(int max_args) {
+  std::string src;
+  for (int n = 0; n <= max_args; ++n) {
+    src += "__kernel void xferlab_empty" + std::to_string(n) + "(";
+    for (int i = 0; i < n; ++i) src += (i ? ", __global char* a" : "__global char* a") + std::to_string(i);
+    src += ") {}\n";
+  }
+  return src;
 }
 
 int run_devices(Args& args) {
@@ -128,8 +141,7 @@ constexpr long long kBatchCopies = 1000;
 int run_transfer(Args& args) {
   int device = 0;
   auto backend = open_backend(args, device);
-  const auto kind_names = args.words("kinds", "pageable,pinned",
-                                     {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"});
+  const auto kind_names = args.words("kinds", "pageable,pinned", kAllKinds);
   const std::string sizes_text = args.text("sizes", "");
   const auto directions = args.words("directions", "h2d,d2h,d2d,bidir", {"h2d", "d2h", "d2d", "bidir"});
   const int min_iterations = static_cast<int>(args.integer("iterations", 5, 1, 1000000));
@@ -418,8 +430,7 @@ int run_chunks(Args& args) {
   auto backend = open_backend(args, device);
   const long long total = args.integer("total", 64ll << 20, 1, 1ll << 40);
   const auto chunks = args.integers("chunks", "81920,8388608", 1, 1ll << 40);
-  const auto kind_names = args.words("kinds", "pageable", {"pageable", "pinned", "svm-coarse", "svm-fine", "managed",
-                                                           "managed-prefetch"});
+  const auto kind_names = args.words("kinds", "pageable", kAllKinds);
   const auto directions = args.words("directions", "h2d", {"h2d", "d2h"});
   const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
   // Fixed: --repeats timed repeats. With --precision: at least --repeats, at most --max-repeats.
