@@ -25,20 +25,24 @@ bool resolve(void* library, F& slot, const char* name) {
   return symbol != nullptr;
 }
 
-// dpctl beside the probe: the probe is installed into an environment's bin/, dpctl into its
-// lib/python3.*/site-packages/.
+// dpctl beside the probe: the probe is installed into the package (site-packages/xferlab/bin/) and
+// into the environment's bin/; dpctl into site-packages/dpctl/.
 std::string beside_probe() {
   char exe[PATH_MAX] = {};
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return "";
   std::string dir(exe, static_cast<size_t>(n));
   dir = dir.substr(0, dir.rfind('/'));
-  const std::string pattern = dir + "/../lib/python3*/site-packages/dpctl/libDPCTLSyclInterface.so";
-  glob_t found{};
-  std::string path;
-  if (glob(pattern.c_str(), 0, nullptr, &found) == 0 && found.gl_pathc > 0) path = found.gl_pathv[0];
-  globfree(&found);
-  return path;
+  for (const char* where : {"/../../dpctl/", "/../lib/python3*/site-packages/dpctl/"}) {
+    const std::string pattern = dir + where + "libDPCTLSyclInterface.so";
+    glob_t found{};
+    std::string path;
+    if (glob(pattern.c_str(), 0, nullptr, &found) == 0 && found.gl_pathc > 0) path = found.gl_pathv[0];
+    globfree(&found);
+    char real[PATH_MAX] = {};
+    if (!path.empty() && realpath(path.c_str(), real)) return real;
+  }
+  return "";
 }
 
 #define XF_SYCL_RESOLVE(name)                                                                    \

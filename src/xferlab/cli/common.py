@@ -74,9 +74,10 @@ TIMEOUT = _declare("--timeout", "", "10m", "Kill a probe run (every rank of an M
 _DEVICE = "Device index (see `xferlab inventory`)."
 DEVICE = _declare("--device", "", 0, _DEVICE, "N")
 STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")
-_BACKEND = "Device API: opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (the driver API)."
-BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda")
-STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda")
+_BACKEND = ("Device API: opencl (any ICD: PoCL, GPUs, FPGAs), cuda (the driver API) or sycl (USM and launches through "
+            "a SYCL runtime, with dpctl: pip install 'xferlab[sycl]').")
+BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda|sycl")
+STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda|sycl")
 RUNTIME_BACKEND = _declare("--backend", "runtime", "emulated", "The offload runtime's device: emulated (a device thread "
                            "behind a modelled bus, the default) or opencl (a real device).", "opencl|emulated")
 

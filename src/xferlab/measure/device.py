@@ -1,5 +1,6 @@
 """The host–accelerator suite: copies over a size sweep for each host memory kind, kernel launch
-latency, and one total moved in small or large chunks, on any OpenCL device or CUDA GPU.
+latency, and one total moved in small or large chunks, on any OpenCL device, CUDA GPU or SYCL device
+(USM through dpctl; its launches beside OpenCL's on the same device, seed 004's DPC++ against OpenCL).
 
 Each step is one run of the probe's ``transfer``, ``launch`` or ``chunks`` subcommand; rows carry
 both clocks: ``seconds`` is the host steady clock around submit + wait, ``device_seconds`` (in the
@@ -23,8 +24,9 @@ from .samples import kept, value_of
 from ..stats import summarize
 from .steps import Step, good_time, step_failure
 
-BACKENDS = ("opencl", "cuda")
-KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
+BACKENDS = ("opencl", "cuda", "sycl")
+KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch", "usm-host", "usm-shared")
+EXPLICIT_KINDS = ("pageable", "pinned", "usm-host")  # copied by explicit calls; the others are shared memory
 DIRECTIONS = ("h2d", "d2h", "d2d", "bidir")
 ORDERS = ("sequential", "interleaved")
 SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,000
@@ -51,6 +53,8 @@ def find_device(backend: str, index: int) -> dict[str, Any]:
 
 
 def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
+    if backend == "sycl":  # pageable, and the USM host kinds the device has the aspects for
+        return list(device.get("host_kinds") or ["pageable"])
     if backend == "cuda":
         return ["pageable", "pinned", "managed"] + (["managed-prefetch"] if device.get("concurrent_managed_access") else [])
     kinds = ["pageable", "pinned"]
@@ -85,12 +89,15 @@ class DevicePlan:
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
     info: dict[str, Any] = field(default_factory=dict)
+    opencl_twin: Optional[int] = None       # sycl: the same device's OpenCL index, whose launches run beside
 
     def check(self) -> None:
         """Validate against the device itself; an unavailable backend is an error the user asked for."""
         if self.backend not in BACKENDS:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
         self.info = find_device(self.backend, self.device)
+        if self.backend == "sycl":
+            self._check_sycl()
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
             if kind not in KINDS:
@@ -134,6 +141,18 @@ class DevicePlan:
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
 
+    def _check_sycl(self) -> None:
+        """USM device memory is what every SYCL step copies to and launches with; the launches run
+        beside the same device's OpenCL ones (matched by name and driver version), where it has one."""
+        if not self.info.get("usm_device_allocations"):
+            raise BadValue(f"--device {self.device}: SYCL device '{self.info.get('name')}' "
+                           f"({self.info.get('platform')}) cannot allocate USM device memory; SYCL devices with USM: "
+                           f"{usm_devices() or 'none'}")
+        if self.launch:
+            twins, _ = devices("opencl")
+            self.opencl_twin = next((d.get("index") for d in twins if d.get("name") == self.info.get("name")
+                                     and d.get("driver") == self.info.get("driver")), None)
+
     def fit_launches(self, seconds: float) -> int:
         """Scale the launch count so that the launch steps take about ``seconds``: 200 calibration
         launches give the time of one; the count is capped by the one asked for, and at least 1,000."""
@@ -143,7 +162,7 @@ class DevicePlan:
         if not times:
             return self.launch_count
         per_launch = times[len(times) // 2]
-        runs = len(self.launch_args) * (2 if self.pin is not None else 1)
+        runs = len(self.launch_args) * (2 if self.pin is not None else 1) * (2 if self.opencl_twin is not None else 1)
         self.launch_count = max(1000, min(self.launch_count, int(seconds / (runs * per_launch))))
         return self.launch_count
 
@@ -186,8 +205,8 @@ def steps(plan: DevicePlan) -> list[Step]:
     if plan.chunks:
         # Buffers against shared memory (seed 004's USM vs buffers): the explicit kinds and one shared kind.
         kinds = plan.kind_list()
-        shared = [k for k in kinds if k.startswith(("svm", "managed"))]
-        for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
+        shared = [k for k in kinds if k not in EXPLICIT_KINDS]
+        for kind in [k for k in kinds if k in EXPLICIT_KINDS] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
                     *probe_args(plan.precision, plan.max_time)]
@@ -196,16 +215,27 @@ def steps(plan: DevicePlan) -> list[Step]:
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
+        # SYCL's launches, then the same device's through OpenCL (seed 004's DPC++ against OpenCL).
+        apis = [(plan.backend, where)] + ([("opencl", ["--backend", "opencl", "--device", str(plan.opencl_twin)])]
+                                          if plan.backend == "sycl" and plan.opencl_twin is not None else [])
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
-            args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
-                    *probe_args(plan.precision, plan.max_time)]
-            if pin is not None:
-                args += ["--pin", str(pin)]
-            out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
-                            args, {**place, "cpus": None if pin is None else str(pin)},
-                            estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
-                                     None, plan.max_time)))  # with a target --count stays the cap
+            for api, api_where in apis:
+                args = ["launch", *api_where, "--count", str(plan.launch_count),
+                        "--args", ",".join(map(str, plan.launch_args)), *probe_args(plan.precision, plan.max_time)]
+                if pin is not None:
+                    args += ["--pin", str(pin)]
+                out.append(Step(f"{api} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
+                                args, {**place, "cpus": None if pin is None else str(pin)},
+                                estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
+                                         None, plan.max_time)))  # with a target --count stays the cap
     return out
+
+
+def usm_devices() -> str:
+    """The SYCL devices that allocate USM device memory, as ``index (name, platform)``."""
+    found, _ = devices("sycl")
+    return ", ".join(f"{d.get('index')} ({d.get('name')}, {d.get('platform')})" for d in found
+                     if d.get("usm_device_allocations"))
 
 
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
@@ -321,16 +351,22 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (backend, buffer arguments, pinned CPU): the launch times' median and tail. Beside OpenCL
+    launches on the same device (a SYCL run's), a row's ``relative_to_opencl`` is its median / OpenCL's."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] == "launch":
-            groups.setdefault((r["kernel_args"], r.get("cpus")), []).append(r)
+            groups.setdefault((value_of(r, "backend"), r["kernel_args"], r.get("cpus")), []).append(r)
+    medians = {key: summarize([m["seconds"] for m in members])["median"] for key, members in groups.items()}
     out = []
-    for (nargs, cpu), members in groups.items():
+    for (backend, nargs, cpu), members in groups.items():
         host = [m["seconds"] for m in members]
         s = summarize(host)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
-        out.append({"kernel_args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
+        opencl = medians.get(("opencl", nargs, cpu)) if backend != "opencl" else None
+        out.append({"backend": backend, "kernel_args": nargs, "pinned_cpu": cpu,
+                    "relative_to_opencl": s["median"] / opencl if opencl else None,
+                    "count": s["count"], "headline": "median",
                     "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
                     "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
                     "device_median_seconds": summarize(devs)["median"] if devs else None,
