@@ -155,3 +155,16 @@ def test_a_device_without_usm_is_refused_in_one_line(cli, tmp_path, vendors):
         pytest.skip("every SYCL device here has USM")
     code, out, err = cli("measure", "launch", "--backend", "sycl", "--device", without[0], "--store", tmp_path / "s.duckdb")
     assert code == 2 and "cannot allocate USM device memory" in err and len(err.strip().splitlines()) == 1, err
+
+
+@needs_sycl
+def test_granularity_study_with_usm_kinds(cli, tmp_path, vendors):
+    """Seed 004's granularity study through SYCL: explicit (pageable, usm-host) and shared (usm-shared)
+    host memory, nothing reported as skipped for want of shared memory."""
+    device = usm_device()
+    doc = cli.json("study", "run", "granularity", "--backend", "sycl", "--device", device["index"], "--total", "8Mi",
+                   "--chunks", "64Ki,4Mi", "--store", tmp_path / "g.duckdb")
+    rows = doc["results"]
+    assert {r["host_kind"] for r in rows} == set(device["host_kinds"])
+    assert {(r["direction"], r["chunk_bytes"]) for r in rows} == {(d, c) for d in ("h2d", "d2h") for c in (65536, 4194304)}
+    assert not any("shared memory" in str(s) for s in doc.get("skipped", []))

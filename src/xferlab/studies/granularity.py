@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadValue
-from ..measure.device import SEED_CHUNKS, DevicePlan, chunk_summary, rows_of, steps
+from ..measure.device import EXPLICIT_KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, rows_of, steps
 from ..units import format_size
 from .base import Plan, Study, StudyStep
 
@@ -28,8 +28,9 @@ def plan(options: dict[str, Any]) -> Plan:
                         chunk_total=total, chunk_directions=["h2d", "d2h"], iterations=options["repeats"])
     device.check()
     kinds = device.kind_list()
-    skipped = [] if any(k.startswith(("svm", "managed")) for k in kinds) else [
-        {"class": "shared memory", "reason": f"{device.info.get('name', 'the device')} has no shared memory (SVM or managed)"}]
+    skipped = [] if any(k not in EXPLICIT_KINDS for k in kinds) else [
+        {"class": "shared memory", "reason": f"{device.info.get('name', 'the device')} has no shared memory "
+                                             "(SVM, managed or USM shared)"}]
     return Plan([StudyStep("chunks", f"{format_size(total)} in chunks of {', '.join(format_size(c) for c in chunks)}",
                            "device", steps(device), rows_of, {"backend": device.backend, "device": device.device},
                            {"accelerator": device.info})], skipped)
