@@ -4,7 +4,12 @@ the end)."""
 
 import json
 import re
+import shutil
+import subprocess
 import time
+from pathlib import Path
+
+import pytest
 
 from xferlab import lab
 from xferlab.measure import sizing
@@ -215,3 +220,23 @@ def test_memory_stage_on_a_slow_machine_measures_the_first_point(tmp_path, monke
 def test_lab_rejects_a_bad_budget(cli):
     code, _, err = cli("lab", "--budget", "0s")  # bad input: a zero budget
     assert code == 2 and "'0s'" in err
+
+
+def test_a_gpu_is_measured_before_a_cpu_device(tmp_path, monkeypatch):
+    """On a GPU machine with PoCL installed, the lab spent a 45 s budget on PoCL's CPU device and skipped
+    the GPU: accelerators come first. The GPU here is the stand-in driver (tests/fake_libcuda.c)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in libcuda")
+    library = tmp_path / "libcuda.so.1"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library),
+                    str(Path(__file__).with_name("fake_libcuda.c"))], check=True, capture_output=True)
+    monkeypatch.setenv("XFERLAB_CUDA_LIBRARY", str(library))
+    from xferlab.lab.devices import quick_device_plans
+
+    plans, _ = quick_device_plans()
+    types = [(plan.backend, plan.info.get("type")) for plan in plans]
+    assert ("cuda", "gpu") in types, types
+    if not any(kind == "cpu" for _, kind in types):
+        pytest.skip("no OpenCL CPU device here to order against")
+    assert types.index(("cuda", "gpu")) < min(i for i, (_, kind) in enumerate(types) if kind == "cpu"), types

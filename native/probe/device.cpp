@@ -228,10 +228,7 @@ int run_transfer(Args& args) {
     for (long long size_ll : sizes)
       for (auto& dir : directions) points.push_back(Point{static_cast<size_t>(size_ll), dir, precision::Repeat(policy)});
     auto once = [&](const Point& p) -> Timing {
-      if (p.dir == "h2d") {
-        if (kind == HostKind::managed_prefetch) backend->prefetch(*host_src, true);
-        return backend->copy(*dev_b, *host_src, p.size);
-      }
+      if (p.dir == "h2d") return backend->copy(*dev_b, *host_src, p.size);
       if (p.dir == "d2h") return backend->copy(*host_dst, *dev_a, p.size);
       if (p.dir == "d2d") return backend->copy(*dev_b, *dev_a, p.size);
       return backend->copy_both(*dev_b, *host_src, *host_dst, *dev_a, p.size);
