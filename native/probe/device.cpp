@@ -142,6 +142,7 @@ int run_transfer(Args& args) {
   if (order != "sequential" && order != "interleaved")
     throw BadArgument("--order '" + order + "' is not allowed; allowed: sequential, interleaved");
   const bool interleaved = order == "interleaved";
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   precision::Policy policy;
   policy.min_iterations = min_iterations;
   policy.max_iterations = max_iterations;
@@ -149,8 +150,11 @@ int run_transfer(Args& args) {
   precision::read_options(args, policy);
   args.finish();
   if (node >= 0) check_node(node);
+  if (!cpus.empty()) check_cpus(cpus);
 
   backend->open(device);
+  // the host thread placed once the runtime's threads exist (see place_on_cpus)
+  if (!cpus.empty() && !place_on_cpus(cpus)) throw std::runtime_error("could not place the host thread on --cpus");
   const size_t limit = std::min<size_t>(backend->max_allocation(), 1ull << 30);
   std::vector<long long> sizes;
   if (sizes_text.empty()) {
@@ -186,6 +190,7 @@ int run_transfer(Args& args) {
       .str("backend", backend->name())
       .raw("device", backend->describe(device))
       .integer("node", node)
+      .str("host_cpus", cpu_list_text(cpus))
       .integer("warmup", warmup)
       .integer("min_iterations", min_iterations)
       .number("min_time_seconds", min_time)

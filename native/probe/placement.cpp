@@ -52,6 +52,24 @@ bool pin_to_cpu(int cpu) {
   return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+bool place_on_cpus(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
 std::vector<int> numa_nodes() {
   std::vector<int> nodes;
   DIR* dir = opendir("/sys/devices/system/node");

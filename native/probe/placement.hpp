@@ -14,6 +14,12 @@ std::vector<int> allowed_cpus();
 void check_cpus(const std::vector<int>& cpus);
 // Pins the calling thread to one CPU; returns false if the kernel refused.
 bool pin_to_cpu(int cpu);
+// Confines the calling thread to the CPUs of `cpus` (one of them, as the scheduler picks); returns false
+// if the kernel refused. Call it once the device is open: threads inherit the affinity of the thread that
+// creates them, so placing the host thread before a runtime starts its own would confine those too.
+bool place_on_cpus(const std::vector<int>& cpus);
+// `cpus` as a list such as "0-3,8" (the form --cpus takes).
+std::string cpu_list_text(const std::vector<int>& cpus);
 
 // NUMA nodes that exist (/sys/devices/system/node/nodeN).
 std::vector<int> numa_nodes();

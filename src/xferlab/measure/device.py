@@ -21,6 +21,7 @@ from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe
 from .probe import ProbeRun, run_probe
 from .samples import kept, value_of
 from ..stats import summarize
+from ..system.locality import with_locality
 from .steps import Step, good_time, step_failure
 
 BACKENDS = ("opencl", "cuda")
@@ -31,13 +32,51 @@ SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,
 
 
 def devices(backend: str) -> tuple[list[dict[str, Any]], Optional[str]]:
-    """The devices ``backend`` sees, or ([], why not) when its runtime is not available."""
+    """The devices ``backend`` sees, each with its ``locality`` (system/locality.py), or ([], why not)
+    when its runtime is not available."""
     run = run_probe(["devices", "--backend", backend], timeout=60)
     if run.returncode == 3:
         return [], (run.failure or "").split("not available: ", 1)[-1]
     if not run.ok:
         return [], run.failure
-    return [r["device"] for r in run.records if r.get("probe") == "device"], None
+    return with_locality([r["device"] for r in run.records if r.get("probe") == "device"]), None
+
+
+def parse_cpus(text: str) -> list[int]:
+    """``--cpus 0-3,8`` → ``[0, 1, 2, 3, 8]``; one line naming the value when it is not a CPU list."""
+    from ..system.inventory import parse_cpu_list
+
+    try:
+        cpus = parse_cpu_list(text)
+    except ValueError:
+        cpus = []
+    if not cpus or any(c < 0 for c in cpus) or not all(p.strip() for p in text.split(",")):
+        raise BadValue(f"--cpus {text!r} is not a CPU list; allowed: CPU numbers and ranges such as 0-3,8")
+    return sorted(set(cpus))
+
+
+def cpu_text(cpus: list[int]) -> str:
+    """``[0, 1, 2, 3, 8]`` → ``0-3,8`` (the form --cpus takes and the store records)."""
+    parts: list[str] = []
+    for c in sorted(set(cpus)):
+        if parts and c == int(parts[-1].split("-")[-1]) + 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{c}"
+        else:
+            parts.append(str(c))
+    return ",".join(parts)
+
+
+def placement_notes(cpus: Optional[list[int]], device: dict[str, Any]) -> list[str]:
+    """What a run says of where its host thread ran against the device's local CPUs (system/locality.py):
+    a thread on CPUs outside them is on a remote socket, and its copies cross the socket link."""
+    local = (device.get("locality") or {}).get("local_cpus") or []
+    if cpus is None or not local:
+        return []
+    node = device["locality"].get("numa_node")
+    if set(cpus) <= set(local):
+        return [f"host thread on CPUs {cpu_text(cpus)}: local to the device (node {node})"]
+    return [f"host thread on CPUs {cpu_text(cpus)}: a remote socket; the device's local CPUs are {cpu_text(local)} "
+            f"(node {node})"]
 
 
 def find_device(backend: str, index: int) -> dict[str, Any]:
@@ -81,6 +120,7 @@ class DevicePlan:
     launch_count: int = 10_000
     launch_args: list[int] = field(default_factory=lambda: [0, 1, 4, 8])
     pin: Optional[int] = None               # also measure launches pinned to this CPU
+    cpus: Optional[list[int]] = None        # the copies' host thread placed on these CPUs (None: where the OS puts it)
     chunks: list[int] = field(default_factory=list)
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
@@ -130,6 +170,12 @@ class DevicePlan:
         for a in self.launch_args:
             if not 0 <= a <= 8:
                 raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
+        if self.cpus is not None:
+            allowed = os.sched_getaffinity(0)
+            outside = [c for c in self.cpus if c not in allowed]
+            if outside:
+                raise BadValue(f"--cpus {cpu_text(self.cpus)}: CPU {outside[0]} does not exist or is not allowed; "
+                               f"allowed: {cpu_text(sorted(allowed))}")
         if self.pin is not None and self.pin not in os.sched_getaffinity(0):
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
@@ -179,8 +225,10 @@ def steps(plan: DevicePlan) -> list[Step]:
                 args += ["--order", "interleaved"]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
+            if plan.cpus is not None:
+                args += ["--cpus", cpu_text(plan.cpus)]
             out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
-                            {**place, "host_kind": kind},
+                            {**place, "host_kind": kind, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                             estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
                                      len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
@@ -239,6 +287,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "value": r["size_bytes"] / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["size_bytes"],
                          "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
                          "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
+                         "cpus": step.placement.get("cpus"),
                          "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
     elif step.test == "launch":
         for r in run.records:
@@ -281,9 +330,9 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] in DIRECTIONS:
-            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"], value_of(r, "cpus")), []).append(r)
     out = []
-    for (kind, direction, size), members in groups.items():
+    for (kind, direction, size, cpus), members in groups.items():
         secs = [m["seconds"] for m in members]
         host = summarize(secs)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
@@ -295,6 +344,7 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "best_bytes_per_second": moved / host["min"],
                     "device_median_seconds": dev_median,
                     "device_median_bytes_per_second": moved / dev_median if dev_median else None,
+                    "pinned_cpu": cpus,  # the CPUs --cpus placed the host thread on (None: where the OS put it)
                     **ci_fields(secs), **ci_fields(secs, "bytes_per_second", moved), "stopped": stopped_of(members)})
     return out
 

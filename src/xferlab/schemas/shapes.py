@@ -161,7 +161,7 @@ SHAPES = {
              "median_ci_high_bytes_per_second stopped relative_to_largest_chunk",
         top=STUDY, nested=STEPS),
     "study run launch": dict(
-        rows="where kernel_args median_seconds p99_seconds count governor best_cpu? spread_across_cpus?",
+        rows="where kernel_args median_seconds p99_seconds count governor best_cpu? spread_across_cpus? p99_over_best_cpu? jitter?",
         top=STUDY, nested=STEPS),
     "study list": dict(rows="study seed_document experiment"),
     "study run offload": dict(

@@ -109,6 +109,7 @@ allocator             string   label   who allocated a host buffer: runtime or a
 # --- flags
 best                  boolean  flag    the fastest point of its system, link and workflow
 best_cpu              boolean  flag    the CPU with the lowest launch latency
+jitter                boolean  flag    this CPU's p99 launch latency is more than twice the best CPU's
 hypervisor            boolean  flag    the machine runs under a hypervisor
 incomplete            boolean  flag    the process recording the run was killed before finishing it
 ok                    boolean  flag    every run gave the right result
@@ -215,6 +216,7 @@ speedup_vs_fewest_groups number ratio best bandwidth / that with the fewest work
 speedup_vs_one_instance number ratio best bandwidth / that with one kernel instance
 relative_to_local     number   ratio   this class's bandwidth / local DRAM's
 spread_across_cpus    number   ratio   slowest CPU's launch latency / fastest's
+p99_over_best_cpu     number?  ratio   this CPU's p99 launch latency / the best CPU's p99
 mads                  number   ratio   distance from the median over nodes, in median absolute deviations
 allocation_normalized number   ratio   allocation time / D's total
 copy_normalized       number   ratio   copy time / D's total

@@ -14,6 +14,10 @@ from ..system import inventory as inv
 from .base import Plan, Study, StudyStep
 
 
+# a CPU whose p99 launch latency is more than this many times the best CPU's is flagged as jittery
+JITTER_RATIO = 2.0
+
+
 def _rows_with_governor(step, run):
     """The launch rows, each carrying the frequency governor the CPUs ran under when it was measured (so
     that a table rebuilt later, or on another machine, shows the governor of the run, not its own)."""
@@ -40,7 +44,9 @@ def plan(options: dict[str, Any]) -> Plan:
 
 def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per CPU (and unpinned) and argument count: the median launch latency and p99; per argument count
-    the best CPU and the spread (slowest median over fastest) across the pinned CPUs."""
+    the best CPU, the spread (slowest median over fastest) across the pinned CPUs, and each CPU's p99 over the
+    best CPU's: ``jitter`` flags a CPU whose p99 is more than JITTER_RATIO times the best's (seed 001 saw OS
+    jitter on the CPUs near GPU 0, seed 004 a best CPU)."""
     out = []
     for key, mine in rows.items():
         flats = [flat(r) for r in mine]
@@ -56,6 +62,9 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
             for r in pinned:
                 r["best_cpu"] = best["where"] == r["where"]
                 r["spread_across_cpus"] = worst / best["median_seconds"]
+                ratio = r["p99_seconds"] / best["p99_seconds"] if r["p99_seconds"] and best["p99_seconds"] else None
+                r["p99_over_best_cpu"] = ratio
+                r["jitter"] = ratio is not None and ratio > JITTER_RATIO
     return out
 
 
@@ -63,9 +72,11 @@ LAUNCH = Study(
     name="launch", seed="seed 004",
     experiment="empty-kernel launch latency pinned to each CPU and unpinned, 0..k buffer arguments",
     description="Seed 004's launch study: launch latency by the CPU that submits and by argument count; the best "
-                "CPU and the spread across CPUs; the frequency governor recorded.",
+                "CPU and the spread across CPUs; CPUs whose p99 is more than twice the best CPU's flagged as jittery; "
+                "the frequency governor recorded.",
     plan=plan, table=table,
     columns=[("where", "submitting thread"), ("kernel_args", "args"), ("median_seconds", "median"),
-             ("p99_seconds", "p99"), ("best_cpu", "best CPU"), ("spread_across_cpus", "spread"), ("count", "n"),
+             ("p99_seconds", "p99"), ("best_cpu", "best CPU"), ("spread_across_cpus", "spread"),
+             ("p99_over_best_cpu", "p99 / best CPU's"), ("jitter", "jitter (p99 > 2x best)"), ("count", "n"),
              ("governor", "governor")],
     options={"backend": "opencl", "device": 0, "count": 2000, "args": [0, 1, 4, 8], "max_cpus": 64})

@@ -1,0 +1,91 @@
+"""Where an accelerator sits: its PCI address, NUMA node and the CPUs local to it.
+
+The device's PCI address comes from its API (OpenCL's ``cl_khr_pci_bus_info``, CUDA's PCI bus id
+attribute: the probe's ``pci_bus_id``); the node and local CPUs from sysfs, in the format the kernel
+documents (Documentation/ABI/testing/sysfs-bus-pci: ``/sys/bus/pci/devices/DDDD:BB:DD.F/numa_node``,
+``-1`` when the platform gives no affinity, and ``local_cpulist``, a CPU list such as ``0-7,16-23``).
+hwloc's ``lstopo-no-graphics`` is asked too where it is installed, as a second opinion. A CPU device
+(PoCL, Intel's CPU runtime) is the host itself: it has no PCI address, and says so. Nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Optional
+
+from .inventory import parse_cpu_list
+
+SYS = Path("/sys")
+HOST_CPU = "host CPU device"
+PCI_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+
+
+def normalize_pci(address: str) -> Optional[str]:
+    """``0000:65:00.0`` in sysfs's spelling (lower case, a domain), or None when ``address`` is none."""
+    address = address.strip().lower()
+    if re.fullmatch(r"[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", address):
+        address = "0000:" + address
+    if re.fullmatch(r"[0-9a-f]{8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", address):  # CUDA's 8-digit domain
+        address = address[4:]
+    return address if PCI_ADDRESS.fullmatch(address) else None
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _hwloc_node(address: str) -> Optional[int]:
+    """The NUMA node hwloc places the PCI device at, where ``lstopo-no-graphics`` is installed."""
+    lstopo = shutil.which("lstopo-no-graphics")
+    if not lstopo:
+        return None
+    try:
+        out = subprocess.run([lstopo, "--of", "xml", "--whole-io"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # the innermost NUMANode before the PCI device's object in the XML's document order
+    at = out.find(f'pci_busid="{address}"')
+    if at < 0:
+        return None
+    nodes = re.findall(r'type="NUMANode" os_index="(\d+)"', out[:at])
+    return int(nodes[-1]) if nodes else None
+
+
+def device_locality(device: dict[str, Any], sys_root: Path = SYS, hwloc: bool = True) -> dict[str, Any]:
+    """The ``locality`` of a probe's device record: ``pci_bus_id``, ``numa_node`` (None: the platform
+    gives none), ``local_cpus`` (a list), ``source`` (where the figures came from) and ``note``."""
+    address = normalize_pci(device.get("pci_bus_id") or "")
+    if device.get("type") == "cpu" and address is None:
+        return {"pci_bus_id": None, "numa_node": None, "local_cpus": [], "source": "none", "note": HOST_CPU}
+    if address is None:
+        return {"pci_bus_id": None, "numa_node": None, "local_cpus": [], "source": "none",
+                "note": f"no PCI address: the {device.get('backend', 'device')} runtime gives none "
+                        "(OpenCL: cl_khr_pci_bus_info not supported)"}
+    folder = sys_root / "bus" / "pci" / "devices" / address
+    node_text, cpus_text = _read(folder / "numa_node"), _read(folder / "local_cpulist")
+    if node_text is None and cpus_text is None:
+        return {"pci_bus_id": address, "numa_node": None, "local_cpus": [], "source": "none",
+                "note": f"{address} is not in sysfs (a container or a virtual device)"}
+    node = int(node_text) if node_text not in (None, "") and int(node_text) >= 0 else None
+    found = {"pci_bus_id": address, "numa_node": node, "local_cpus": parse_cpu_list(cpus_text or ""),
+             "source": "sysfs", "note": "" if node is not None else "the platform gives no NUMA affinity (numa_node -1)"}
+    if hwloc and sys_root == SYS:
+        seen = _hwloc_node(address)
+        if seen is not None:
+            found["source"] = "sysfs+hwloc"
+            if found["numa_node"] is None:
+                found["numa_node"] = seen
+            elif seen != found["numa_node"]:
+                found["note"] = f"hwloc places it on node {seen}"
+    return found
+
+
+def with_locality(devices: list[dict[str, Any]], sys_root: Path = SYS) -> list[dict[str, Any]]:
+    """The probe's device records, each with its ``locality``."""
+    return [{**d, "locality": device_locality(d, sys_root)} for d in devices]
