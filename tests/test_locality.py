@@ -96,7 +96,7 @@ def test_launch_study_flags_a_jittery_cpu():
 
 
 def test_placement_notes_say_local_or_remote():
-    from xferlab.measure.device import placement_notes
+    from xferlab.system.locality import placement_notes
 
     gpu = {"locality": {"numa_node": 1, "local_cpus": list(range(16, 32))}}
     assert placement_notes([16, 17], gpu) == ["host thread on CPUs 16-17: local to the device (node 1)"]
@@ -129,3 +129,11 @@ def test_cpus_places_the_copies_host_thread(cli, tmp_path):
                    "h2d", "--no-launch", "--chunks", "", "--store", tmp_path / "s.duckdb")
     transfers = [r for r in out["results"] if r["test"] == "transfer"]
     assert transfers and all(r["pinned_cpu"] == str(cpu) for r in transfers), transfers
+
+
+def test_inventory_table_shows_locality():
+    from xferlab.cli.inventory import _where
+
+    assert _where({"pci_bus_id": "0000:65:00.0", "numa_node": 1, "local_cpus": [16, 17, 18], "note": ""}) == \
+        "0000:65:00.0, node 1, CPUs 16-18"
+    assert _where({"pci_bus_id": None, "numa_node": None, "local_cpus": [], "note": HOST_CPU}) == HOST_CPU

@@ -12,7 +12,7 @@ from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from ..measure.device import cpu_text, parse_cpus, placement_notes
+from ..system.locality import cpu_text, parse_cpus, placement_notes
 from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT,
                      budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import BadValue
 from .inventory import parse_cpu_list
 
 SYS = Path("/sys")
@@ -89,3 +90,38 @@ def device_locality(device: dict[str, Any], sys_root: Path = SYS, hwloc: bool = 
 def with_locality(devices: list[dict[str, Any]], sys_root: Path = SYS) -> list[dict[str, Any]]:
     """The probe's device records, each with its ``locality``."""
     return [{**d, "locality": device_locality(d, sys_root)} for d in devices]
+
+
+def parse_cpus(text: str) -> list[int]:
+    """``--cpus 0-3,8`` → ``[0, 1, 2, 3, 8]``; one line naming the value when it is not a CPU list."""
+    try:
+        cpus = parse_cpu_list(text)
+    except ValueError:
+        cpus = []
+    if not cpus or any(c < 0 for c in cpus) or not all(p.strip() for p in text.split(",")):
+        raise BadValue(f"--cpus {text!r} is not a CPU list; allowed: CPU numbers and ranges such as 0-3,8")
+    return sorted(set(cpus))
+
+
+def cpu_text(cpus: list[int]) -> str:
+    """``[0, 1, 2, 3, 8]`` → ``0-3,8`` (the form --cpus takes and the store records)."""
+    parts: list[str] = []
+    for c in sorted(set(cpus)):
+        if parts and c == int(parts[-1].split("-")[-1]) + 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{c}"
+        else:
+            parts.append(str(c))
+    return ",".join(parts)
+
+
+def placement_notes(cpus: Optional[list[int]], device: dict[str, Any]) -> list[str]:
+    """What a run says of where its host thread ran against the device's local CPUs (system/locality.py):
+    a thread on CPUs outside them is on a remote socket, and its copies cross the socket link."""
+    local = (device.get("locality") or {}).get("local_cpus") or []
+    if cpus is None or not local:
+        return []
+    node = device["locality"].get("numa_node")
+    if set(cpus) <= set(local):
+        return [f"host thread on CPUs {cpu_text(cpus)}: local to the device (node {node})"]
+    return [f"host thread on CPUs {cpu_text(cpus)}: a remote socket; the device's local CPUs are {cpu_text(local)} "
+            f"(node {node})"]
