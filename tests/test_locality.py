@@ -137,3 +137,12 @@ def test_inventory_table_shows_locality():
     assert _where({"pci_bus_id": "0000:65:00.0", "numa_node": 1, "local_cpus": [16, 17, 18], "note": ""}) == \
         "0000:65:00.0, node 1, CPUs 16-18"
     assert _where({"pci_bus_id": None, "numa_node": None, "local_cpus": [], "note": HOST_CPU}) == HOST_CPU
+
+
+def test_studies_default_to_the_device_socket():
+    from xferlab.system.locality import study_cpus
+
+    gpu = {"locality": {"numa_node": 1, "local_cpus": [2, 3, 4, 5]}}
+    assert study_cpus(gpu, [0, 1, 2, 3]) == ([2, 3], "the device's local socket (node 1)")
+    host = {"locality": {"numa_node": None, "local_cpus": []}}
+    assert study_cpus(host, [1, 0]) == ([0, 1], "every allowed CPU (the device gives no local CPUs)")

@@ -11,6 +11,7 @@ from typing import Any
 from ..measure.device import DevicePlan, launch_summary, rows_of, steps
 from ..store.rows import flat
 from ..system import inventory as inv
+from ..system.locality import study_cpus
 from .base import Plan, Study, StudyStep
 
 
@@ -34,9 +35,10 @@ def plan(options: dict[str, Any]) -> Plan:
     device.check()
     out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device), _rows_with_governor,
                      {"backend": device.backend, "device": device.device}, {"accelerator": device.info})]
-    for cpu in sorted(os.sched_getaffinity(0))[:options["max_cpus"]]:
+    cpus, why = study_cpus(device.info, sorted(os.sched_getaffinity(0)))  # by default the device's socket
+    for cpu in cpus[:options["max_cpus"]]:
         pinned = [s for s in steps(replace(device, pin=cpu)) if s.placement.get("cpus") == str(cpu)]
-        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}", "device", pinned, _rows_with_governor,
+        out.append(StudyStep(f"cpu{cpu}", f"launches pinned to CPU {cpu}, of {why}", "device", pinned, _rows_with_governor,
                              {"backend": device.backend, "device": device.device, "pin": cpu},
                              {"accelerator": device.info}))
     return Plan(out, [])

@@ -125,3 +125,12 @@ def placement_notes(cpus: Optional[list[int]], device: dict[str, Any]) -> list[s
         return [f"host thread on CPUs {cpu_text(cpus)}: local to the device (node {node})"]
     return [f"host thread on CPUs {cpu_text(cpus)}: a remote socket; the device's local CPUs are {cpu_text(local)} "
             f"(node {node})"]
+
+
+def study_cpus(device: dict[str, Any], allowed: list[int]) -> tuple[list[int], str]:
+    """The CPUs a study pins its host thread to by default, and why: the allowed CPUs local to the device
+    (its socket), or every allowed CPU when the device gives no local CPUs (a CPU device, no NUMA affinity)."""
+    local = [c for c in (device.get("locality") or {}).get("local_cpus") or [] if c in allowed]
+    if local:
+        return local, f"the device's local socket (node {device['locality'].get('numa_node')})"
+    return sorted(allowed), "every allowed CPU (the device gives no local CPUs)"
