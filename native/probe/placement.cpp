@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
+#include <stdexcept>
 #include <string>
 
 #include "args.hpp"
@@ -69,6 +70,25 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
   }
   return out;
 }
+
+namespace {
+std::vector<int> requested;
+bool placed = false;
+}  // namespace
+
+void request_placement(const std::vector<int>& cpus) {
+  check_cpus(cpus);
+  requested = cpus;
+  placed = false;
+}
+
+void place_requested() {
+  if (requested.empty() || placed) return;
+  if (!place_on_cpus(requested)) throw std::runtime_error("could not place the host thread on --cpus " + cpu_list_text(requested));
+  placed = true;
+}
+
+std::string placed_cpus_text() { return placed ? cpu_list_text(allowed_cpus()) : ""; }
 
 std::vector<int> numa_nodes() {
   std::vector<int> nodes;

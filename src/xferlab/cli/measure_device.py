@@ -68,6 +68,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
+               cpus: Optional[str] = DEVICE_CPUS,
                precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
@@ -85,7 +86,8 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
         from ..errors import BadValue
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
     plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
-                      launch_args=arg_counts, pin=pin, precision=parse_precision(precision),
+                      launch_args=arg_counts, pin=pin, cpus=parse_cpus(cpus) if cpus is not None else None,
+                      precision=parse_precision(precision),
                       max_time=parse_max_time(max_time))
     plan.check()
     budget_s = budget_seconds(budget)

@@ -21,7 +21,7 @@ from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe
 from .probe import ProbeRun, run_probe
 from .samples import kept, value_of
 from ..stats import summarize
-from ..system.locality import cpu_text, with_locality
+from ..system.locality import check_allowed, cpu_text, with_locality
 from .steps import Step, good_time, step_failure
 
 BACKENDS = ("opencl", "cuda")
@@ -83,7 +83,7 @@ class DevicePlan:
     launch_count: int = 10_000
     launch_args: list[int] = field(default_factory=lambda: [0, 1, 4, 8])
     pin: Optional[int] = None               # also measure launches pinned to this CPU
-    cpus: Optional[list[int]] = None        # the copies' host thread placed on these CPUs (None: where the OS puts it)
+    cpus: Optional[list[int]] = None        # the host thread (copies, chunks, launches) placed on these CPUs (None: the OS's choice)
     chunks: list[int] = field(default_factory=list)
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
@@ -134,11 +134,7 @@ class DevicePlan:
             if not 0 <= a <= 8:
                 raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
         if self.cpus is not None:
-            allowed = os.sched_getaffinity(0)
-            outside = [c for c in self.cpus if c not in allowed]
-            if outside:
-                raise BadValue(f"--cpus {cpu_text(self.cpus)}: CPU {outside[0]} does not exist or is not allowed; "
-                               f"allowed: {cpu_text(sorted(allowed))}")
+            check_allowed(self.cpus)
         if self.pin is not None and self.pin not in os.sched_getaffinity(0):
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
@@ -174,6 +170,9 @@ class DevicePlan:
 def steps(plan: DevicePlan) -> list[Step]:
     where = ["--backend", plan.backend, "--device", str(plan.device)]
     place = {"node": "default" if plan.node is None else str(plan.node)}
+    # --cpus: the host thread of every step placed on the set (a launch step pinned to --pin's CPU instead)
+    where_cpus = None if plan.cpus is None else cpu_text(plan.cpus)
+    placed = [] if where_cpus is None else ["--cpus", where_cpus]
     out: list[Step] = []
     if plan.transfers:
         sizes = plan.size_list()
@@ -188,10 +187,8 @@ def steps(plan: DevicePlan) -> list[Step]:
                 args += ["--order", "interleaved"]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
-            if plan.cpus is not None:
-                args += ["--cpus", cpu_text(plan.cpus)]
-            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
-                            {**place, "host_kind": kind, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
+            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", [*args, *placed],
+                            {**place, "host_kind": kind, "cpus": where_cpus},
                             estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
                                      len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
@@ -201,19 +198,19 @@ def steps(plan: DevicePlan) -> list[Step]:
         for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
-                    *probe_args(plan.precision, plan.max_time)]
+                    *probe_args(plan.precision, plan.max_time), *placed]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "host_kind": kind}, estimate(4 * len(plan.chunk_directions) *
+                            {**place, "host_kind": kind, "cpus": where_cpus}, estimate(4 * len(plan.chunk_directions) *
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
             args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
                     *probe_args(plan.precision, plan.max_time)]
-            if pin is not None:
-                args += ["--pin", str(pin)]
-            out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
-                            args, {**place, "cpus": None if pin is None else str(pin)},
+            args += ["--pin", str(pin)] if pin is not None else placed
+            where = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None else f", on CPUs {where_cpus}")
+            out.append(Step(f"{plan.backend} launch latency{where}", "launch",
+                            args, {**place, "cpus": str(pin) if pin is not None else where_cpus},
                             estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
                                      None, plan.max_time)))  # with a target --count stays the cap
     return out
@@ -274,7 +271,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "value": total / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
                              "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
-                             "direction": r.get("direction", "h2d"),
+                             "direction": r.get("direction", "h2d"), "cpus": step.placement.get("cpus"),
                              "transfer_median_seconds": r.get("transfer_median_seconds"),
                              "transfer_p99_seconds": r.get("transfer_p99_seconds"),
                              "transfer_max_seconds": r.get("transfer_max_seconds"), "validated": run.ok})

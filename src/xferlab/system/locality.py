@@ -10,6 +10,7 @@ hwloc's ``lstopo-no-graphics`` is asked too where it is installed, as a second o
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -103,6 +104,22 @@ def parse_cpus(text: str) -> list[int]:
     return sorted(set(cpus))
 
 
+def check_allowed(cpus: list[int]) -> list[int]:
+    """``cpus`` when this process may run on every one of them (os.sched_getaffinity); else one line
+    naming the first that it may not, and the allowed set."""
+    allowed = os.sched_getaffinity(0)
+    outside = [c for c in cpus if c not in allowed]
+    if outside:
+        raise BadValue(f"--cpus {cpu_text(cpus)}: CPU {outside[0]} does not exist or is not allowed; "
+                       f"allowed: {cpu_text(sorted(allowed))}")
+    return cpus
+
+
+def given_cpus(text: Optional[str]) -> Optional[list[int]]:
+    """--cpus LIST as given on a command line (None: not given), parsed and checked against the allowed set."""
+    return None if text is None else check_allowed(parse_cpus(text))
+
+
 def cpu_text(cpus: list[int]) -> str:
     """``[0, 1, 2, 3, 8]`` → ``0-3,8`` (the form --cpus takes and the store records)."""
     parts: list[str] = []
@@ -125,6 +142,28 @@ def placement_notes(cpus: Optional[list[int]], device: dict[str, Any]) -> list[s
         return [f"host thread on CPUs {cpu_text(cpus)}: local to the device (node {node})"]
     return [f"host thread on CPUs {cpu_text(cpus)}: a remote socket; the device's local CPUs are {cpu_text(local)} "
             f"(node {node})"]
+
+
+def remote_cpus(cpus: list[int], device: dict[str, Any]) -> list[int]:
+    """The CPUs of ``cpus`` outside the device's local CPUs (none when the device gives no local CPUs)."""
+    local = (device.get("locality") or {}).get("local_cpus") or []
+    return [c for c in cpus if local and c not in local]
+
+
+def local_placement(device: dict[str, Any], cpus: Optional[list[int]]) -> tuple[Optional[list[int]], list[str]]:
+    """Where a study places a host thread, and its notes: ``cpus`` when given (checked against the allowed
+    set; a remote socket said), else the allowed CPUs local to the device, else nowhere in particular
+    (None: the OS places it) when the device gives no local CPUs (a CPU device, no NUMA affinity)."""
+    if cpus is not None:
+        check_allowed(cpus)
+        return cpus, [f"host thread on CPUs {cpu_text(cpus)} (--cpus)"] + [n for n in placement_notes(cpus, device)
+                                                                            if "remote" in n]
+    local = [c for c in (device.get("locality") or {}).get("local_cpus") or [] if c in os.sched_getaffinity(0)]
+    if local:
+        return local, [f"host thread on CPUs {cpu_text(local)}: the device's local socket "
+                       f"(node {device['locality'].get('numa_node')}), the default"]
+    why = (device.get("locality") or {}).get("note") or "no local CPUs"
+    return None, [f"host thread where the OS puts it: the device gives no local CPUs ({why})"]
 
 
 def study_cpus(device: dict[str, Any], allowed: list[int]) -> tuple[list[int], str]:
