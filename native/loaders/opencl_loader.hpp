@@ -49,7 +49,13 @@ constexpr cl_device_info CL_DEVICE_TYPE = 0x1000, CL_DEVICE_MAX_COMPUTE_UNITS = 
                          CL_DEVICE_QUEUE_PROPERTIES = 0x102A, CL_DEVICE_NAME = 0x102B, CL_DEVICE_VENDOR = 0x102C,
                          CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F,
                          CL_DEVICE_HOST_UNIFIED_MEMORY = 0x1035, CL_DEVICE_OPENCL_C_VERSION = 0x103D,
-                         CL_DEVICE_SVM_CAPABILITIES = 0x1053, CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032;
+                         CL_DEVICE_SVM_CAPABILITIES = 0x1053, CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032,
+                         CL_DEVICE_EXTENSIONS = 0x1030;
+// cl_khr_pci_bus_info (Khronos OpenCL Extension Specification, cl_ext.h): the device's PCI address
+constexpr cl_device_info CL_DEVICE_PCI_BUS_INFO_KHR = 0x410F;
+struct cl_device_pci_bus_info_khr {
+  cl_uint pci_domain, pci_bus, pci_device, pci_function;
+};
 // OpenCL 3.0 (cl.h: CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES and the
 // cl_device_atomic_capabilities bits); a 2.x device answers the atomic query with an error.
 using cl_device_atomic_capabilities = cl_bitfield;

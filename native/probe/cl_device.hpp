@@ -19,6 +19,7 @@
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "placement.hpp"
 
 namespace xferlab {
 
@@ -96,6 +97,7 @@ class ClDevice {
       cl_check(err, "clCreateCommandQueue");
     }
     queue_ = queues_[0];
+    place_requested();  // --cpus (kernels, collab): the host thread placed once the runtime's threads exist
   }
   const cl::Api& api() const { return api_; }
   cl::cl_context context() const { return context_; }

@@ -45,6 +45,7 @@
 #include "cl_device.hpp"
 #include "collab.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
 
 namespace xferlab {
@@ -149,7 +150,10 @@ int run_collab(Args& args) {
   o.share = args.real("device-share", 0.5, 0.0, 1.0);
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   args.finish();
+  // the host thread, and the host threads it starts, placed on --cpus once the device is open (ClDevice::open)
+  if (!cpus.empty()) request_placement(cpus);
   if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
   if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
@@ -205,6 +209,7 @@ int run_collab(Args& args) {
       .str("version", o.version)
       .integer("size", static_cast<long long>(o.size))
       .integer("host_threads", o.host_threads)
+      .str("host_cpus", placed_cpus_text())
       .number("device_share", o.share)
       .integer("repeats", o.repeats)
       .integer("seed", static_cast<long long>(o.seed))

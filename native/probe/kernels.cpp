@@ -40,6 +40,7 @@
 #include "args.hpp"
 #include "cl_device.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
 #include "kernels_cl.hpp"
 #include "kernels_driver.hpp"
@@ -234,6 +235,7 @@ class ClStream final : public StreamModel {
         .integer("max_allocation_bytes", static_cast<long long>(dev_.max_alloc))
         .boolean("double", fp64_)
         .integer("svm_capabilities", static_cast<long long>(dev_.svm_caps))
+        .str("host_cpus", placed_cpus_text())
         .emit();
   }
   std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
@@ -361,6 +363,8 @@ int run_kernels(Args& args) {
   const std::string backend = args.words("backend", "opencl", {"opencl", "cuda"}).front();
   const int device = static_cast<int>(args.integer("device", 0, 0, 1023));
   const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv", "d2d", "ptx"}).front();
+  // --cpus: the host thread placed once the mode's device is open (ClDevice::open, the CUDA context)
+  if (args.given("cpus")) request_placement(parse_cpu_list(args.text("cpus", ""), "--cpus"));
   if (backend == "cuda") return run_kernels_cuda(args, device, mode);  // kernels_cuda.cpp
   if (mode == "faults") return kcl::run_faults_mode(args, device);
   if (mode == "align") return kcl::run_align_mode(args, device);

@@ -287,6 +287,7 @@ int run_d2d_mode(Args& args, int device) {
       side[k].buffer = api.CreateBuffer(side[k].context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
       cl_check(err, "clCreateBuffer");
     }
+    place_requested();  // --cpus, once the contexts exist (only the first path's call places)
     if (path == "staged") {
       pinned = api.CreateBuffer(side[0].context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
       cl_check(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -57,6 +58,13 @@ class OpenCLBackend final : public Backend {
     api_.GetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, nullptr);
     size_t resolution = 0;
     api_.GetDeviceInfo(d, CL_DEVICE_PROFILING_TIMER_RESOLUTION, sizeof resolution, &resolution, nullptr);
+    // the PCI address where the implementation has cl_khr_pci_bus_info ("": it has not, or the
+    // device is the host CPU); system/locality.py reads its NUMA node and local CPUs from sysfs
+    char pci[32] = "";
+    cl_device_pci_bus_info_khr bus{};
+    if (text(d, CL_DEVICE_EXTENSIONS).find("cl_khr_pci_bus_info") != std::string::npos &&
+        api_.GetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof bus, &bus, nullptr) == CL_SUCCESS)
+      std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.%x", bus.pci_domain, bus.pci_bus, bus.pci_device, bus.pci_function);
     std::string json = JsonLine()
                            .str("backend", "opencl")
                            .integer("index", index)
@@ -68,6 +76,7 @@ class OpenCLBackend final : public Backend {
                            .str("platform", platform_text(api_, devices_[index].first, CL_PLATFORM_NAME))
                            .str("type", type & CL_DEVICE_TYPE_GPU ? "gpu" : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
                                                                   : type & CL_DEVICE_TYPE_CPU ? "cpu" : "other")
+                           .str("pci_bus_id", pci)
                            .integer("compute_units", units)
                            .integer("global_memory_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_GLOBAL_MEM_SIZE)))
                            .integer("max_allocation_bytes", static_cast<long long>(ulong_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)))

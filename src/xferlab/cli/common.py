@@ -99,6 +99,16 @@ def _checked_strategy(strategy: Optional[str]) -> Optional[str]:
 
 STRATEGY = _declare("--strategy", "", None, f"Flow strategy of every edge: {', '.join(STRATEGIES)} (default: the "
                     "workflow's).", "STRATEGY", callback=_checked_strategy)
+#: --cpus LIST: where threads run. measure memory pins its threads round robin; measure device, launch, collab and
+#: kernels place their host thread(s) on the set (the probe does it once the device is open, so the runtime's own
+#: threads stay free); the launch and granularity studies default to the device's local socket.
+CPUS = _declare("--cpus", "", None, "CPUs to pin threads to, round robin, e.g. 0-3,8.", "LIST")
+DEVICE_CPUS = _declare("--cpus", "device", None, "CPUs for the host thread(s) that drive the device, e.g. 0-3 (default: "
+                       "where the OS puts them), placed once the device is open; must be allowed (see `xferlab "
+                       "inventory`). The run records them, and says so when they are not the device's local CPUs.", "LIST")
+STUDY_CPUS = _declare("--cpus", "study", None, "launch: the CPUs pinned in turn; granularity: the CPUs of the copies' host "
+                      "thread (default for both: the device's local socket, else every allowed CPU for launch and the "
+                      "OS's choice for granularity)." + _FOR_STUDIES, "LIST")
 CHUNK = _declare("--chunk", "", None, "Bytes per chunk of the pipelined strategy (default: the workflow's).", "SIZE")
 
 

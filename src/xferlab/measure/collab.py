@@ -32,6 +32,7 @@ from . import checks
 from .probe import ProbeRun
 from .samples import validated, value_of
 from ..stats import summarize
+from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
 PATTERNS = ("histogram", "taskqueue")
@@ -58,6 +59,7 @@ class CollabPlan:
     host_threads: Optional[int] = None  # default: default_host_threads()
     repeats: int = 5                    # per (pattern, version), the first a warm-up
     device_share: float = 0.5
+    cpus: Optional[list[int]] = None    # --cpus: the host thread and the host threads it starts placed on these CPUs
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -122,6 +124,8 @@ def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = Fal
             "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share))]
     if pattern == "taskqueue":
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
+    if plan.cpus is not None:
+        args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
         args.append("--corrupt")
     return args
@@ -135,7 +139,8 @@ def steps(plan: CollabPlan) -> list[Step]:
             # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
             work = plan.size * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
-                            {"node": None, "mode": version, "pattern": pattern},
+                            {"node": None, "mode": version, "pattern": pattern,
+                             "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                             1.0 + (plan.repeats + 1) * work * 3 / 1e9))
     return out
 

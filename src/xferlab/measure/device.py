@@ -21,6 +21,7 @@ from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe
 from .probe import ProbeRun, run_probe
 from .samples import kept, value_of
 from ..stats import summarize
+from ..system.locality import check_allowed, cpu_text, with_locality
 from .steps import Step, good_time, step_failure
 
 BACKENDS = ("opencl", "cuda")
@@ -31,13 +32,14 @@ SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,
 
 
 def devices(backend: str) -> tuple[list[dict[str, Any]], Optional[str]]:
-    """The devices ``backend`` sees, or ([], why not) when its runtime is not available."""
+    """The devices ``backend`` sees, each with its ``locality`` (system/locality.py), or ([], why not)
+    when its runtime is not available."""
     run = run_probe(["devices", "--backend", backend], timeout=60)
     if run.returncode == 3:
         return [], (run.failure or "").split("not available: ", 1)[-1]
     if not run.ok:
         return [], run.failure
-    return [r["device"] for r in run.records if r.get("probe") == "device"], None
+    return with_locality([r["device"] for r in run.records if r.get("probe") == "device"]), None
 
 
 def find_device(backend: str, index: int) -> dict[str, Any]:
@@ -81,6 +83,7 @@ class DevicePlan:
     launch_count: int = 10_000
     launch_args: list[int] = field(default_factory=lambda: [0, 1, 4, 8])
     pin: Optional[int] = None               # also measure launches pinned to this CPU
+    cpus: Optional[list[int]] = None        # the host thread (copies, chunks, launches) placed on these CPUs (None: the OS's choice)
     chunks: list[int] = field(default_factory=list)
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
@@ -130,6 +133,8 @@ class DevicePlan:
         for a in self.launch_args:
             if not 0 <= a <= 8:
                 raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
+        if self.cpus is not None:
+            check_allowed(self.cpus)
         if self.pin is not None and self.pin not in os.sched_getaffinity(0):
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
@@ -165,6 +170,9 @@ class DevicePlan:
 def steps(plan: DevicePlan) -> list[Step]:
     where = ["--backend", plan.backend, "--device", str(plan.device)]
     place = {"node": "default" if plan.node is None else str(plan.node)}
+    # --cpus: the host thread of every step placed on the set (a launch step pinned to --pin's CPU instead)
+    where_cpus = None if plan.cpus is None else cpu_text(plan.cpus)
+    placed = [] if where_cpus is None else ["--cpus", where_cpus]
     out: list[Step] = []
     if plan.transfers:
         sizes = plan.size_list()
@@ -179,8 +187,8 @@ def steps(plan: DevicePlan) -> list[Step]:
                 args += ["--order", "interleaved"]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
-            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
-                            {**place, "host_kind": kind},
+            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", [*args, *placed],
+                            {**place, "host_kind": kind, "cpus": where_cpus},
                             estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
                                      len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
@@ -190,19 +198,19 @@ def steps(plan: DevicePlan) -> list[Step]:
         for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
-                    *probe_args(plan.precision, plan.max_time)]
+                    *probe_args(plan.precision, plan.max_time), *placed]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "host_kind": kind}, estimate(4 * len(plan.chunk_directions) *
+                            {**place, "host_kind": kind, "cpus": where_cpus}, estimate(4 * len(plan.chunk_directions) *
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
             args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
                     *probe_args(plan.precision, plan.max_time)]
-            if pin is not None:
-                args += ["--pin", str(pin)]
-            out.append(Step(f"{plan.backend} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
-                            args, {**place, "cpus": None if pin is None else str(pin)},
+            args += ["--pin", str(pin)] if pin is not None else placed
+            where = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None else f", on CPUs {where_cpus}")
+            out.append(Step(f"{plan.backend} launch latency{where}", "launch",
+                            args, {**place, "cpus": str(pin) if pin is not None else where_cpus},
                             estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
                                      None, plan.max_time)))  # with a target --count stays the cap
     return out
@@ -239,6 +247,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "value": r["size_bytes"] / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["size_bytes"],
                          "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
                          "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
+                         "cpus": step.placement.get("cpus"),
                          "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
     elif step.test == "launch":
         for r in run.records:
@@ -262,7 +271,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "value": total / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
                              "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
-                             "direction": r.get("direction", "h2d"),
+                             "direction": r.get("direction", "h2d"), "cpus": step.placement.get("cpus"),
                              "transfer_median_seconds": r.get("transfer_median_seconds"),
                              "transfer_p99_seconds": r.get("transfer_p99_seconds"),
                              "transfer_max_seconds": r.get("transfer_max_seconds"), "validated": run.ok})
@@ -281,9 +290,9 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] in DIRECTIONS:
-            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"], value_of(r, "cpus")), []).append(r)
     out = []
-    for (kind, direction, size), members in groups.items():
+    for (kind, direction, size, cpus), members in groups.items():
         secs = [m["seconds"] for m in members]
         host = summarize(secs)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
@@ -295,6 +304,7 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "best_bytes_per_second": moved / host["min"],
                     "device_median_seconds": dev_median,
                     "device_median_bytes_per_second": moved / dev_median if dev_median else None,
+                    "pinned_cpu": cpus,  # the CPUs --cpus placed the host thread on (None: where the OS put it)
                     **ci_fields(secs), **ci_fields(secs, "bytes_per_second", moved), "stopped": stopped_of(members)})
     return out
 

@@ -38,6 +38,7 @@ from . import sizeclass
 from .probe import ProbeRun
 from .spmv import load_matrix, spmv_vector, write_matrix
 from .steps import Step, good_time, step_failure
+from ..system.locality import cpu_text
 
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
 MEMORIES = ("device", "pinned", "host", "svm-coarse", "svm-fine")
@@ -93,6 +94,7 @@ class KernelPlan:
     spmv_per_row: int = 16
     spmv_type: str = "double"
     peer: Optional[int] = None     # a second device: device-to-device copies
+    cpus: Optional[list[int]] = None  # --cpus: the host thread placed on these CPUs once the device is open
     info: dict[str, Any] = field(default_factory=dict)
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
     llc_bytes: int = 0             # the cache STREAM's arrays must outgrow (sizeclass.device_llc), once checked
@@ -228,6 +230,10 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
                          "--iterations", str(plan.iterations)],
                         {"node": None, "matrix": plan.spmv_matrix, "spmv": plan.spmv, "type": plan.spmv_type},
                         2.0 + plan.spmv_matrix.nnz * 12 * plan.iterations * len(groups) * sum(instances) / 2e9))
+    if plan.cpus is not None:  # every mode's host thread placed on the set
+        for step in out:
+            step.args += ["--cpus", cpu_text(plan.cpus)]
+            step.placement["cpus"] = cpu_text(plan.cpus)
     return out
 
 
