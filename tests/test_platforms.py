@@ -1,0 +1,88 @@
+"""A second OpenCL implementation beside PoCL: Intel's OpenCL CPU runtime from PyPI (intel-opencl-rt),
+made visible by scripts/opencl_vendors.sh (a vendor folder for OCL_ICD_VENDORS), and `--platform NAME|N`.
+The device runs are parametrized over every platform installed; Intel's is skipped where the wheel is
+not. Bad input tried: an unknown platform name, a platform index past the last, a name matching no
+platform, --device past the chosen platform's last device, --platform with --backend cuda."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(sys.prefix)
+INTEL = (VENV / "lib" / "libintelocl.so").exists()
+
+
+@pytest.fixture(scope="module")
+def vendors() -> str:
+    out = subprocess.run(["sh", str(ROOT / "scripts" / "opencl_vendors.sh"), str(VENV)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return out
+
+
+def xferlab(vendors: str, *args: str, tmp: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OCL_ICD_VENDORS=vendors)
+    return subprocess.run([str(VENV / "bin" / "xferlab"), *args, "--store", str(tmp / "x.duckdb")],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def platforms(vendors: str) -> list[str]:
+    env = dict(os.environ, OCL_ICD_VENDORS=vendors)
+    run = subprocess.run([str(VENV / "bin" / "xferlab-probe"), "devices"], capture_output=True, text=True, env=env)
+    return list(dict.fromkeys(json.loads(line)["device"]["platform"] for line in run.stdout.splitlines()))
+
+
+def test_the_vendor_folder_names_real_libraries(vendors):
+    icds = sorted(Path(vendors).glob("*.icd"))
+    assert icds
+    for icd in icds:
+        lib = icd.read_text().strip()
+        assert "anaconda" not in lib  # the wheel's placeholder path is not copied
+        assert not lib.startswith("/") or Path(lib).exists(), icd
+    assert (Path(vendors) / "intel-cpu.icd").exists() == INTEL
+
+
+@pytest.mark.skipif(not INTEL, reason="intel-opencl-rt is not installed (pip install '.[intel]')")
+def test_both_implementations_are_listed(vendors):
+    names = platforms(vendors)
+    assert "Intel(R) OpenCL" in names and len(names) >= 2
+
+
+@pytest.mark.parametrize("name", ["Portable", pytest.param("Intel", marks=pytest.mark.skipif(
+    not INTEL, reason="intel-opencl-rt is not installed"))])
+def test_launch_and_copies_run_on_each_platform(vendors, tmp_path, name):
+    run = xferlab(vendors, "measure", "device", "--platform", name, "--kinds", "pinned", "--sizes", "4KiB,1MiB",
+                  "--directions", "h2d,d2h", "--chunks", "", "--iterations", "3", "--min-time", "1ms", "--json",
+                  tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert name.lower() in out["device"]["platform"].lower()  # the device of the platform asked for
+    assert out["failures"] == [] and out["unvalidated_samples"] == 0
+    copies = {(r["direction"], r["size_bytes"]) for r in out["results"] if r["test"] == "transfer"}
+    assert copies == {(d, s) for d in ("h2d", "d2h") for s in (4096, 1 << 20)}
+    assert any(r["test"] == "launch" and r["median_seconds"] > 0 for r in out["results"])
+
+
+@pytest.mark.parametrize("bad, said", [("nope", "is not one of"), ("7", "is not one of"), ("", "is not one of")])
+def test_an_unknown_platform_is_refused_listing_them(vendors, tmp_path, bad, said):
+    run = xferlab(vendors, "measure", "launch", "--platform", bad, tmp=tmp_path)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --platform") and said in lines[0]
+    assert "0: Portable Computing Language" in lines[0]
+
+
+def test_a_device_past_the_platforms_last_is_refused(vendors, tmp_path):
+    run = xferlab(vendors, "measure", "launch", "--platform", "0", "--device", "9", tmp=tmp_path)
+    assert run.returncode == 2 and run.stderr.startswith("error: --device 9 does not exist on platform")
+
+
+def test_platform_is_for_opencl_only(vendors, tmp_path):
+    run = xferlab(vendors, "measure", "launch", "--backend", "cuda", "--platform", "0", tmp=tmp_path)
+    assert run.returncode == 2 and "is for --backend opencl" in run.stderr
