@@ -24,8 +24,11 @@ lab: $(STAMP)
 
 # The tests in parallel (pytest-xdist, a worker per core; a module sharing a fixture stays on one
 # worker), then the tests marked `serial` (they compare timings) alone. Fails if either part fails.
+# Intel's OpenCL CPU runtime (the extra `intel`, about 270 MB from PyPI) beside the system's PoCL: the device
+# tests run on both (tests/test_platforms.py); OCL_ICD_VENDORS names the folder holding both .icd files.
 test: sysdeps opencl browser $(STAMP)
-	@status=0; \
+	@$(BIN)/python -m pip install -q '.[intel]' || echo "intel-opencl-rt did not install: the device tests run on PoCL only"
+	@status=0; export OCL_ICD_VENDORS="$$(sh scripts/opencl_vendors.sh $(VENV))"; \
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not serial" || status=$$?; \
 	$(BIN)/python -m pytest -q -m serial || status=$$?; \
 	exit $$status
