@@ -86,3 +86,11 @@ def test_a_device_past_the_platforms_last_is_refused(vendors, tmp_path):
 def test_platform_is_for_opencl_only(vendors, tmp_path):
     run = xferlab(vendors, "measure", "launch", "--backend", "cuda", "--platform", "0", tmp=tmp_path)
     assert run.returncode == 2 and "is for --backend opencl" in run.stderr
+
+
+def test_the_inventory_names_each_devices_platform(vendors):
+    env = dict(os.environ, OCL_ICD_VENDORS=vendors, COLUMNS="200")
+    run = subprocess.run([str(VENV / "bin" / "xferlab"), "inventory"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for name in platforms(vendors):
+        assert name in run.stdout
