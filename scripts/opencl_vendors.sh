@@ -16,4 +16,9 @@ done
 if [ -e "$venv/lib/libintelocl.so" ]; then
   echo "$venv/lib/libintelocl.so" > "$out/intel-cpu.icd"
 fi
+# Intel's FPGA emulator (intel-opencl-fpga-emu-rt 2025.0.5) loads only beside intel-opencl-rt and
+# intel-cmplr-lib-rt of the same 2025.0.5 (libcommon_clang.so.2024.18.12.0, libonnxruntime.1.12.22.721.so).
+if [ -e "$venv/lib/libintelocl_emu.so" ]; then
+  echo "$venv/lib/libintelocl_emu.so" > "$out/intel-fpga-emu.icd"
+fi
 echo "$out"
