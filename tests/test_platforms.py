@@ -94,3 +94,19 @@ def test_the_inventory_names_each_devices_platform(vendors):
     assert run.returncode == 0, run.stderr
     for name in platforms(vendors):
         assert name in run.stdout
+
+
+@pytest.mark.parametrize("command", [["measure", "collab"], ["measure", "kernels"]])
+def test_the_kernel_commands_take_the_platform_too(vendors, tmp_path, command):
+    run = xferlab(vendors, *command, "--platform", "no-such", tmp=tmp_path)
+    assert run.returncode == 2 and run.stderr.startswith("error: --platform 'no-such' is not one of")
+
+
+@pytest.mark.skipif(not INTEL, reason="intel-opencl-rt is not installed")
+def test_collab_runs_on_intels_platform(vendors, tmp_path):
+    run = xferlab(vendors, "measure", "collab", "--platform", "Intel", "--elements", "100000", "--repeats", "2",
+                  "--json", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["device"]["platform"] == "Intel(R) OpenCL"
+    assert out["failures"] == [] and out["unvalidated_samples"] == 0

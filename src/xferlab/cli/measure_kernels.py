@@ -18,7 +18,8 @@ from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
+from ..measure.device import platform_device
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, PLATFORM, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
                      only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
@@ -41,7 +42,7 @@ def _ints(text: str, where: str, what: str = "") -> list[int]:
 
 
 def kernels(ctx: typer.Context,
-            backend: str = BACKEND, device_: int = DEVICE,
+            backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
@@ -100,7 +101,7 @@ def kernels(ctx: typer.Context,
                     ("structure", generated, "with --spmv ROWS (a generated matrix)"),
                     ("spmv_type", spmv is not None, "with --spmv"),
                     ("groups", not scaling_, "without --scaling (--scaling sweeps the work-groups itself)")])
-    plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
+    plan = KernelPlan(backend=backend, device=platform_device(backend, platform, device_), kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
                       types=_words(types), widths=_ints(widths, "--widths", "a vector width (elements per work-item); allowed: 1, 2, 4, 8, 16"), size=parse_size(size, "--size") if size is not None else None,
                       groups=_ints(groups, "--groups", "a number of work-groups; allowed: 0 (chosen per kernel) or more"),
