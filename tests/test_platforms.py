@@ -110,3 +110,35 @@ def test_collab_runs_on_intels_platform(vendors, tmp_path):
     out = json.loads(run.stdout)
     assert out["device"]["platform"] == "Intel(R) OpenCL"
     assert out["failures"] == [] and out["unvalidated_samples"] == 0
+
+
+def test_each_run_records_its_platform(cli, tmp_path, platform):
+    """`measure launch --platform P`: the run's params name the platform its device belongs to."""
+    store = tmp_path / "s.duckdb"
+    doc = cli.json("measure", "launch", "--platform", platform, "--count", "200", "--args", "0", "--store", store)
+    assert doc["device"]["platform"] == platform
+    run = cli.json("results", "show", doc["run_id"], "--store", store)["run"]
+    assert run["params"]["platform"] == platform and run["inventory"]["accelerator"]["platform"] == platform
+
+
+@pytest.mark.parametrize("command, said", [
+    (["measure", "network", "--buffers", "device"], "is not one of"),
+    (["runtime", "bench", "--backend", "opencl", "--repeats", "1"], "is not one of"),
+    (["study", "run", "launch"], "is not one of"),
+    (["study", "run", "deceval"], "is not one of"),
+])
+def test_the_other_device_commands_take_the_platform(cli, tmp_path, command, said):
+    code, out, err = cli(*command, "--platform", "no-such", "--store", tmp_path / "s.duckdb")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: --platform 'no-such' " + said), err
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+@pytest.mark.parametrize("command, said", [
+    (["measure", "network"], "--platform applies only with --buffers device"),          # host buffers: no device
+    (["runtime", "bench", "--repeats", "1"], "--platform applies only with --backend opencl"),  # the emulated bus
+    (["study", "run", "tiers"], "--platform does not apply to the tiers study; it applies to: "),
+])
+def test_the_platform_is_refused_where_no_opencl_device_is_used(cli, tmp_path, command, said):
+    code, out, err = cli(*command, "--platform", "0", "--store", tmp_path / "s.duckdb")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+    assert not (tmp_path / "s.duckdb").exists()

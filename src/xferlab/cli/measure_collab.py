@@ -62,7 +62,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure("measure collab", steps(plan), rows_of, "device",
-                      params={"backend": plan.backend, "device": plan.device, "patterns": plan.patterns,
+                      params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
+                              "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
                               "iterations": plan.iterations, "host_threads": plan.threads, "repeats": plan.repeats,
                               "device_share": plan.device_share},

@@ -98,7 +98,7 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure(command, steps(plan), rows_of, "device",
-                      params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
+                      params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
                               "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
                               "chunks": plan.chunks, "precision": plan.precision, "max_time_seconds": plan.max_time,

@@ -131,7 +131,7 @@ def kernels(ctx: typer.Context,
 
 def params(plan: KernelPlan) -> dict[str, Any]:
     groups, instances = plan.scaling_lists()
-    return {"backend": plan.backend, "device": plan.device, "kernels": plan.kernels, "memories": plan.memories,
+    return {"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kernels": plan.kernels, "memories": plan.memories,
             "types": plan.types, "widths": plan.widths, "size": plan.size, "groups": groups, "instances": instances,
             "iterations": plan.iterations, "faults": plan.faults, "strides": plan.strides if plan.faults else None,
             "align": plan.align, "offsets": plan.offsets if plan.align else None, "spmv": plan.spmv, "peer": plan.peer,
