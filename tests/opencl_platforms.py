@@ -18,8 +18,9 @@ IN_CI = os.environ.get("CI") == "true"
 POCL = "Portable Computing Language"
 INTEL = "Intel(R) OpenCL"
 FPGA_EMU = "Intel(R) FPGA Emulation Platform for OpenCL(TM)"
-INTEL_MISSING = ("Intel's OpenCL CPU runtime is not installed here (pip install '.[intel]': make test does; "
-                 "x86-64 Linux only)")
+MISSING = {POCL: "PoCL is not installed (pocl-opencl-icd: make test installs it)",
+           INTEL: "Intel's OpenCL CPU runtime is not installed here (pip install '.[intel]': make test does; x86-64 Linux only)",
+           FPGA_EMU: "Intel's FPGA emulator is not installed here (intel-opencl-fpga-emu-rt, in the extra intel)"}
 
 
 def vendor_folder() -> str:
@@ -51,3 +52,13 @@ def device_of(platform: str) -> tuple[int, dict[str, Any]]:
     """The probe's device number (its --device) and the inventory of ``platform``'s first device."""
     device = next(d for d in _found() if d.get("platform") == platform)
     return device["index"], device
+
+
+def need(platform: str) -> None:
+    """Skips the test, saying why, where ``platform`` is not present; in CI (CI=true) that is a failure."""
+    import pytest
+
+    if platform not in names():
+        if IN_CI:
+            pytest.fail(f"CI runs the device tests on {platform!r}: {MISSING[platform]}")
+        pytest.skip(MISSING[platform])

@@ -1,8 +1,10 @@
-"""A second OpenCL implementation beside PoCL: Intel's OpenCL CPU runtime from PyPI (intel-opencl-rt),
-made visible by scripts/opencl_vendors.sh (a vendor folder for OCL_ICD_VENDORS), and `--platform NAME|N`.
-The device runs are parametrized over every platform installed; Intel's is skipped where the wheel is
-not. Bad input tried: an unknown platform name, a platform index past the last, a name matching no
-platform, --device past the chosen platform's last device, --platform with --backend cuda."""
+"""Other OpenCL implementations beside PoCL: Intel's OpenCL CPU runtime and its FPGA emulator from PyPI (the extra
+`intel`), made visible by scripts/opencl_vendors.sh (a vendor folder for OCL_ICD_VENDORS), and `--platform NAME|N`
+on every device command, the platform recorded in each run's params. The device runs take the `platform` fixture
+(tests/conftest.py): each platform installed; Intel's is skipped where the wheel is not (a failure in CI). Bad
+input tried: an unknown platform name, a platform index past the last, an empty name, a part naming several
+platforms, --device past the chosen platform's last device, --platform with --backend cuda, with host buffers,
+with the emulated bus and with a study that takes no device."""
 
 from __future__ import annotations
 
@@ -14,16 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from opencl_platforms import FPGA_EMU, INTEL, device_of, need, vendor_folder
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
-INTEL = (VENV / "lib" / "libintelocl.so").exists()
 
 
 @pytest.fixture(scope="module")
 def vendors() -> str:
-    out = subprocess.run(["sh", str(ROOT / "scripts" / "opencl_vendors.sh"), str(VENV)], capture_output=True,
-                         text=True, check=True).stdout.strip()
-    return out
+    """The vendor folder the suite runs with (tests/conftest.py sets it from scripts/opencl_vendors.sh, as make test
+    does, unless OCL_ICD_VENDORS names one already)."""
+    return os.environ.get("OCL_ICD_VENDORS") or vendor_folder()
 
 
 def xferlab(vendors: str, *args: str, tmp: Path) -> subprocess.CompletedProcess:
@@ -45,24 +48,22 @@ def test_the_vendor_folder_names_real_libraries(vendors):
         lib = icd.read_text().strip()
         assert "anaconda" not in lib  # the wheel's placeholder path is not copied
         assert not lib.startswith("/") or Path(lib).exists(), icd
-    assert (Path(vendors) / "intel-cpu.icd").exists() == INTEL
+    assert (Path(vendors) / "intel-cpu.icd").exists() == (INTEL in platforms(vendors))
 
 
-@pytest.mark.skipif(not INTEL, reason="intel-opencl-rt is not installed (pip install '.[intel]')")
 def test_both_implementations_are_listed(vendors):
+    need(INTEL)
     names = platforms(vendors)
     assert "Intel(R) OpenCL" in names and len(names) >= 2
 
 
-@pytest.mark.parametrize("name", ["Portable", pytest.param("Intel", marks=pytest.mark.skipif(
-    not INTEL, reason="intel-opencl-rt is not installed"))])
-def test_launch_and_copies_run_on_each_platform(vendors, tmp_path, name):
-    run = xferlab(vendors, "measure", "device", "--platform", name, "--kinds", "pinned", "--sizes", "4KiB,1MiB",
+def test_launch_and_copies_run_on_each_platform(vendors, tmp_path, platform):
+    run = xferlab(vendors, "measure", "device", "--platform", platform, "--kinds", "pinned", "--sizes", "4KiB,1MiB",
                   "--directions", "h2d,d2h", "--chunks", "", "--iterations", "3", "--min-time", "1ms", "--json",
                   tmp=tmp_path)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
-    assert name.lower() in out["device"]["platform"].lower()  # the device of the platform asked for
+    assert out["device"]["platform"] == platform  # the device of the platform asked for
     assert out["failures"] == [] and out["unvalidated_samples"] == 0
     copies = {(r["direction"], r["size_bytes"]) for r in out["results"] if r["test"] == "transfer"}
     assert copies == {(d, s) for d in ("h2d", "d2h") for s in (4096, 1 << 20)}
@@ -102,16 +103,6 @@ def test_the_kernel_commands_take_the_platform_too(vendors, tmp_path, command):
     assert run.returncode == 2 and run.stderr.startswith("error: --platform 'no-such' is not one of")
 
 
-@pytest.mark.skipif(not INTEL, reason="intel-opencl-rt is not installed")
-def test_collab_runs_on_intels_platform(vendors, tmp_path):
-    run = xferlab(vendors, "measure", "collab", "--platform", "Intel", "--elements", "100000", "--repeats", "2",
-                  "--json", tmp=tmp_path)
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
-    assert out["device"]["platform"] == "Intel(R) OpenCL"
-    assert out["failures"] == [] and out["unvalidated_samples"] == 0
-
-
 def test_each_run_records_its_platform(cli, tmp_path, platform):
     """`measure launch --platform P`: the run's params name the platform its device belongs to."""
     store = tmp_path / "s.duckdb"
@@ -142,3 +133,28 @@ def test_the_platform_is_refused_where_no_opencl_device_is_used(cli, tmp_path, c
     code, out, err = cli(*command, "--platform", "0", "--store", tmp_path / "s.duckdb")
     assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
     assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_the_fpga_emulator_is_an_accelerator_that_copies_and_launches(cli, tmp_path):
+    """Intel's FPGA emulation platform (intel-opencl-fpga-emu-rt, loaded beside the CPU runtime of the same
+    2025.0.5): an accelerator-type device; copies validate and an empty kernel launches on it."""
+    need(FPGA_EMU)
+    _, device = device_of(FPGA_EMU)
+    assert device["type"] == "accelerator"
+    doc = cli.json("measure", "device", "--platform", "FPGA Emulation", "--kinds", "pinned", "--sizes", "4KiB",
+                   "--directions", "h2d,d2h", "--chunks", "", "--iterations", "3", "--min-time", "1ms",
+                   "--no-launch", "--store", tmp_path / "s.duckdb")
+    assert doc["device"]["platform"] == FPGA_EMU and doc["failures"] == [] and doc["unvalidated_samples"] == 0
+    assert {(r["direction"], r["size_bytes"]) for r in doc["results"]} == {("h2d", 4096), ("d2h", 4096)}
+    doc = cli.json("measure", "launch", "--platform", "FPGA Emulation", "--count", "200", "--args", "0",
+                   "--store", tmp_path / "s.duckdb")
+    (row,) = doc["results"]
+    assert doc["device"]["platform"] == FPGA_EMU and row["count"] == 200 and row["median_seconds"] > 0
+
+
+def test_a_part_naming_several_platforms_is_refused(vendors, tmp_path):
+    """With the FPGA emulator beside the CPU runtime, 'Intel' names two platforms: refused, listing them."""
+    need(FPGA_EMU)
+    run = xferlab(vendors, "measure", "launch", "--platform", "intel", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert run.stderr.startswith("error: --platform 'intel' names several of the OpenCL platforms") and INTEL in run.stderr
