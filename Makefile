@@ -79,7 +79,7 @@ $(STAMP): $(BIN)/python $(SOURCES)
 # installed xferlab's metadata, so pip adds the extra's packages without building xferlab again. Where they cannot
 # install (not x86-64 Linux, no network) the Intel runs are skipped, and fail in CI (CI=true).
 $(INTEL_STAMP): $(STAMP)
-	@$(BIN)/python -m pip install -q 'xferlab[intel]' && touch $@ || echo "the extra intel did not install: the device tests run on PoCL only"
+	@$(BIN)/python -m pip install -q 'xferlab[intel]' && touch $@ || echo "the extra intel did not install: the device tests on Intel's platforms are skipped (in CI they fail)"
 
 clean:
 	rm -rf $(VENV) build
