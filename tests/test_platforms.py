@@ -158,3 +158,11 @@ def test_a_part_naming_several_platforms_is_refused(vendors, tmp_path):
     run = xferlab(vendors, "measure", "launch", "--platform", "intel", tmp=tmp_path)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert run.stderr.startswith("error: --platform 'intel' names several of the OpenCL platforms") and INTEL in run.stderr
+
+
+def test_a_study_runs_on_the_platform_and_records_it(cli, tmp_path):
+    """`study run launch --platform`: the study's options (in each step's params, and its group) name the platform."""
+    need(INTEL)
+    doc = cli.json("study", "run", "launch", "--platform", INTEL, "--count", "100", "--store", tmp_path / "s.duckdb")
+    assert doc["options"]["platform"] == INTEL and doc["options"]["device"] == device_of(INTEL)[0]
+    assert doc["results"] and all(r["median_seconds"] > 0 for r in doc["results"])

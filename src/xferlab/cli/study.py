@@ -95,9 +95,13 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         if "device" not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if "device" in s.options)
             raise BadValue(f"--platform does not apply to the {name} study; it applies to: {', '.join(takers)}")
-        from ..measure.device import platform_device
+        from ..measure.device import find_device, platform_device
 
-        options["device"] = platform_device(options.get("backend", "opencl"), platform, device_ or 0)
+        chosen_backend = options.get("backend", "opencl")
+        options["device"] = platform_device(chosen_backend, platform, device_ or 0)
+        # recorded in each step's params (study.options) and part of the study's group: a device number alone
+        # could name another platform's device where the loader lists the platforms in another order
+        options["platform"] = find_device(chosen_backend, options["device"]).get("platform")
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     from ..studies.run import run_study
 
