@@ -74,6 +74,11 @@ TIMEOUT = _declare("--timeout", "", "10m", "Kill a probe run (every rank of an M
 _DEVICE = "Device index (see `xferlab inventory`)."
 DEVICE = _declare("--device", "", 0, _DEVICE, "N")
 STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")
+_PLATFORM = ("OpenCL platform, by index (in the order `xferlab inventory` lists them) or by a part of its name, e.g. "
+             "'Intel' or 'Portable'; --device then counts that platform's devices (default: --device counts every "
+             "platform's devices in turn).")
+PLATFORM = _declare("--platform", "", None, _PLATFORM, "NAME|N")
+STUDY_PLATFORM = _declare("--platform", "study", None, _PLATFORM + " For the studies that take --device.", "NAME|N")
 _BACKEND = "Device API: opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (the driver API)."
 BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda")
 STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda")

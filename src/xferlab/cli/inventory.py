@@ -53,7 +53,7 @@ def inventory(json_: bool = JSON) -> None:
     if accelerators:
         emit("inventory", accelerators, [
             Column("backend", "backend", justify="left"), Column("index", "#"), Column("name", "device", justify="left"),
-            Column("type", "type", justify="left"),
+            Column("platform", "platform", justify="left"), Column("type", "type", justify="left"),
             Column("max_allocation_bytes", "max allocation", format_size), Column("global_memory_bytes", "memory", format_size),
             Column("svm_fine_grain", "fine SVM", lambda v: "yes" if v else "no"),
             Column("locality", "PCI address, node, local CPUs", _where, justify="left"),

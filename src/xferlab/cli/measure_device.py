@@ -8,13 +8,13 @@ from typing import Optional
 
 import typer
 
-from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of, steps
+from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, platform_device, rows_of, steps
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from ..system.locality import cpu_text, parse_cpus, placement_notes
-from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT,
-                     budget_seconds, only_with, timeout_seconds)
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLATFORM, PLOTS, PRECISION, STORE,
+                     TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -22,7 +22,7 @@ from .precision_options import interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision, stopped_text
 
 
-def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
+def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            kinds: Optional[str] = typer.Option(None, "--kinds", help=f"Host memory kinds: {', '.join(KINDS)} (default: all the device supports).",
                                                metavar="LIST"),
            sizes: Optional[str] = typer.Option(None, "--sizes", help=f"Copy sizes: {LIST_HELP} (default: 1B..1GiB, within the device's largest allocation).",
@@ -50,7 +50,7 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     only_with(ctx, [("total", bool(chunks), "with --chunks (the granularity study; --chunks '' skips it)")])
-    plan = DevicePlan(backend=backend, device=device_,
+    plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_),
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
                       sizes=[int(s) for s in parse_list(sizes, parse_size, "--sizes")] if sizes else None,
                       directions=[d.strip() for d in directions.split(",")], iterations=iterations,
@@ -64,7 +64,7 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
     _run("measure device", plan, fmt, budget, timeout, store, plot)
 
 
-def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
+def launch_cmd(backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
                count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
@@ -85,9 +85,9 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
     except ValueError:
         from ..errors import BadValue
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
-    plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
-                      launch_args=arg_counts, pin=pin, cpus=parse_cpus(cpus) if cpus is not None else None,
-                      precision=parse_precision(precision),
+    plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_), transfers=False, launch=True,
+                      launch_count=count, launch_args=arg_counts, pin=pin,
+                      cpus=parse_cpus(cpus) if cpus is not None else None, precision=parse_precision(precision),
                       max_time=parse_max_time(max_time))
     plan.check()
     budget_s = budget_seconds(budget)
@@ -103,7 +103,7 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure(command, steps(plan), rows_of, "device",
-                      params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
+                      params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
                               "node": plan.node, "cpus": None if plan.cpus is None else cpu_text(plan.cpus),
                               "launch_count": plan.launch_count if plan.launch else 0,

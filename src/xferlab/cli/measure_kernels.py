@@ -19,8 +19,9 @@ from ..measure.results import failures as failed_steps, notes as failure_notes, 
 from ..system.locality import cpu_text, given_cpus, placement_notes
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
-                     only_with, timeout_seconds)
+from ..measure.device import platform_device
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, KERNELS_MAX_TIME, PLATFORM, PLOTS, STORE, TIMEOUT,
+                     budget_seconds, only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -42,7 +43,7 @@ def _ints(text: str, where: str, what: str = "") -> list[int]:
 
 
 def kernels(ctx: typer.Context,
-            backend: str = BACKEND, device_: int = DEVICE,
+            backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
@@ -102,7 +103,7 @@ def kernels(ctx: typer.Context,
                     ("structure", generated, "with --spmv ROWS (a generated matrix)"),
                     ("spmv_type", spmv is not None, "with --spmv"),
                     ("groups", not scaling_, "without --scaling (--scaling sweeps the work-groups itself)")])
-    plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
+    plan = KernelPlan(backend=backend, device=platform_device(backend, platform, device_), kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
                       types=_words(types), widths=_ints(widths, "--widths", "a vector width (elements per work-item); allowed: 1, 2, 4, 8, 16"), size=parse_size(size, "--size") if size is not None else None,
                       groups=_ints(groups, "--groups", "a number of work-groups; allowed: 0 (chosen per kernel) or more"),
@@ -132,7 +133,7 @@ def kernels(ctx: typer.Context,
 
 def params(plan: KernelPlan) -> dict[str, Any]:
     groups, instances = plan.scaling_lists()
-    return {"backend": plan.backend, "device": plan.device, "kernels": plan.kernels, "memories": plan.memories,
+    return {"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kernels": plan.kernels, "memories": plan.memories,
             "types": plan.types, "widths": plan.widths, "size": plan.size, "groups": groups, "instances": instances,
             "iterations": plan.iterations, "faults": plan.faults, "strides": plan.strides if plan.faults else None,
             "align": plan.align, "offsets": plan.offsets if plan.align else None, "spmv": plan.spmv, "peer": plan.peer,

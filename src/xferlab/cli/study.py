@@ -10,8 +10,8 @@ import typer
 
 from ..errors import BadValue
 from ..report.collect import fmt_value
-from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, TIMEOUT, budget_seconds,
-                     timeout_seconds, verb)
+from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_PLATFORM, TIMEOUT,
+                     budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -39,6 +39,7 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
                                                  metavar="N"),
         backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE, cpus: Optional[str] = STUDY_CPUS,
+        platform: Optional[str] = STUDY_PLATFORM,
         count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
                                             metavar="N"),
         total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
@@ -92,6 +93,17 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
             raise BadValue(f"{option(key)} does not apply to the {name} study; it applies to: {', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
+    if platform is not None:  # the probe's device number of --device N of that platform (measure.device.platform_device)
+        if "device" not in chosen.options:
+            takers = sorted(s.name for s in STUDIES.values() if "device" in s.options)
+            raise BadValue(f"--platform does not apply to the {name} study; it applies to: {', '.join(takers)}")
+        from ..measure.device import find_device, platform_device
+
+        chosen_backend = options.get("backend", "opencl")
+        options["device"] = platform_device(chosen_backend, platform, device_ or 0)
+        # recorded in each step's params (study.options) and part of the study's group: a device number alone
+        # could name another platform's device where the loader lists the platforms in another order
+        options["platform"] = find_device(chosen_backend, options["device"]).get("platform")
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     from ..studies.run import run_study
 

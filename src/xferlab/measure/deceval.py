@@ -117,9 +117,9 @@ class DecevalPlan:
 
     def params(self) -> dict[str, Any]:
         cpu, env = self.placement()
-        return {"size": self.size, "chunks": list(self.chunks), "depth": self.depth, "repeats": self.repeats,
-                "level": self.level, "items": list(self.items), "evaluations": self.evaluations,
-                "decompress_cpu": cpu, "device_env": env}
+        return {"device": self.device, "platform": self.info.get("platform"), "size": self.size,
+                "chunks": list(self.chunks), "depth": self.depth, "repeats": self.repeats, "level": self.level,
+                "items": list(self.items), "evaluations": self.evaluations, "decompress_cpu": cpu, "device_env": env}
 
     def estimate_seconds(self) -> float:
         """How long the run takes, from the slow rates above: deflating the input once, then per repeat

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
-from ..units import format_size
+from ..units import _shown, format_size
 from . import checks
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
@@ -50,6 +50,33 @@ def find_device(backend: str, index: int) -> dict[str, Any]:
     if not 0 <= index < len(found):
         raise BadValue(f"--device {index} does not exist; {backend} devices: 0..{len(found) - 1}")
     return found[index]
+
+
+def platform_device(backend: str, platform: Optional[str], index: int) -> int:
+    """The probe's device number (every platform's devices in turn) of device ``index`` of OpenCL platform
+    ``platform`` (its index in the order the probe lists platforms, or a part of its name, any case);
+    ``index`` itself without a platform. An unknown platform is refused naming the platforms there are."""
+    if platform is None:
+        return index
+    if backend != "opencl":
+        raise BadValue(f"--platform {_shown(platform)} is for --backend opencl, not {_shown(backend)}")
+    found, why = devices(backend)
+    if why is not None:
+        raise Unavailable(f"the {backend} backend is not available: {why}")
+    names = list(dict.fromkeys(d.get("platform", "") for d in found))
+    listed = "; ".join(f"{i}: {n}" for i, n in enumerate(names))
+    text = platform.strip()
+    if text.isdigit():
+        chosen = [names[int(text)]] if int(text) < len(names) else []
+    else:
+        chosen = [n for n in names if text and text.lower() in n.lower()]
+    if len(chosen) != 1:
+        what = "names several" if chosen else "is not one"
+        raise BadValue(f"--platform {_shown(platform)} {what} of the OpenCL platforms; platforms: {listed}")
+    mine = [d["index"] for d in found if d.get("platform") == chosen[0]]
+    if not 0 <= index < len(mine):
+        raise BadValue(f"--device {index} does not exist on platform {_shown(chosen[0])}; its devices: 0..{len(mine) - 1}")
+    return mine[index]
 
 
 def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
