@@ -19,6 +19,7 @@
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "programs.hpp"
 
 namespace xferlab {
 
@@ -112,6 +113,7 @@ class ClDevice {
       cl_int err = CL_SUCCESS;
       cl_program p = api_.CreateProgramWithSource(context_, 1, &source, nullptr, &err);
       cl_check(err, "clCreateProgramWithSource");
+      count_program("source");
       err = api_.BuildProgram(p, 1, &device_, options[i].c_str(), nullptr, nullptr);
       if (err == CL_SUCCESS) {
         program_ = p;

@@ -13,6 +13,7 @@
 #include "json.hpp"
 #include "placement.hpp"
 #include "probe.hpp"
+#include "programs.hpp"
 #include "region.hpp"
 
 #ifndef XFERLAB_VERSION
@@ -147,13 +148,21 @@ int main(int argc, char** argv) {
       if (command == "latency") return xferlab::run_latency(args);
       if (command == "loaded") return xferlab::run_loaded(args);
       if (command == "devices") return xferlab::run_devices(args);
-      if (command == "transfer") return xferlab::run_transfer(args);
-      if (command == "launch") return xferlab::run_launch(args);
-      if (command == "chunks") return xferlab::run_chunks(args);
+      // The commands that may open an OpenCL device end with a "program" record: how many programs
+      // they made and how (programs.hpp). network is not among them: every rank runs it.
+      int (*device_command)(xferlab::Args&) = command == "transfer" ? xferlab::run_transfer
+                                              : command == "launch"   ? xferlab::run_launch
+                                              : command == "chunks"   ? xferlab::run_chunks
+                                              : command == "collab"   ? xferlab::run_collab
+                                              : command == "kernels"  ? xferlab::run_kernels
+                                              : command == "deceval"  ? xferlab::run_deceval
+                                                                      : nullptr;
+      if (device_command) {
+        const int code = device_command(args);
+        if (code == 0) xferlab::emit_program_record(command);
+        return code;
+      }
       if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
-      if (command == "collab") return xferlab::run_collab(args);
-      if (command == "kernels") return xferlab::run_kernels(args);
-      if (command == "deceval") return xferlab::run_deceval(args);
       if (command == "network") return xferlab::run_network(args);  // arms the fault in one rank itself
       args.finish();
       return run_nodes();
