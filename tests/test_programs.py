@@ -42,3 +42,121 @@ def test_a_launch_builds_one_program_from_source():
     run, program = program_of(["launch", "--count", "3", "--args", "0,2", "--warmup", "0"])
     assert len(run.of("point")) == 2  # both argument counts launched from the one program
     assert program["made"] == "source" and program["source_builds"] == 1 and program["binary_loads"] == 0
+
+
+# --- Programs from binaries: `xferlab kernels build` writes them, --program loads them (issue 26). ---
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Every program for device 0, as `xferlab kernels build` writes them (one build serves the module)."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("programs") / "pocl"
+    done = subprocess.run([sys.executable, "-m", "xferlab", "kernels", "build", "--device", "0", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return out, done.stdout
+
+
+def _manifest(folder):
+    import json
+
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def test_kernels_build_writes_one_binary_per_program_and_options(built):
+    folder, shown = built
+    manifest = _manifest(folder)
+    device = FOUND[0]
+    assert manifest["device_name"] == device["name"] and manifest["driver_version"] == device["driver"]
+    written = {(p["program"], p["options"]) for p in manifest["programs"]}
+    assert ("launch", "") in written
+    stream = {o for name, o in written if name == "stream"}
+    floats, doubles = [{o for o in stream if f"-DTYPE={t} " in o} for t in ("float", "double")]
+    assert len(floats) == 5 and len(doubles) in (0, 5) and floats | doubles == stream  # widths 1, 2, 4, 8, 16
+    assert any(name == "deceval" for name, _ in written) == bool(doubles)  # DecEval where the device has double
+    for p in manifest["programs"]:
+        assert (folder / p["file"]).stat().st_size == p["bytes"] > 0
+        assert p["file"] in shown  # the table names each file
+
+
+def test_a_launch_from_the_binary_builds_nothing(built):
+    folder, _ = built
+    run, program = program_of(["launch", "--count", "3", "--args", "0,2", "--warmup", "0", "--program", str(folder)])
+    assert len(run.of("point")) == 2
+    assert program["made"] == "binary" and program["source_builds"] == 0 and program["binary_loads"] == 1
+
+
+def _validations(run):
+    return sorted((r["kernel"], r["memory"], r["type"], r["width"], r["ok"], r["what"]) for r in run.of("validation"))
+
+
+def test_stream_kernels_from_binaries_validate_as_from_source(built):
+    folder, _ = built
+    args = ["kernels", "--mode", "stream", "--memory", "device", "--types", "float", "--widths", "1,4",
+            "--size", "65536", "--iterations", "2"]
+    source, from_source = program_of(args)
+    binary, from_binary = program_of([*args, "--program", str(folder)])
+    assert _validations(source) and _validations(binary) == _validations(source)
+    assert all(v[4] for v in _validations(binary))  # every kernel's result checked against the host's replay
+    assert from_source["made"] == "source" and from_source["source_builds"] == 2
+    assert from_binary["made"] == "binary" and from_binary["source_builds"] == 0 and from_binary["binary_loads"] == 2
+
+
+def test_deceval_from_the_binary_computes_the_same_pi(built):
+    folder, _ = built
+    if not any(p["program"] == "deceval" for p in _manifest(folder)["programs"]):
+        pytest.skip("DecEval integrates in double; the device has no cl_khr_fp64")
+    args = ["deceval", "--size", "65536", "--chunks", "8192", "--repeats", "1", "--items", "staged"]
+    source, _ = program_of(args)
+    binary, program = program_of([*args, "--program", str(folder)])
+    pis = lambda run: [(r["name"], r["ok"], r["pi"]) for r in run.of("validation")]  # noqa: E731
+    assert pis(source) and pis(binary) == pis(source) and all(ok for _, ok, _ in pis(binary))
+    assert program["made"] == "binary" and program["source_builds"] == 0
+
+
+def _refused(args, fragment):
+    run = run_probe(args, timeout=120)
+    assert run.returncode == 2 and fragment in (run.failure or ""), run.failure
+    assert "--program" in run.failure
+
+
+def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp_path, cli):
+    """Bad input tried: a path that does not exist, a folder without a manifest, binaries whose manifest names
+    another device, a file that is no program binary (CL_INVALID_BINARY), a folder lacking one option set."""
+    folder, _ = built
+    _refused(["launch", "--count", "1", "--program", str(tmp_path / "nowhere")], "does not exist")
+    _refused(["launch", "--count", "1", "--program", str(tmp_path)], "has no manifest.json")
+    other = tmp_path / "other"
+    other.mkdir()
+    for f in folder.iterdir():
+        (other / f.name).write_bytes(f.read_bytes())
+    manifest = (other / "manifest.json").read_text().replace(FOUND[0]["name"], "Another Device 9000")
+    (other / "manifest.json").write_text(manifest)
+    _refused(["launch", "--count", "1", "--program", str(other)], "was built for another device")
+    garbage = tmp_path / "lone" / "empty.bin"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"not a program binary" * 10)
+    _refused(["launch", "--count", "1", "--program", str(garbage)], "is not a program for this device")
+    missing = tmp_path / "missing"
+    missing.mkdir()
+    for f in folder.iterdir():
+        if not f.name.startswith("stream-"):
+            (missing / f.name).write_bytes(f.read_bytes())
+    _refused(["kernels", "--memory", "device", "--widths", "4", "--size", "65536", "--iterations", "1",
+              "--program", str(missing)], "has no binary for the stream kernels")
+    # The CLI: the same refusals as one line and exit 2, before or as the probe meets them.
+    for path, fragment in ((tmp_path / "nowhere", "does not exist"), (other, "was built for another device"),
+                           (garbage, "is not a program for this device")):
+        code, out, err = cli("measure", "launch", "--count", "1", "--args", "0", "--program", path)
+        lines = err.strip().splitlines()
+        assert code == 2 and lines[-1].startswith("error: ") and fragment in lines[-1], err
+
+
+def test_measure_kernels_from_binaries(built, cli):
+    folder, _ = built
+    code, out, err = cli("measure", "kernels", "--memory", "device", "--kernels", "copy,triad", "--widths", "1",
+                         "--size", "64K", "--iterations", "2", "--program", folder, "--json", check=0)
+    assert code == 0, err
+    assert out.strip()

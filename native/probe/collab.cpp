@@ -118,7 +118,7 @@ double build_kernels(ClDevice& dev, std::string& options, std::string& atomics, 
   names.push_back("OpenCL C 1.2 atomic_add (no memory scope)");
   paths.push_back("cl1.2-atomic_add");
   const std::string source = std::string(kKernelPrelude) + "\n" + kHistogramKernels + "\n" + kTaskQueueKernels;
-  const size_t built = dev.build(source.c_str(), tried);
+  const size_t built = dev.build("collab", source.c_str(), tried);
   options = tried[built];
   atomics = names[built];
   path = paths[built];

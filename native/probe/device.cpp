@@ -33,6 +33,7 @@
 #include "placement.hpp"
 #include "precision.hpp"
 #include "probe.hpp"
+#include "programs.hpp"
 
 namespace xferlab {
 
@@ -338,6 +339,7 @@ int run_launch(Args& args) {
   precision::read_options(args, policy);
   const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
   if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
+  read_program_option(args);
   args.finish();
   if (pin >= 0) check_cpus({pin});
   backend->open(device);

@@ -267,24 +267,12 @@ class OpenCLBackend final : public Backend {
     return q;
   }
 
+  // The empty kernels, src/xferlab/kernels/launch.cl (or --program's binary of it: programs.hpp).
   void build_empty_kernels() {
-    std::ostringstream src;
-    for (int n = 0; n <= kMaxArgs; ++n) {
-      src << "__kernel void xferlab_empty" << n << "(";
-      for (int i = 0; i < n; ++i) src << (i ? ", " : "") << "__global char* a" << i;
-      src << ") {}\n";
-    }
-    std::string text = src.str();
-    const char* p = text.c_str();
     cl_int err = CL_SUCCESS;
-    program_ = api_.CreateProgramWithSource(context_, 1, &p, nullptr, &err);
-    check(err, "clCreateProgramWithSource");
-    count_program("source");
-    err = api_.BuildProgram(program_, 1, &device_, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-      const std::string log = cl::build_log(api_, program_, device_);
-      throw std::runtime_error("building the empty kernels failed: " + error_name(err) + ": " + log);
-    }
+    std::string log;
+    program_ = make_program(api_, context_, device_, "launch", sources::k_launch, "", err, log);
+    if (!program_) throw std::runtime_error("building the empty kernels failed: " + error_name(err) + ": " + log);
     for (int n = 0; n <= kMaxArgs; ++n) {
       kernels_[n] = api_.CreateKernel(program_, ("xferlab_empty" + std::to_string(n)).c_str(), &err);
       check(err, "clCreateKernel");

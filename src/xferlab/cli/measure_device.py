@@ -12,7 +12,8 @@ from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT,
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, PROGRAM, STORE,
+                     TIMEOUT,
                      budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
@@ -65,6 +66,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
                count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
+               program: Optional[Path] = PROGRAM,
                precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
@@ -83,7 +85,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
     plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
                       launch_args=arg_counts, pin=pin, precision=parse_precision(precision),
-                      max_time=parse_max_time(max_time))
+                      max_time=parse_max_time(max_time), program=program)
     plan.check()
     budget_s = budget_seconds(budget)
     timeout_seconds(timeout)

@@ -18,7 +18,7 @@ from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, KERNELS_MAX_TIME, PLOTS, PROGRAM, STORE, TIMEOUT, budget_seconds,
                      only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
@@ -84,6 +84,7 @@ def kernels(ctx: typer.Context,
                                           metavar="random|banded"),
             spmv_type: str = typer.Option("double", "--spmv-type", help="SpMV values: float or double.",
                                           metavar="float|double"),
+            program: Optional[Path] = PROGRAM,
             budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
@@ -107,7 +108,7 @@ def kernels(ctx: typer.Context,
                       instances=_ints(instances, "--instances", "a number of kernel instances; allowed: 1..64"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
-                      spmv_type=spmv_type, peer=peer)
+                      spmv_type=spmv_type, peer=peer, program=program)
     if spmv_type not in ("float", "double"):
         from ..errors import BadValue
 
