@@ -116,6 +116,24 @@ def test_deceval_from_the_binary_computes_the_same_pi(built):
     assert program["made"] == "binary" and program["source_builds"] == 0
 
 
+def test_collab_from_the_binary_of_the_options_the_device_takes(built):
+    """collab tries option sets in turn (collab.cpp build_kernels); from a DIR it skips the sets without a
+    binary and loads the one `kernels build` wrote: the same atomics path, the same validated histogram."""
+    folder, _ = built
+    written = [p for p in _manifest(folder)["programs"] if p["program"] == "collab"]
+    assert len(written) == 1
+    args = ["collab", "--pattern", "histogram", "--version", "D", "--size", "65536", "--repeats", "2",
+            "--host-threads", "1"]
+    source, from_source = program_of(args)
+    binary, from_binary = program_of([*args, "--program", str(folder)])
+    setup = lambda run: {k: v for k, v in run.first("setup").items() if k in ("build_options", "atomics")}  # noqa: E731
+    assert setup(binary) == setup(source) and setup(binary)["build_options"] == written[0]["options"]
+    checks = lambda run: [(r["ok"], r["wrong"]) for r in run.of("validation")]  # noqa: E731
+    assert checks(source) and checks(binary) == checks(source) and all(ok for ok, _ in checks(binary))
+    assert from_binary["made"] == "binary" and from_binary["source_builds"] == 0 and from_binary["binary_loads"] == 1
+    assert from_source["source_builds"] >= 1 and from_source["binary_loads"] == 0
+
+
 def _refused(args, fragment):
     run = run_probe(args, timeout=120)
     assert run.returncode == 2 and fragment in (run.failure or ""), run.failure
@@ -151,7 +169,7 @@ def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp
                            (garbage, "is not a program for this device")):
         code, out, err = cli("measure", "launch", "--count", "1", "--args", "0", "--program", path)
         lines = err.strip().splitlines()
-        assert code == 2 and lines[-1].startswith("error: ") and fragment in lines[-1], err
+        assert code == 2 and lines[-1].startswith("error: --program ") and fragment in lines[-1], err
 
 
 def test_measure_kernels_from_binaries(built, cli):

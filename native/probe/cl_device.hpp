@@ -114,7 +114,7 @@ class ClDevice {
     for (size_t i = 0; i < options.size(); ++i) {
       cl_int err = CL_SUCCESS;
       std::string log;
-      cl_program p = make_program(api_, context_, device_, name, source, options[i], err, log);
+      cl_program p = make_program(api_, context_, device_, name, source, options[i], err, log, options.size() > 1);
       if (p) {
         program_ = p;
         return i;
@@ -131,6 +131,9 @@ class ClDevice {
     }
     cl_device_type type = 0;
     api_.GetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    if (!program_plan().path.empty())
+      throw BadArgument("--program '" + program_plan().path + "' has no " + name + " program that builds for this " +
+                        "device: " + refused);
     if (type & CL_DEVICE_TYPE_ACCELERATOR) throw BadArgument(no_compiler("the build failed: " + refused));
     throw std::runtime_error("the kernels do not build: " + refused);
   }

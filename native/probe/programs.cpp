@@ -12,6 +12,7 @@
 
 #include "args.hpp"
 #include "cl_device.hpp"
+#include "collab.hpp"
 #include "json.hpp"
 #include "kernels_cl.hpp"
 #include "probe.hpp"
@@ -50,6 +51,13 @@ int run_programs(Args& args) {
       items.push_back({"deceval", sources::k_deceval,
                        deceval_options(type & CL_DEVICE_TYPE_CPU, static_cast<int>(k))});
 
+  {  // collab: the first option set the device takes, as collab.cpp tries them (build_kernels)
+    ClDevice dev(device);
+    dev.open();
+    std::string options, atomics, path;
+    collab::build_kernels(dev, options, atomics, path);
+    items.push_back({"collab", sources::k_collab, options});
+  }
   std::string programs;
   for (const Item& item : items) {
     ClDevice dev(device);

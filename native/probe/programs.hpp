@@ -147,10 +147,12 @@ inline std::string no_compiler(const std::string& why) {
 // Creates and builds program `name` (its embedded `source`) with `options`: from --program's binary
 // or IL when given, else from source. A build that fails returns nullptr with `err` and `log` set
 // (the caller may try other options); what the user can fix throws BadArgument (exit 2): a missing
-// binary, a binary for another device, a device without a compiler.
+// binary, a binary for another device, a device without a compiler. `one_of_several`: the caller
+// tries several option sets (collab), and a DIR without this one's binary skips it (nullptr, `log`
+// says why) as a failed build would.
 inline cl::cl_program make_program(const cl::Api& api, cl::cl_context context, cl::cl_device_id device,
                                    const std::string& name, const char* source, const std::string& options,
-                                   cl::cl_int& err, std::string& log) {
+                                   cl::cl_int& err, std::string& log, bool one_of_several = false) {
   using namespace cl;
   const ProgramPlan& plan = program_plan();
   cl_program program = nullptr;
@@ -160,7 +162,13 @@ inline cl::cl_program make_program(const cl::Api& api, cl::cl_context context, c
     check_manifest(api, device);
     file = plan.dir ? plan.path + "/" + program_file(name, options) : plan.path;
     std::string bytes;
-    if (!read_file(file, bytes))
+    const bool found = read_file(file, bytes);
+    if (!found && plan.dir && one_of_several) {
+      err = CL_INVALID_BINARY;
+      log = "no binary in --program " + plan.path;
+      return nullptr;
+    }
+    if (!found)
       throw BadArgument("--program '" + plan.path + "' has no binary for the " + name + " kernels built with '" +
                         options + "' (" + file + "); `xferlab kernels build` writes every one");
     const bool il = bytes.size() >= 4 && static_cast<unsigned char>(bytes[0]) == 0x03 &&

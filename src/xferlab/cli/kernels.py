@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..units import format_size, parse_list
+from ..units import parse_list
 from .common import DEVICE, TIMEOUT, timeout_seconds
 from .output import Column, emit
 
@@ -42,6 +42,6 @@ def build(device_: int = DEVICE,
     manifest = build_programs(device_, out, counts, timeout_s)
     emit("kernels build", manifest["programs"], [
         Column("program", "Program", justify="left"), Column("options", "Build options", justify="left"),
-        Column("file", "File", justify="left", no_wrap=True), Column("bytes", "Binary", format_size),
+        Column("file", "File", justify="left", no_wrap=True), Column("bytes", "Bytes", lambda b: f"{b:,}"),
     ], "table", title=f"Programs for OpenCL device {device_} ({info.get('name')}, driver {info.get('driver')}) in {out}",
         notes=[f"Load them with --program {out} (measure launch, measure kernels)."])

@@ -14,7 +14,7 @@ from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, OLD_PLOT, PLOTS, STORE, TIMEOUT, budget_seconds, only_with,
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, OLD_PLOT, PLOTS, PROGRAM, STORE, TIMEOUT, budget_seconds, only_with,
                      renamed, timeout_seconds)
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
@@ -42,6 +42,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
            repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
+           program: Optional[Path] = PROGRAM,
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
@@ -56,7 +57,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
                     ("iterations", queue, "with taskqueue in --patterns")])
     plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
-                      repeats=repeats, device_share=device_share)
+                      repeats=repeats, device_share=device_share, program=program)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue
 from . import checks
 from .probe import ProbeRun
+from .programs import check_program, program_args
 from .samples import validated, value_of
 from ..stats import summarize
 from .steps import Step, good_time, step_failure
@@ -59,6 +61,7 @@ class CollabPlan:
     repeats: int = 5                    # per (pattern, version), the first a warm-up
     device_share: float = 0.5
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None      # --program: the kernels from a binary (measure/programs.py)
 
     @property
     def threads(self) -> int:
@@ -101,6 +104,7 @@ class CollabPlan:
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.program = check_program(self.program, self.backend, self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
@@ -119,7 +123,8 @@ class CollabPlan:
 def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = False) -> list[str]:
     args = ["collab", "--backend", plan.backend, "--device", str(plan.device), "--pattern", pattern,
             "--version", version, "--size", str(plan.size), "--host-threads", str(plan.threads),
-            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share))]
+            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share)),
+            *program_args(plan.program)]
     if pattern == "taskqueue":
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
     if corrupt:

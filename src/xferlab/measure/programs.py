@@ -69,7 +69,14 @@ def refused(run: ProbeRun) -> None:
     """A probe that refused its programs (exit 2, a line naming --program: a file that is no program
     for the device, a device that cannot build from source) ends the command in that line, exit 2."""
     if run.returncode == 2 and run.failure and "--program" in run.failure:
-        raise BadValue(run.failure.split("error: ", 1)[-1])
+        raise BadValue(_own_line(run))
+
+
+def _own_line(run: ProbeRun) -> str:
+    """The probe's one-line error without its prefix ("xferlab-probe: error: launch: ")."""
+    text = (run.failure or "").split("error: ", 1)[-1]
+    command = run.args[0] + ": " if run.args else ""
+    return text[len(command):] if command and text.startswith(command) else text
 
 
 def build(device: int, out: Path, evaluations: list[int], timeout: float) -> dict[str, Any]:
@@ -79,7 +86,7 @@ def build(device: int, out: Path, evaluations: list[int], timeout: float) -> dic
     run = run_probe(["programs", "--device", str(device), "--out", str(out),
                      "--evaluations", ",".join(map(str, evaluations))], timeout=timeout)
     if run.returncode == 2:
-        raise BadValue((run.failure or "").split("error: ", 1)[-1])
+        raise BadValue(_own_line(run))
     if not run.ok:
         raise XferlabError(f"building the programs failed: {run.failure}")
     return json.loads(manifest_of(out).read_text())
