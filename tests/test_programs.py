@@ -142,7 +142,8 @@ def _refused(args, fragment):
 
 def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp_path, cli):
     """Bad input tried: a path that does not exist, a folder without a manifest, binaries whose manifest names
-    another device, a file that is no program binary (CL_INVALID_BINARY), a folder lacking one option set."""
+    another device, a file that is no program binary (CL_INVALID_BINARY), SPIR-V on a device that takes no IL
+    (or a malformed module on one that does), a folder lacking one option set."""
     folder, _ = built
     _refused(["launch", "--count", "1", "--program", str(tmp_path / "nowhere")], "does not exist")
     _refused(["launch", "--count", "1", "--program", str(tmp_path)], "has no manifest.json")
@@ -157,6 +158,11 @@ def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp
     garbage.parent.mkdir()
     garbage.write_bytes(b"not a program binary" * 10)
     _refused(["launch", "--count", "1", "--program", str(garbage)], "is not a program for this device")
+    spirv = tmp_path / "lone" / "module.spv"  # SPIR-V's magic number; PoCL here reports no IL version
+    spirv.write_bytes(bytes.fromhex("03022307") + bytes(60))
+    run = run_probe(["launch", "--count", "1", "--program", str(spirv)], timeout=120)
+    assert run.returncode == 2 and ("is SPIR-V, and this device takes no intermediate language" in run.failure
+                                    or "is not a program for this device" in run.failure), run.failure
     missing = tmp_path / "missing"
     missing.mkdir()
     for f in folder.iterdir():
