@@ -184,3 +184,14 @@ def test_measure_kernels_from_binaries(built, cli):
                          "--size", "64K", "--iterations", "2", "--program", folder, "--json", check=0)
     assert code == 0, err
     assert out.strip()
+
+
+def test_the_kernel_sources_are_package_data():
+    """The .cl files the probe embeds are in the installed package, for offline compilers (docs/device.md)."""
+    from xferlab.measure.programs import sources
+
+    found = sources()
+    assert sorted(found) == ["collab", "deceval", "launch", "stream"]
+    assert all(f"__kernel void xferlab_empty{n}(" in found["launch"] for n in range(9))
+    assert "STREAM(triad," in found["stream"] and "__kernel void integrate(" in found["deceval"]
+    assert "-cl-std=CL2.0 -DXFERLAB_C11=1" in found["collab"]
