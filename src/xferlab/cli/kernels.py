@@ -44,4 +44,4 @@ def build(device_: int = DEVICE,
         Column("program", "Program", justify="left"), Column("options", "Build options", justify="left"),
         Column("file", "File", justify="left", no_wrap=True), Column("bytes", "Bytes", lambda b: f"{b:,}"),
     ], "table", title=f"Programs for OpenCL device {device_} ({info.get('name')}, driver {info.get('driver')}) in {out}",
-        notes=[f"Load them with --program {out} (measure launch, measure kernels)."])
+        notes=[f"Load them with --program {out} (measure launch, measure collab, measure kernels)."])
