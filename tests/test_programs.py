@@ -195,3 +195,20 @@ def test_the_kernel_sources_are_package_data():
     assert all(f"__kernel void xferlab_empty{n}(" in found["launch"] for n in range(9))
     assert "STREAM(triad," in found["stream"] and "__kernel void integrate(" in found["deceval"]
     assert "-cl-std=CL2.0 -DXFERLAB_C11=1" in found["collab"]
+
+
+def test_the_deceval_study_from_binaries(built, cli, tmp_path):
+    """`study run deceval --program DIR`: its runs load the kernel built for their options; a configuration the
+    DIR has no binary for (EVALS=16: `kernels build --evaluations 1` wrote 1 only) and a study that builds no
+    program are refused in one line, exit 2."""
+    folder, _ = built
+    if not any(p["program"] == "deceval" for p in _manifest(folder)["programs"]):
+        pytest.skip("DecEval integrates in double; the device has no cl_khr_fp64")
+    args = ["study", "run", "deceval", "--total", "1MiB", "--chunks", "256KiB", "--held-out", "128KiB",
+            "--repeats", "1", "--store", tmp_path / "d.duckdb", "--program", folder]
+    done = cli.json(*args, "--evaluations", "1")
+    assert done["options"]["program"] == str(folder) and all(s["status"] == "measured" for s in done["steps"])
+    code, out, err = cli(*args, "--evaluations", "16")
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: --program ") and "-DEVALS=16" in err, err
+    code, out, err = cli("study", "run", "launch", "--program", folder)
+    assert code == 2 and "--program does not apply to the launch study; it applies to: deceval" in err, err

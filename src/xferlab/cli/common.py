@@ -76,6 +76,9 @@ PROGRAM = _declare("--program", "", None, "OpenCL programs from binaries instead
                    "one binary FILE (SPIR-V where the device takes IL). For devices that compile nothing at run time "
                    "(FPGAs: docs/device.md).", "FILE|DIR")
 
+STUDY_PROGRAM = _declare("--program", "study", None, "deceval: its OpenCL program from a binary (a DIR written by "
+                         "`xferlab kernels build`, or one binary FILE) instead of source." + _FOR_STUDIES, "FILE|DIR")
+
 _DEVICE = "Device index (see `xferlab inventory`)."
 DEVICE = _declare("--device", "", 0, _DEVICE, "N")
 STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")
