@@ -212,3 +212,15 @@ def test_the_deceval_study_from_binaries(built, cli, tmp_path):
     assert code == 2 and err.strip().splitlines()[-1].startswith("error: --program ") and "-DEVALS=16" in err, err
     code, out, err = cli("study", "run", "launch", "--program", folder)
     assert code == 2 and "--program does not apply to the launch study; it applies to: deceval" in err, err
+
+
+def test_kernels_build_refuses_bad_input_in_one_line(cli, tmp_path):
+    """Bad input tried: --out naming a file, a device that does not exist, --evaluations 0 and x."""
+    (tmp_path / "afile").write_text("")
+    for args, fragment in ((["--out", tmp_path / "afile"], "is a file"),
+                           (["--device", "99", "--out", tmp_path / "d"], "--device 99 does not exist"),
+                           (["--out", tmp_path / "d", "--evaluations", "0"], "--evaluations '0'"),
+                           (["--out", tmp_path / "d", "--evaluations", "x"], "--evaluations 'x'")):
+        code, out, err = cli("kernels", "build", *args)
+        assert code == 2 and err.strip().splitlines() == [err.strip()] and fragment in err, err
+    assert not (tmp_path / "d").exists()  # nothing written
