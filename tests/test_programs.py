@@ -217,7 +217,7 @@ def test_the_deceval_study_from_binaries(built, cli, tmp_path):
 def test_kernels_build_refuses_bad_input_in_one_line(cli, tmp_path):
     """Bad input tried: --out naming a file, a device that does not exist, --evaluations 0 and x."""
     (tmp_path / "afile").write_text("")
-    for args, fragment in ((["--out", tmp_path / "afile"], "is a file"),
+    for args, fragment in ((["--out", tmp_path / "afile"], "is an existing file"),
                            (["--device", "99", "--out", tmp_path / "d"], "--device 99 does not exist"),
                            (["--out", tmp_path / "d", "--evaluations", "0"], "--evaluations '0'"),
                            (["--out", tmp_path / "d", "--evaluations", "x"], "--evaluations 'x'")):

@@ -30,6 +30,7 @@ def build(device_: int = DEVICE,
     from ..errors import BadValue
     from ..measure.device import find_device
     from ..measure.programs import build as build_programs
+    from ..outputs import check_folder
 
     def whole(item: str, where: str) -> int:
         if item.strip().isdigit() and 1 <= int(item) <= 4096:
@@ -38,6 +39,7 @@ def build(device_: int = DEVICE,
 
     counts = [int(v) for v in parse_list(evaluations, whole, "--evaluations", max_items=64)]
     timeout_s = timeout_seconds(timeout)
+    check_folder(out, "--out")  # before any work: a folder that exists or can be made, and written in
     info = find_device("opencl", device_)
     manifest = build_programs(device_, out, counts, timeout_s)
     emit("kernels build", manifest["programs"], [

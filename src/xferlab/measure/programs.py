@@ -80,9 +80,8 @@ def _own_line(run: ProbeRun) -> str:
 
 
 def build(device: int, out: Path, evaluations: list[int], timeout: float) -> dict[str, Any]:
-    """Builds every program for ``device`` into ``out``; returns the manifest the probe wrote."""
-    if out.exists() and not out.is_dir():
-        raise BadValue(f"--out '{out}' is a file; allowed: a new or existing folder")
+    """Builds every program for ``device`` into ``out`` (checked by the caller: outputs.check_folder);
+    returns the manifest the probe wrote."""
     run = run_probe(["programs", "--device", str(device), "--out", str(out),
                      "--evaluations", ",".join(map(str, evaluations))], timeout=timeout)
     if run.returncode == 2:
