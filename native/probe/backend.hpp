@@ -79,6 +79,9 @@ class Backend {
 
   // The empty kernel with `args` buffer arguments: submit, wait; `args` may be empty.
   virtual Timing launch_empty(const std::vector<const Memory*>& args) = 0;
+  // Makes the empty kernels ready (OpenCL builds its program here, never in open(), so that copies
+  // build none); launch_empty() calls it too, but a caller that times launches calls it first.
+  virtual void load_kernels() {}
 };
 
 std::unique_ptr<Backend> make_opencl_backend();  // opencl_backend.cpp

@@ -33,6 +33,7 @@
 #include "placement.hpp"
 #include "precision.hpp"
 #include "probe.hpp"
+#include "programs.hpp"
 
 namespace xferlab {
 
@@ -342,10 +343,12 @@ int run_launch(Args& args) {
   precision::read_options(args, policy);
   const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
   if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
+  read_program_option(args);
   args.finish();
   if (pin >= 0) check_cpus({pin});
   if (!cpus.empty()) check_cpus(cpus);
   backend->open(device);
+  backend->load_kernels();  // its build is no part of any timed launch
   std::vector<std::unique_ptr<Memory>> buffers;
   for (int i = 0; i < 8; ++i) buffers.push_back(backend->allocate_device(4096));
   // Only the submitting thread is pinned, and only once the runtime's own threads exist (PoCL starts

@@ -207,7 +207,7 @@ int run_spmv_mode(Args& args, int device) {
   const int most = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
   ClDevice dev(device);
   dev.open(static_cast<size_t>(most), true);
-  dev.build(kSource, {options(head[3] == 8 ? "double" : "float", 1)});
+  dev.build("stream", kSource, {options(head[3] == 8 ? "double" : "float", 1)});
   JsonLine()
       .str("record", "setup")
       .str("device_name", dev.text(cl::CL_DEVICE_NAME))

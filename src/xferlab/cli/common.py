@@ -71,6 +71,14 @@ LAB_BUDGET = _declare("--budget", "lab", "5m", f"{_BUDGET} (default 5m): the lab
 TIMEOUT = _declare("--timeout", "", "10m", "Kill a probe run (every rank of an MPI run) after this long: a hung copy, "
                    "kernel or rank.", "TIME")
 
+PROGRAM = _declare("--program", "", None, "OpenCL programs from binaries instead of source: a DIR written by `xferlab "
+                   "kernels build` (one binary per program and build options, manifest.json naming the device), or "
+                   "one binary FILE (SPIR-V where the device takes IL). For devices that compile nothing at run time "
+                   "(FPGAs: docs/device.md).", "FILE|DIR")
+
+STUDY_PROGRAM = _declare("--program", "study", None, "deceval: its OpenCL program from a binary (a DIR written by "
+                         "`xferlab kernels build`, or one binary FILE) instead of source." + _FOR_STUDIES, "FILE|DIR")
+
 _DEVICE = "Device index (see `xferlab inventory`)."
 DEVICE = _declare("--device", "", 0, _DEVICE, "N")
 STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")

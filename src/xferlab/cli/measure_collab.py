@@ -16,7 +16,7 @@ from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
 from ..measure.device import platform_device
 from ..system.locality import cpu_text, given_cpus, placement_notes
-from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, OLD_PLOT, PLATFORM, PLOTS, STORE, TIMEOUT,
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, OLD_PLOT, PLATFORM, PLOTS, PROGRAM, STORE, TIMEOUT,
                      budget_seconds, only_with, renamed, timeout_seconds)
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
@@ -45,6 +45,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
            repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
            cpus: Optional[str] = DEVICE_CPUS,
+           program: Optional[Path] = PROGRAM,
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
@@ -59,7 +60,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                     ("iterations", queue, "with taskqueue in --patterns")])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
-                      repeats=repeats, device_share=device_share, cpus=given_cpus(cpus))
+                      repeats=repeats, device_share=device_share, cpus=given_cpus(cpus), program=program)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)

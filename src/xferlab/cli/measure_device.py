@@ -13,8 +13,8 @@ from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from ..system.locality import cpu_text, parse_cpus, placement_notes
-from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLATFORM, PLOTS, PRECISION, STORE,
-                     TIMEOUT, budget_seconds, only_with, timeout_seconds)
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLATFORM, PLOTS, PRECISION, PROGRAM,
+                     STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -69,6 +69,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE, platform: Optional
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
                cpus: Optional[str] = DEVICE_CPUS,
+               program: Optional[Path] = PROGRAM,
                precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
@@ -88,7 +89,7 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE, platform: Optional
     plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_), transfers=False, launch=True,
                       launch_count=count, launch_args=arg_counts, pin=pin,
                       cpus=parse_cpus(cpus) if cpus is not None else None, precision=parse_precision(precision),
-                      max_time=parse_max_time(max_time))
+                      max_time=parse_max_time(max_time), program=program)
     plan.check()
     budget_s = budget_seconds(budget)
     timeout_seconds(timeout)

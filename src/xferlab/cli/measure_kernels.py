@@ -20,8 +20,8 @@ from ..system.locality import cpu_text, given_cpus, placement_notes
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
 from ..measure.device import platform_device
-from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, KERNELS_MAX_TIME, PLATFORM, PLOTS, STORE, TIMEOUT,
-                     budget_seconds, only_with, timeout_seconds)
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, KERNELS_MAX_TIME, PLATFORM, PLOTS, PROGRAM, STORE,
+                     TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -87,6 +87,7 @@ def kernels(ctx: typer.Context,
             spmv_type: str = typer.Option("double", "--spmv-type", help="SpMV values: float or double.",
                                           metavar="float|double"),
             cpus: Optional[str] = DEVICE_CPUS,
+            program: Optional[Path] = PROGRAM,
             budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
@@ -110,7 +111,7 @@ def kernels(ctx: typer.Context,
                       instances=_ints(instances, "--instances", "a number of kernel instances; allowed: 1..64"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
-                      spmv_type=spmv_type, peer=peer, cpus=given_cpus(cpus))
+                      spmv_type=spmv_type, peer=peer, cpus=given_cpus(cpus), program=program)
     if spmv_type not in ("float", "double"):
         from ..errors import BadValue
 

@@ -10,8 +10,8 @@ import typer
 
 from ..errors import BadValue
 from ..report.collect import fmt_value
-from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_PLATFORM, TIMEOUT,
-                     budget_seconds, timeout_seconds, verb)
+from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_PLATFORM, STUDY_PROGRAM,
+                     TIMEOUT, budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -65,6 +65,7 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
                                                   "per element on the device, a configuration each (default 1,16: "
                                                   "decompress-bound and device-bound on a one-thread PoCL CPU device).",
                                                   metavar="LIST"),
+        program: Optional[Path] = STUDY_PROGRAM,
         timeout: str = TIMEOUT,
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why.
@@ -87,7 +88,8 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
              "held_out": [int(c) for c in parse_list(held_out, parse_size, "--held-out")] if held_out is not None else None,
              "evaluations": parse_list(evaluations, parse_count, "--evaluations") if evaluations is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
-             "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None}
+             "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None,
+             "program": str(program) if program is not None else None}
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue
 from . import checks
 from .probe import ProbeRun
+from .programs import check_program, program_args
 from .samples import validated, value_of
 from ..stats import summarize
 from ..system.locality import cpu_text
@@ -61,6 +63,7 @@ class CollabPlan:
     device_share: float = 0.5
     cpus: Optional[list[int]] = None    # --cpus: the host thread and the host threads it starts placed on these CPUs
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None      # --program: the kernels from a binary (measure/programs.py)
 
     @property
     def threads(self) -> int:
@@ -103,6 +106,7 @@ class CollabPlan:
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.program = check_program(self.program, self.backend, self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
@@ -121,7 +125,8 @@ class CollabPlan:
 def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = False) -> list[str]:
     args = ["collab", "--backend", plan.backend, "--device", str(plan.device), "--pattern", pattern,
             "--version", version, "--size", str(plan.size), "--host-threads", str(plan.threads),
-            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share))]
+            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share)),
+            *program_args(plan.program)]
     if pattern == "taskqueue":
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
     if plan.cpus is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -19,6 +20,7 @@ from ..units import _shown, format_size
 from . import checks
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
+from .programs import check_program, program_args, refused
 from .samples import kept, value_of
 from ..stats import summarize
 from ..system.locality import check_allowed, cpu_text, with_locality
@@ -115,12 +117,14 @@ class DevicePlan:
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None          # --program: the empty kernels from a binary (measure/programs.py)
 
     def check(self) -> None:
         """Validate against the device itself; an unavailable backend is an error the user asked for."""
         if self.backend not in BACKENDS:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
         self.info = find_device(self.backend, self.device)
+        self.program = check_program(self.program, self.backend, self.info)
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
             if kind not in KINDS:
@@ -170,7 +174,8 @@ class DevicePlan:
         """Scale the launch count so that the launch steps take about ``seconds``: 200 calibration
         launches give the time of one; the count is capped by the one asked for, and at least 1,000."""
         run = run_probe(["launch", "--backend", self.backend, "--device", str(self.device), "--count", "200",
-                         "--warmup", "20"], timeout=120)
+                         "--warmup", "20", *program_args(self.program)], timeout=120)
+        refused(run)
         times = sorted(t for r in run.records if r.get("record") == "samples" for t in r["host_seconds"])
         if not times:
             return self.launch_count
@@ -233,7 +238,7 @@ def steps(plan: DevicePlan) -> list[Step]:
     if plan.launch:
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
             args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
-                    *probe_args(plan.precision, plan.max_time)]
+                    *probe_args(plan.precision, plan.max_time), *program_args(plan.program)]
             args += ["--pin", str(pin)] if pin is not None else placed
             where = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None else f", on CPUs {where_cpus}")
             out.append(Step(f"{plan.backend} launch latency{where}", "launch",
