@@ -90,7 +90,7 @@ def test_platform_is_for_opencl_only(vendors, tmp_path):
 
 
 def test_the_inventory_names_each_devices_platform(vendors):
-    env = dict(os.environ, OCL_ICD_VENDORS=vendors, COLUMNS="200")
+    env = dict(os.environ, OCL_ICD_VENDORS=vendors, COLUMNS="400")  # each name on one line
     run = subprocess.run([str(VENV / "bin" / "xferlab"), "inventory"], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     for name in platforms(vendors):
