@@ -15,6 +15,7 @@ pytest-xdist, then the tests marked ``serial`` alone).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,16 @@ def platform(request) -> str:
     is skipped with the reason where its runtime is not installed; in CI (CI=true) a missing one fails."""
     opencl_platforms.need(request.param)
     return request.param
+
+
+FAKE_LIBCUDA = Path(__file__).with_name("fake_libcuda.c")
+
+
+def build_fake_libcuda(path: Path, *flags: str) -> Path:
+    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``; skips without a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in libcuda")
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(path), str(FAKE_LIBCUDA)],
+                   check=True, capture_output=True)
+    return path

@@ -14,15 +14,13 @@ import ctypes
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import build_fake_libcuda
 from xferlab.measure.probe import probe_path, run_probe
-
-FAKE_SOURCE = Path(__file__).with_name("fake_libcuda.c")
 
 
 def probe(*args, env=None):
@@ -75,15 +73,9 @@ def test_without_a_driver_cuda_is_not_available(library, monkeypatch):
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
     """Builds the stand-in driver (and a variant lacking one entry point, as an old driver would)."""
-    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not compiler:
-        pytest.skip("no C compiler to build the stand-in libcuda")
     out = tmp_path_factory.mktemp("fake_cuda")
-    built = {}
-    for name, flags in {"libcuda.so.1": [], "libcuda-old.so": ["-DFAKE_OLD_DRIVER"]}.items():
-        subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(out / name), str(FAKE_SOURCE)],
-                       check=True, capture_output=True)
-        built[name] = str(out / name)
+    built = {name: str(build_fake_libcuda(out / name, *flags))
+             for name, flags in {"libcuda.so.1": [], "libcuda-old.so": ["-DFAKE_OLD_DRIVER"]}.items()}
     return built
 
 

@@ -4,12 +4,10 @@ the end)."""
 
 import json
 import re
-import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
+from conftest import build_fake_libcuda
 
 from xferlab import lab
 from xferlab.measure import sizing
@@ -225,12 +223,7 @@ def test_lab_rejects_a_bad_budget(cli):
 def test_a_gpu_is_measured_before_a_cpu_device(tmp_path, monkeypatch):
     """On a GPU machine with PoCL installed, the lab spent a 45 s budget on PoCL's CPU device and skipped
     the GPU: accelerators come first. The GPU here is the stand-in driver (tests/fake_libcuda.c)."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        pytest.skip("no C compiler to build the stand-in libcuda")
-    library = tmp_path / "libcuda.so.1"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library),
-                    str(Path(__file__).with_name("fake_libcuda.c"))], check=True, capture_output=True)
+    library = build_fake_libcuda(tmp_path / "libcuda.so.1")
     monkeypatch.setenv("XFERLAB_CUDA_LIBRARY", str(library))
     from xferlab.lab.devices import quick_device_plans
 
