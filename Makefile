@@ -8,6 +8,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xferlab-installed
+INTEL_STAMP := $(VENV)/.xferlab-intel
 SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -name '*.pyc' 2>/dev/null)
 APT_PACKAGES := cmake g++ make zlib1g-dev
 # An OpenCL device for the device suite: PoCL runs OpenCL on the CPU (Debian's pocl-opencl-icd).
@@ -24,15 +25,18 @@ lab: $(STAMP)
 
 # The tests in parallel (pytest-xdist, a worker per core; a module sharing a fixture stays on one
 # worker), then the tests marked `serial` (they compare timings) alone. Fails if either part fails.
-test: sysdeps opencl browser $(STAMP)
-	@status=0; \
+# Intel's OpenCL CPU runtime (the extra `intel`, from PyPI) beside the system's PoCL: the device tests that take
+# the `platform` fixture (tests/conftest.py) run on both; OCL_ICD_VENDORS names the folder holding both .icd files.
+test: sysdeps opencl browser $(STAMP) $(INTEL_STAMP)
+	@status=0; export OCL_ICD_VENDORS="$$(sh scripts/opencl_vendors.sh $(VENV))"; \
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not serial" || status=$$?; \
 	$(BIN)/python -m pytest -q -m serial || status=$$?; \
 	exit $$status
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q '.[bench]'
-	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; rc=$$?; \
+	  if [ $$rc = 3 ]; then echo "(skipped: what it needs is not on this machine)"; elif [ $$rc != 0 ]; then failed="$$failed $$b"; fi; done; \
 	if [ -n "$$failed" ]; then echo "below target:$$failed"; exit 1; fi
 
 # System packages: a C++ compiler and CMake build the probe. Installed with apt-get when missing
@@ -67,12 +71,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# sycl: dpctl and Intel's SYCL and OpenCL CPU runtimes, so that tests/test_sycl.py runs (about 1.5 GiB
-# installed, 15 s with a warm pip cache on the 2-vCPU VM).
 $(STAMP): $(BIN)/python $(SOURCES)
 	$(MAKE) --no-print-directory sysdeps
-	$(BIN)/python -m pip install -q '.[dev,sycl]'
+	$(BIN)/python -m pip install -q '.[dev]'
 	@touch $@
+
+# The extras' packages once per install of the package: `xferlab[intel,sycl]` (a name, not `.`) is resolved against
+# the installed xferlab's metadata, so pip adds the extras' packages without building xferlab again; one resolution,
+# as both pin Intel's runtime at 2025.0.5 (sycl: dpctl 0.18.3 and Intel's SYCL runtime, for tests/test_sycl.py; its
+# size and install time in docs/device.md). Where they cannot install (not x86-64 Linux, no network) the Intel and
+# SYCL runs are skipped, and fail in CI (CI=true).
+$(INTEL_STAMP): $(STAMP)
+	@$(BIN)/python -m pip install -q 'xferlab[intel,sycl]' && touch $@ || echo "the extras intel and sycl did not install: the device tests on Intel's platforms and SYCL are skipped (in CI they fail)"
 
 clean:
 	rm -rf $(VENV) build

@@ -38,22 +38,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from xferlab.errors import XferlabError
+from xferlab.units import parse_size
+
 COPY_TARGET = 0.95  # xferlab / loop bandwidth, at least
 LAUNCH_TARGET = 1.0  # xferlab / loop latency, at most
 TRIAD_TARGET = 0.95  # xferlab / loop bandwidth, at least
 LAUNCHES = 20000
 COPIES = 10
 TRIADS = 50
-
-
-def parse_size(text: str) -> int:
-    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
-    for unit, factor in sorted(units.items(), key=lambda u: -len(u[0])):
-        if text.endswith(unit) and text[: -len(unit)].isdigit():
-            return int(text[: -len(unit)]) * factor
-    if text.isdigit():
-        return int(text)
-    raise argparse.ArgumentTypeError(f"size '{text}': give bytes as N, NKiB, NMiB or NGiB")
 
 
 # --- the loop: CuPy ------------------------------------------------------------------------------
@@ -184,10 +177,15 @@ def spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=parse_size, default=2**30, help="bytes per copy and per triad array")
+    parser.add_argument("--size", default="1GiB", help="bytes per copy and per triad array (default 1GiB)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
+    try:
+        args.size = parse_size(args.size, "--size")
+    except XferlabError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.rounds < 1:
         print(f"error: --rounds {args.rounds}: give at least 1", file=sys.stderr)
         return 2

@@ -15,13 +15,20 @@ pytest-xdist, then the tests marked ``serial`` alone).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import opencl_platforms
 from json_output import check_output
+
+# The OpenCL platforms `make test` gives the suite: the system's (PoCL) and Intel's CPU runtime where the extra
+# `intel` installed it, through the vendor folder of scripts/opencl_vendors.sh (set before any test module asks
+# the probe for its devices). Device tests take the `platform` fixture below to run on each.
+opencl_platforms.use_vendor_folder()
 
 # Child processes (`python -m xferlab`) must import the same xferlab after a test changes folder:
 # a relative PYTHONPATH (`PYTHONPATH=src pytest`) is made absolute once, here.
@@ -104,3 +111,24 @@ class Cli:
 @pytest.fixture
 def cli():
     return Cli()
+
+
+@pytest.fixture(params=[opencl_platforms.POCL, opencl_platforms.INTEL], ids=["pocl", "intel"])
+def platform(request) -> str:
+    """Each OpenCL implementation's platform name in turn (its device: ``opencl_platforms.device_of``). Intel's
+    is skipped with the reason where its runtime is not installed; in CI (CI=true) a missing one fails."""
+    opencl_platforms.need(request.param)
+    return request.param
+
+
+FAKE_LIBCUDA = Path(__file__).with_name("fake_libcuda.c")
+
+
+def build_fake_libcuda(path: Path, *flags: str) -> Path:
+    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``; skips without a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in libcuda")
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(path), str(FAKE_LIBCUDA)],
+                   check=True, capture_output=True)
+    return path

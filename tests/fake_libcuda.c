@@ -10,13 +10,17 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 enum { OK = 0, INVALID_VALUE = 1, INVALID_DEVICE = 101, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500 };
 
-static struct { char* base; size_t bytes; char kind; } regions[1024]; /* D device, M managed, P pinned */
+static struct { char* base; size_t bytes; char kind, where; } regions[1024]; /* D device, M managed, P pinned */
+/* Managed pages, as the driver keeps them: where = 'H' on the host, 'P' moved to the GPU by a prefetch, 'C'
+   left on the GPU by a copy. A copy that finds them left there by a copy did not cross the bus: counted. */
+static int resident_copies;
 static int launches, bad, live;
+static int region_of(const void* p, size_t n);
 static const char* module_text;
 
 static void note_bad(const char* what) { ++bad; fprintf(stderr, "fake-cuda: bad call: %s\n", what); }
 static void add(void* p, size_t n, char kind) {
-  for (int i = 0; i < 1024; ++i) if (!regions[i].base) { regions[i].base = p; regions[i].bytes = n; regions[i].kind = kind; ++live; return; }
+  for (int i = 0; i < 1024; ++i) if (!regions[i].base) { regions[i].base = p; regions[i].bytes = n; regions[i].kind = kind; regions[i].where = 'H'; ++live; return; }
 }
 static int drop(void* p, char kind) {
   for (int i = 0; i < 1024; ++i) if (regions[i].base == p && regions[i].kind == kind) { regions[i].base = 0; --live; return OK; }
@@ -31,8 +35,19 @@ static char kind_of(const void* p, size_t n) {
 }
 static int dev(const void* p, size_t n) { char k = kind_of(p, n); return k == 'D' || k == 'M'; }
 
+static int region_of(const void* p, size_t n) {
+  for (int i = 0; i < 1024; ++i)
+    if (regions[i].base && (const char*)p >= regions[i].base && (const char*)p + n <= regions[i].base + regions[i].bytes) return i;
+  return -1;
+}
+static void copied(const void* p, size_t n) {
+  int i = region_of(p, n);
+  if (i < 0 || regions[i].kind != 'M') return;
+  if (regions[i].where == 'C') ++resident_copies;
+  regions[i].where = 'C';
+}
 __attribute__((destructor)) static void report(void) {
-  if (getenv("FAKE_CUDA_REPORT")) fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d\n", launches, bad, live);
+  if (getenv("FAKE_CUDA_REPORT")) fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d\n", launches, bad, live, resident_copies);
 }
 
 CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : (getenv("FAKE_CUDA_INIT") ? atoi(getenv("FAKE_CUDA_INIT")) : OK); }
@@ -69,10 +84,12 @@ CUresult cuMemAllocManaged(CUdeviceptr* p, size_t n, unsigned flags) {
   void* m = malloc(n); add(m, n, 'M'); *p = (CUdeviceptr)m; return OK;
 }
 CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int to, void* s) {
-  (void)s; if (kind_of((void*)p, n) != 'M' || (to != 0 && to != -1)) { note_bad("cuMemPrefetchAsync"); return INVALID_VALUE; } return OK;
+  (void)s; if (kind_of((void*)p, n) != 'M' || (to != 0 && to != -1)) { note_bad("cuMemPrefetchAsync"); return INVALID_VALUE; }
+  regions[region_of((void*)p, n)].where = to == -1 ? 'H' : 'P'; return OK;
 }
 #define COPY(name, cond, ...) \
-  CUresult name(__VA_ARGS__) { if (!(cond)) { note_bad(#name); return INVALID_VALUE; } memcpy((void*)dst, (const void*)src, n); return OK; }
+  CUresult name(__VA_ARGS__) { if (!(cond)) { note_bad(#name); return INVALID_VALUE; } copied((const void*)dst, n); copied((const void*)src, n); \
+    memcpy((void*)dst, (const void*)src, n); return OK; }
 COPY(cuMemcpy, 1, CUdeviceptr dst, CUdeviceptr src, size_t n)
 COPY(cuMemcpyHtoD_v2, dev((void*)dst, n) && !dev(src, n), CUdeviceptr dst, const void* src, size_t n)
 COPY(cuMemcpyDtoH_v2, !dev(dst, n) && dev((void*)src, n), void* dst, CUdeviceptr src, size_t n)

@@ -1,8 +1,9 @@
 """CHAI-style collaboration (`xferlab-probe collab`, xferlab.measure.collab, `measure collab`) on a
-real OpenCL device (PoCL in CI): both patterns in their D and U versions run and validate, a
+real OpenCL device (PoCL in CI, and Intel's OpenCL CPU runtime beside it: the `platform` fixture): both patterns in their D and U versions run and validate, a
 damaged result is caught, the split is normalized to D as in seed 001's Figure 4, bad input is
 refused with one line. Sizes are small: the machine has 2 cores and other work beside us."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -17,12 +18,13 @@ from xferlab.measure.device import devices
 from xferlab.measure.probe import probe_path, run_probe
 from xferlab.measure.steps import Step
 
+from opencl_platforms import device_of
+
 FOUND, WHY = devices("opencl")
 # CI installs PoCL (make test's sysdeps): the device tests must run there, not skip.
 if not FOUND and os.environ.get("CI") != "true":
     pytest.skip(f"no OpenCL device here: {WHY} (CI installs pocl-opencl-icd)", allow_module_level=True)
 
-SHARED = bool(FOUND and FOUND[0].get("svm_fine_grain") and FOUND[0].get("svm_atomics"))
 SMALL = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, repeats=3)
 
 
@@ -39,13 +41,14 @@ def probe(*args):
 
 @pytest.mark.parametrize("pattern", ["histogram", "taskqueue"])
 @pytest.mark.parametrize("version", ["D", "U"])
-def test_both_patterns_run_and_validate(pattern, version):
-    if version == "U" and not SHARED:
-        pytest.fail(f"the device lacks fine-grained SVM with atomics: {FOUND[0]}")
-    step, run = collab_run(pattern, version)
+def test_both_patterns_run_and_validate(pattern, version, platform):
+    index, device = device_of(platform)
+    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
+        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
+    step, run = collab_run(pattern, version, plan=dataclasses.replace(SMALL, device=index))
     assert run.ok, run.failure
     (setup,) = [r for r in run.records if r["record"] == "setup"]
-    assert setup["pattern"] == pattern and setup["version"] == version and setup["device_name"] == FOUND[0]["name"]
+    assert setup["pattern"] == pattern and setup["version"] == version and setup["device_name"] == device["name"]
     # which atomics ran is said, and on PoCL they are the OpenCL C 2.0-style ones with all-SVM-devices scope
     assert setup["atomics_path"] in ("c11-cl2.0", "c11-cl3.0", "c11-cl3.0-feature-defined", "cl1.2-atomic_add")
     assert "atomic" in setup["atomics"]

@@ -1,5 +1,6 @@
-"""The host–device suite on a real OpenCL device (PoCL in CI): copies of every host memory kind,
-validation, launch latency, granularity, and the errors a user can meet."""
+"""The host–device suite on a real OpenCL device (PoCL in CI, and Intel's OpenCL CPU runtime beside it: the
+tests taking the `platform` fixture run on each): copies of every host memory kind, validation, launch latency,
+granularity, and the errors a user can meet."""
 
 import json
 import os
@@ -10,6 +11,8 @@ import pytest
 from xferlab.measure.device import DevicePlan, devices, rows_of, steps, transfer_overview, transfer_summary
 from xferlab.measure.probe import probe_path, run_probe
 from xferlab.measure.steps import Step
+
+from opencl_platforms import device_of
 
 FOUND, WHY = devices("opencl")
 # CI installs PoCL (make test's sysdeps): the device tests must run there, not skip.
@@ -22,18 +25,21 @@ def transfer(*extra):
                       "--min-time", "0", *extra], timeout=300)
 
 
-def test_device_inventory():
-    device = FOUND[0]
+def test_device_inventory(platform):
+    _, device = device_of(platform)
+    assert device["platform"] == platform
     assert device["backend"] == "opencl" and device["name"] and device["max_allocation_bytes"] > 2**20
     for key in ("svm_coarse_grain", "svm_fine_grain", "svm_atomics", "profiling", "global_memory_bytes"):
         assert key in device
 
 
-def test_every_kind_and_direction_validates():
+def test_every_kind_and_direction_validates(platform):
+    index, device = device_of(platform)
     kinds = ["pageable", "pinned"] + [k for k, flag in (("svm-coarse", "svm_coarse_grain"), ("svm-fine", "svm_fine_grain"))
-                                      if FOUND[0][flag]]
-    run = transfer("--kinds", ",".join(kinds))
+                                      if device[flag]]
+    run = transfer("--kinds", ",".join(kinds), "--device", str(index))
     assert run.ok, run.failure
+    assert next(r for r in run.records if r.get("record") == "setup")["device"]["platform"] == platform
     checks = [r for r in run.records if r.get("record") == "validation"]
     assert len(checks) == len(kinds) * 4 * 4 and all(c["ok"] for c in checks)
     samples = [r for r in run.records if r.get("record") == "sample"]
@@ -49,16 +55,19 @@ def test_every_kind_and_direction_validates():
     assert {(o["host_kind"], o["direction"]) for o in overview} == {(k, d) for k in kinds for d in ("h2d", "d2h", "d2d", "bidir")}
 
 
-def test_a_corrupted_copy_is_detected():
-    run = transfer("--kinds", "pageable", "--corrupt-copy")
+def test_a_corrupted_copy_is_detected(platform):
+    run = transfer("--kinds", "pageable", "--corrupt-copy", "--device", str(device_of(platform)[0]))
     assert run.returncode == 1 and "validation failed" in run.failure
     rows, failure = rows_of(Step("t", "transfer", [], {"node": "default"}, 1.0), run)
     assert rows == [] and failure.startswith("validation failed") and "at byte" in failure
 
 
-def test_launch_latency_both_clocks():
-    run = run_probe(["launch", "--count", "300", "--args", "0,3", "--warmup", "20", "--pin", "0"], timeout=120)
+def test_launch_latency_both_clocks(platform):
+    index, _ = device_of(platform)
+    run = run_probe(["launch", "--count", "300", "--args", "0,3", "--warmup", "20", "--pin", "0", "--device", str(index)],
+                    timeout=120)
     assert run.ok, run.failure
+    assert run.records[0]["device"]["platform"] == platform
     assert run.records[0]["pinned_cpu"] == 0
     chunks = [r for r in run.records if r.get("record") == "samples"]
     assert {c["args"] for c in chunks} == {0, 3} and sum(len(c["host_seconds"]) for c in chunks) == 600

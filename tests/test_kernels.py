@@ -1,5 +1,5 @@
 """The accelerator's side (`xferlab measure kernels`, xferlab.measure.kernels, the probe's
-kernels.cpp) on a real OpenCL device (PoCL in CI): BabelStream's kernels over device memory and
+kernels.cpp) on a real OpenCL device (PoCL in CI; the scaling sweep on Intel's OpenCL CPU runtime too): BabelStream's kernels over device memory and
 host memory, float and double, vector widths, the scaling table, first-touch faults of shared
 memory, copies by offset and allocator, SpMV checked against SciPy. Bad input tried: a width the
 kernels do not have, arrays above the device's largest allocation, an offset past 1 MiB, an
@@ -96,8 +96,9 @@ def test_device_to_device_between_two_devices(tmp_path, cli):
                                                      for r in d2d.values())
     code, out, err = cli("measure", "kernels", "--peer", "0", "--size", "64Ki")
     assert code == 2 and "--peer 0 is --device itself" in err
-    code, out, err = cli("measure", "kernels", "--peer", "1", "--size", "64Ki")  # one device here
-    assert code == 2 and "--device 1 does not exist" in err
+    past = len(FOUND)  # one past the last device of every platform here (PoCL's one, Intel's where installed)
+    code, out, err = cli("measure", "kernels", "--peer", str(past), "--size", "64Ki")
+    assert code == 2 and f"--device {past} does not exist" in err
 
 
 def test_scaling_table_speedups():
@@ -109,10 +110,12 @@ def test_scaling_table_speedups():
     assert table[(1, 2)]["speedup_vs_fewest_groups"] is None  # only one instance is set against the fewest groups
 
 
-def test_scaling_sweep_runs_and_is_summarized(cli):
-    code, out, err = cli("measure", "kernels", "--kernels", "triad", "--memory", "device", "--size", "256Ki",
-                         "--iterations", "2", "--scaling", "--json", check=0)
+def test_scaling_sweep_runs_and_is_summarized(cli, platform):
+    code, out, err = cli("measure", "kernels", "--platform", platform, "--kernels", "triad", "--memory", "device",
+                         "--size", "256Ki", "--iterations", "2", "--scaling", "--json", check=0)
     doc = json.loads(out)
+    assert doc["device"]["platform"] == platform  # run on the platform asked for, every result checked
+    assert doc["failures"] == [] and doc["unvalidated_samples"] == 0 and doc["results"]
     groups = sorted({r["groups"] for r in doc["scaling"]})
     instances = sorted({r["instances"] for r in doc["scaling"]})
     assert groups[0] == 1 and len(groups) >= 4 and instances == [1, 2, 4]

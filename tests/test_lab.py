@@ -6,6 +6,9 @@ import json
 import re
 import time
 
+import pytest
+from conftest import build_fake_libcuda
+
 from xferlab import lab
 from xferlab.measure import sizing
 from xferlab.measure.memory import latency_sizes
@@ -215,3 +218,18 @@ def test_memory_stage_on_a_slow_machine_measures_the_first_point(tmp_path, monke
 def test_lab_rejects_a_bad_budget(cli):
     code, _, err = cli("lab", "--budget", "0s")  # bad input: a zero budget
     assert code == 2 and "'0s'" in err
+
+
+def test_a_gpu_is_measured_before_a_cpu_device(tmp_path, monkeypatch):
+    """On a GPU machine with PoCL installed, the lab spent a 45 s budget on PoCL's CPU device and skipped
+    the GPU: accelerators come first. The GPU here is the stand-in driver (tests/fake_libcuda.c)."""
+    library = build_fake_libcuda(tmp_path / "libcuda.so.1")
+    monkeypatch.setenv("XFERLAB_CUDA_LIBRARY", str(library))
+    from xferlab.lab.devices import quick_device_plans
+
+    plans, _ = quick_device_plans()
+    types = [(plan.backend, plan.info.get("type")) for plan in plans]
+    assert ("cuda", "gpu") in types, types
+    if not any(kind == "cpu" for _, kind in types):
+        pytest.skip("no OpenCL CPU device here to order against")
+    assert types.index(("cuda", "gpu")) < min(i for i, (_, kind) in enumerate(types) if kind == "cpu"), types

@@ -1,7 +1,8 @@
 """The README's tour and the docs show real output: each `$ xferlab …` block must match what the code
 prints now.
 
-Blocks of measurements (the commands in VARYING: lab, measure, results, inventory, fit, report, runtime, study, sweep, campaign)
+Blocks of measurements (the commands in VARYING: lab, measure, results, inventory, fit, report, runtime, study, sweep, campaign,
+kernels)
 and the benchmarks' timings are not compared: they differ from run to run. A command shown in more
 than one place is run once and compared with each.
 After a change that moves a figure, refresh the pages with
@@ -58,7 +59,8 @@ def examples(page: Path) -> list[tuple[str, str]]:
 
 # Measurements and what they read back differ from run to run and machine to machine.
 VARYING = ("xferlab lab", "xferlab measure", "xferlab results", "xferlab inventory", "xferlab fit",
-           "xferlab report", "xferlab runtime", "xferlab study", "xferlab sweep", "xferlab campaign")
+           "xferlab report", "xferlab runtime", "xferlab study", "xferlab sweep", "xferlab campaign",
+           "xferlab kernels")  # kernels build: the machine's device, its driver and its binaries' sizes
 README_EXAMPLES = [e for e in examples(README) if not e[0].startswith(VARYING)]
 
 # command -> [(page, expected output), …]

@@ -52,6 +52,8 @@ std::string load(Api& api) {
   XFERLAB_CL(BuildProgram);
   XFERLAB_CL(GetProgramBuildInfo);
   XFERLAB_CL(ReleaseProgram);
+  XFERLAB_CL(CreateProgramWithBinary);
+  XFERLAB_CL(GetProgramInfo);
   XFERLAB_CL(CreateKernel);
   XFERLAB_CL(ReleaseKernel);
   XFERLAB_CL(SetKernelArg);
@@ -72,6 +74,7 @@ std::string load(Api& api) {
   resolve(lib, "clEnqueueSVMMemcpy", api.EnqueueSVMMemcpy);
   resolve(lib, "clEnqueueSVMMap", api.EnqueueSVMMap);
   resolve(lib, "clEnqueueSVMUnmap", api.EnqueueSVMUnmap);
+  resolve(lib, "clCreateProgramWithIL", api.CreateProgramWithIL);  // OpenCL 2.1
   return "";
 }
 
@@ -82,7 +85,8 @@ std::string error_name(cl_int code) {
   } names[] = {
       {0, "CL_SUCCESS"}, {-1, "CL_DEVICE_NOT_FOUND"}, {-2, "CL_DEVICE_NOT_AVAILABLE"},
       {-3, "CL_COMPILER_NOT_AVAILABLE"}, {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"}, {-5, "CL_OUT_OF_RESOURCES"},
-      {-6, "CL_OUT_OF_HOST_MEMORY"}, {-11, "CL_BUILD_PROGRAM_FAILURE"},
+      {-6, "CL_OUT_OF_HOST_MEMORY"}, {-11, "CL_BUILD_PROGRAM_FAILURE"}, {-16, "CL_LINKER_NOT_AVAILABLE"},
+      {-17, "CL_LINK_PROGRAM_FAILURE"}, {-42, "CL_INVALID_BINARY"},
       {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"}, {-30, "CL_INVALID_VALUE"},
       {-33, "CL_INVALID_DEVICE"}, {-34, "CL_INVALID_CONTEXT"}, {-36, "CL_INVALID_COMMAND_QUEUE"},
       {-38, "CL_INVALID_MEM_OBJECT"}, {-43, "CL_INVALID_BUILD_OPTIONS"}, {-44, "CL_INVALID_PROGRAM"},

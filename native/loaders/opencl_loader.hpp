@@ -49,7 +49,13 @@ constexpr cl_device_info CL_DEVICE_TYPE = 0x1000, CL_DEVICE_MAX_COMPUTE_UNITS = 
                          CL_DEVICE_QUEUE_PROPERTIES = 0x102A, CL_DEVICE_NAME = 0x102B, CL_DEVICE_VENDOR = 0x102C,
                          CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F,
                          CL_DEVICE_HOST_UNIFIED_MEMORY = 0x1035, CL_DEVICE_OPENCL_C_VERSION = 0x103D,
-                         CL_DEVICE_SVM_CAPABILITIES = 0x1053, CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032;
+                         CL_DEVICE_SVM_CAPABILITIES = 0x1053, CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032,
+                         CL_DEVICE_EXTENSIONS = 0x1030;
+// cl_khr_pci_bus_info (Khronos OpenCL Extension Specification, cl_ext.h): the device's PCI address
+constexpr cl_device_info CL_DEVICE_PCI_BUS_INFO_KHR = 0x410F;
+struct cl_device_pci_bus_info_khr {
+  cl_uint pci_domain, pci_bus, pci_device, pci_function;
+};
 // OpenCL 3.0 (cl.h: CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES and the
 // cl_device_atomic_capabilities bits); a 2.x device answers the atomic query with an error.
 using cl_device_atomic_capabilities = cl_bitfield;
@@ -68,6 +74,13 @@ constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1 << 1;
 constexpr cl_queue_properties CL_QUEUE_PROPERTIES = 0x1093;
 constexpr cl_profiling_info CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;
 constexpr cl_program_build_info CL_PROGRAM_BUILD_LOG = 0x1183;
+// Programs from binaries and intermediate language (issue 26): clGetProgramInfo's binaries (OpenCL
+// 1.0), whether a device has a compiler, and the IL it takes (OpenCL 2.1: clCreateProgramWithIL).
+using cl_program_info = cl_uint;
+constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165, CL_PROGRAM_BINARIES = 0x1166;
+constexpr cl_device_info CL_DEVICE_COMPILER_AVAILABLE = 0x1028, CL_DEVICE_IL_VERSION = 0x105B;
+constexpr cl_int CL_COMPILER_NOT_AVAILABLE = -3, CL_BUILD_PROGRAM_FAILURE = -11, CL_LINKER_NOT_AVAILABLE = -16,
+                 CL_INVALID_BINARY = -42;
 // The work-group limits of a kernel and a device (cl.h: cl_kernel_work_group_info, clGetKernelWorkGroupInfo
 // of OpenCL 1.0; CL_DEVICE_MAX_WORK_ITEM_SIZES is a size_t per dimension).
 using cl_kernel_work_group_info = cl_uint;
@@ -101,6 +114,10 @@ struct Api {
   cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*);
   cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*);
   cl_int (*ReleaseProgram)(cl_program);
+  cl_program (*CreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**,
+                                        cl_int*, cl_int*);
+  cl_int (*GetProgramInfo)(cl_program, cl_program_info, size_t, void*, size_t*);
+  cl_program (*CreateProgramWithIL)(cl_context, const void*, size_t, cl_int*);  // OpenCL 2.1: may be null
   cl_kernel (*CreateKernel)(cl_program, const char*, cl_int*);
   cl_int (*ReleaseKernel)(cl_kernel);
   cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void*);

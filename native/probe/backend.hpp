@@ -82,6 +82,9 @@ class Backend {
 
   // The empty kernel with `args` buffer arguments: submit, wait; `args` may be empty.
   virtual Timing launch_empty(const std::vector<const Memory*>& args) = 0;
+  // Makes the empty kernels ready (OpenCL builds its program here, never in open(), so that copies
+  // build none); launch_empty() calls it too, but a caller that times launches calls it first.
+  virtual void load_kernels() {}
 };
 
 std::unique_ptr<Backend> make_opencl_backend();  // opencl_backend.cpp
@@ -89,8 +92,5 @@ std::unique_ptr<Backend> make_cuda_backend();    // cuda_backend.cpp
 std::unique_ptr<Backend> make_sycl_backend();    // sycl_backend.cpp
 // "opencl", "cuda" or "sycl"; throws BadArgument for anything else.
 std::unique_ptr<Backend> make_backend(const std::string& name);
-// OpenCL C source of the empty kernels xferlab_empty0 .. xferlab_emptyN, the nth with n __global
-// char* arguments (device.cpp).
-std::string empty_kernels_source(int max_args);
 
 }  // namespace xferlab

@@ -19,6 +19,8 @@
 #include "../loaders/opencl_loader.hpp"
 #include "args.hpp"
 #include "backend.hpp"
+#include "placement.hpp"
+#include "programs.hpp"
 
 namespace xferlab {
 
@@ -96,6 +98,7 @@ class ClDevice {
       cl_check(err, "clCreateCommandQueue");
     }
     queue_ = queues_[0];
+    place_requested();  // --cpus (kernels, collab): the host thread placed once the runtime's threads exist
   }
   const cl::Api& api() const { return api_; }
   cl::cl_context context() const { return context_; }
@@ -103,22 +106,21 @@ class ClDevice {
   cl::cl_command_queue queue(size_t i) const { return queues_.at(i); }
   size_t queue_count() const { return queues_.size(); }
 
-  // Builds `source` with each set of options in turn until one succeeds; returns its index. Why the
-  // others failed (their first compiler error) is kept in `refused`. Throws if none builds.
-  size_t build(const char* source, const std::vector<std::string>& options) {
+  // Builds program `name` (its embedded `source`, or --program's binary: programs.hpp) with each set
+  // of options in turn until one succeeds; returns its index. Why the others failed (their first
+  // compiler error) is kept in `refused`. Throws if none builds: BadArgument naming --program on an
+  // accelerator (an FPGA's runtime may compile nothing at run time), else a runtime_error.
+  size_t build(const std::string& name, const char* source, const std::vector<std::string>& options) {
     using namespace cl;
     QuietStderr quiet;
     for (size_t i = 0; i < options.size(); ++i) {
       cl_int err = CL_SUCCESS;
-      cl_program p = api_.CreateProgramWithSource(context_, 1, &source, nullptr, &err);
-      cl_check(err, "clCreateProgramWithSource");
-      err = api_.BuildProgram(p, 1, &device_, options[i].c_str(), nullptr, nullptr);
-      if (err == CL_SUCCESS) {
+      std::string log;
+      cl_program p = make_program(api_, context_, device_, name, source, options[i], err, log, options.size() > 1);
+      if (p) {
         program_ = p;
         return i;
       }
-      const std::string log = build_log(api_, p, device_);
-      api_.ReleaseProgram(p);
       // The first error, without the temporary file's path: "error: /tmp/x.cl:2:56: use of …".
       std::string first;
       std::smatch m;
@@ -129,8 +131,15 @@ class ClDevice {
       refused += (refused.empty() ? "" : "; ") + options[i] + ": " + error_name(err) +
                  (first.empty() ? "" : " " + first.substr(0, 300));
     }
+    cl_device_type type = 0;
+    api_.GetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    if (!program_plan().path.empty())
+      throw BadArgument("--program '" + program_plan().path + "' has no " + name + " program that builds for this " +
+                        "device: " + refused);
+    if (type & CL_DEVICE_TYPE_ACCELERATOR) throw BadArgument(no_compiler("the build failed: " + refused));
     throw std::runtime_error("the kernels do not build: " + refused);
   }
+  cl::cl_program program() const { return program_; }
 
   cl::cl_kernel kernel(const char* name) {
     cl::cl_int err = cl::CL_SUCCESS;

@@ -45,6 +45,7 @@
 #include "cl_device.hpp"
 #include "collab.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
 
 namespace xferlab {
@@ -54,22 +55,6 @@ namespace {
 using namespace cl;
 using namespace collab;
 
-// The kernels' prelude: FP_CONTRACT OFF keeps the task transform bit-identical to the host's
-// reference. SHARED_* are the atomics on memory shared with the host (U version): C11-style with
-// the all-SVM-devices scope under OpenCL C 2.0, or CL1.2 atomic_add. The patterns' kernels follow
-// it in one program (kHistogramKernels, kTaskQueueKernels).
-const char* const kKernelPrelude = R"CLC(
-#pragma OPENCL FP_CONTRACT OFF
-#if XFERLAB_C11
-#define SHARED_UINT volatile __global atomic_uint
-#define SHARED_INT volatile __global atomic_int
-#define SHARED_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed, memory_scope_all_svm_devices)
-#else
-#define SHARED_UINT volatile __global uint
-#define SHARED_INT volatile __global int
-#define SHARED_ADD(p, v) atomic_add((p), (v))
-#endif
-)CLC";
 
 std::string capabilities_json(cl_device_atomic_capabilities caps) {
   std::string out = "[";
@@ -94,6 +79,15 @@ std::string lacks_shared_atomics(ClDevice& dev) {
   return "";
 }
 
+// One word from `allowed` (not a list).
+std::string one_of(Args& args, const char* name, const char* fallback, const std::vector<std::string>& allowed) {
+  auto words = args.words(name, fallback, allowed);
+  if (words.size() != 1) throw BadArgument(std::string("--") + name + " takes one value, not a list");
+  return words[0];
+}
+
+}  // namespace
+
 // Builds the kernels, trying in turn: OpenCL C 2.0 (the C11 atomics with
 // memory_scope_all_svm_devices); OpenCL C 3.0 with them; OpenCL C 3.0 with the feature macro
 // __opencl_c_atomic_scope_all_devices defined by us, only when the device reports
@@ -101,7 +95,7 @@ std::string lacks_shared_atomics(ClDevice& dev) {
 // reports the capability but its compiler leaves the macro undefined, and its CL2.0 mode lacks the
 // C11 atomic functions); last, OpenCL C 1.2's atomic_add. Sets the options and the atomics that
 // were built; returns the seconds it took.
-double build_kernels(ClDevice& dev, std::string& options, std::string& atomics, std::string& path) {
+double collab::build_kernels(ClDevice& dev, std::string& options, std::string& atomics, std::string& path) {
   auto t0 = Clock::now();
   const std::string c11 = "atomic_fetch_add_explicit(memory_order_relaxed, memory_scope_all_svm_devices)";
   std::vector<std::string> tried = {"-cl-std=CL2.0 -DXFERLAB_C11=1", "-cl-std=CL3.0 -DXFERLAB_C11=1"};
@@ -117,22 +111,12 @@ double build_kernels(ClDevice& dev, std::string& options, std::string& atomics, 
   tried.push_back("-DXFERLAB_C11=0");
   names.push_back("OpenCL C 1.2 atomic_add (no memory scope)");
   paths.push_back("cl1.2-atomic_add");
-  const std::string source = std::string(kKernelPrelude) + "\n" + kHistogramKernels + "\n" + kTaskQueueKernels;
-  const size_t built = dev.build(source.c_str(), tried);
+  const size_t built = dev.build("collab", sources::k_collab, tried);  // src/xferlab/kernels/collab.cl
   options = tried[built];
   atomics = names[built];
   path = paths[built];
   return since(t0);
 }
-
-// One word from `allowed` (not a list).
-std::string one_of(Args& args, const char* name, const char* fallback, const std::vector<std::string>& allowed) {
-  auto words = args.words(name, fallback, allowed);
-  if (words.size() != 1) throw BadArgument(std::string("--") + name + " takes one value, not a list");
-  return words[0];
-}
-
-}  // namespace
 
 int run_collab(Args& args) {
   const std::string backend = args.text("backend", "opencl");
@@ -149,7 +133,11 @@ int run_collab(Args& args) {
   o.share = args.real("device-share", 0.5, 0.0, 1.0);
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
+  read_program_option(args);
   args.finish();
+  // the host thread, and the host threads it starts, placed on --cpus once the device is open (ClDevice::open)
+  if (!cpus.empty()) request_placement(cpus);
   if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
   if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
@@ -205,6 +193,7 @@ int run_collab(Args& args) {
       .str("version", o.version)
       .integer("size", static_cast<long long>(o.size))
       .integer("host_threads", o.host_threads)
+      .str("host_cpus", placed_cpus_text())
       .number("device_share", o.share)
       .integer("repeats", o.repeats)
       .integer("seed", static_cast<long long>(o.seed))

@@ -19,10 +19,9 @@ namespace xferlab::collab {
 constexpr int kBins = 256;
 constexpr size_t kLocal = 64;  // work-items per work-group
 
-// The kernels' OpenCL C, one program built by collab.cpp from three parts: kKernelPrelude (the
-// shared-memory atomics' macros, in collab.cpp), kHistogramKernels and kTaskQueueKernels.
-extern const char* const kHistogramKernels;
-extern const char* const kTaskQueueKernels;
+// The kernels' OpenCL C is src/xferlab/kernels/collab.cl (sources::k_collab): build_kernels()
+// (collab.cpp) builds it with the first option set the device takes; `xferlab-probe programs` too.
+double build_kernels(ClDevice& dev, std::string& options, std::string& atomics, std::string& path);
 
 // The host's copy of the task transform over x[0, n): the same operations in the same order for
 // each element as the kernel's `transform`, iterations outermost so that the compiler vectorizes

@@ -20,6 +20,7 @@
 #include "../loaders/cuda_loader.hpp"
 #include "collab.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 
 namespace xferlab::collab {
 
@@ -81,6 +82,7 @@ int run_collab_cuda(Options& o) {
     throw NotAvailable("the U version's system-scope atomics need compute capability 6.0 or later");
   CUcontext ctx = nullptr;
   XF_CU(d, cuCtxCreate, &ctx, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, dev);
+    place_requested();  // --cpus: once the context (and the driver's threads) exist
   struct Release {
     const Driver& d;
     CUcontext ctx;
@@ -110,7 +112,7 @@ int run_collab_cuda(Options& o) {
       .str("shared_atomics", u ? "atom.sys on one managed-memory histogram; host: __atomic_fetch_add"
                                : "none shared: device histogram in device memory, read back and added to the host threads' one")
       .str("pattern", o.pattern).str("version", o.version).integer("size", static_cast<long long>(o.size))
-      .integer("host_threads", o.host_threads).number("device_share", o.share).integer("repeats", o.repeats)
+      .integer("host_threads", o.host_threads).str("host_cpus", placed_cpus_text()).number("device_share", o.share).integer("repeats", o.repeats)
       .integer("seed", static_cast<long long>(o.seed)).integer("local_size", threads).integer("bins", kBins)
       .integer("work_groups", groups)
       .str("clock", "std::chrono::steady_clock; kernel = launch to completion of kernel and host threads")

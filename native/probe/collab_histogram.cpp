@@ -23,34 +23,6 @@ namespace xferlab::collab {
 
 using namespace cl;
 
-// The histogram's kernels (the SHARED_* macros come from collab.cpp's prelude).
-const char* const kHistogramKernels = R"CLC(
-// This work-group's slice of in[0, count), counted into l[256].
-void count_slice(__global const uint* in, uint count, volatile __local uint* l) {
-  const uint lid = get_local_id(0), lsize = get_local_size(0);
-  const uint groups = get_num_groups(0), g = get_group_id(0);
-  for (uint b = lid; b < 256; b += lsize) l[b] = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const uint per = ((count + groups - 1) / groups + lsize - 1) / lsize * lsize;
-  const uint first = min(count, g * per), end = min(count, first + per);
-  for (uint i = first + lid; i < end; i += lsize) atomic_inc(&l[in[i] >> 24]);
-  barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-__kernel void hist_d(__global const uint* in, uint count, volatile __global uint* hist) {
-  volatile __local uint l[256];
-  count_slice(in, count, l);
-  for (uint b = get_local_id(0); b < 256; b += get_local_size(0))
-    if (l[b]) atomic_add(&hist[b], l[b]);
-}
-
-__kernel void hist_u(__global const uint* in, uint count, SHARED_UINT* hist) {
-  volatile __local uint l[256];
-  count_slice(in, count, l);
-  for (uint b = get_local_id(0); b < 256; b += get_local_size(0))
-    if (l[b]) SHARED_ADD(&hist[b], l[b]);
-}
-)CLC";
 
 Histogram::Histogram(Options& opts, ClDevice& d) : o(opts), dev(d) {
   kd = dev.kernel("hist_d");

@@ -22,37 +22,6 @@ namespace xferlab::collab {
 
 using namespace cl;
 
-// The task queue's kernels (the SHARED_* macros come from collab.cpp's prelude; FP_CONTRACT OFF
-// there keeps `transform` bit-identical to the host's transform_span).
-const char* const kTaskQueueKernels = R"CLC(
-float transform(float x, int iterations) {
-  for (int k = 0; k < iterations; ++k) x = x * 0.96875f + x * x * 0.015625f + 0.0078125f;
-  return x;
-}
-
-void run_task(__global float* data, uint n, uint block, int iterations, uint t) {
-  const ulong first = (ulong)t * block, end = min((ulong)n, first + block);
-  for (ulong i = first + get_local_id(0); i < end; i += get_local_size(0)) data[i] = transform(data[i], iterations);
-}
-
-// D: one work-group per task, tasks [0, number of groups).
-__kernel void tasks_d(__global float* data, uint n, uint block, int iterations) {
-  run_task(data, n, block, iterations, get_group_id(0));
-}
-
-// U: persistent work-groups pop tasks from the counter shared with the host threads.
-__kernel void tasks_u(__global float* data, uint n, uint block, int iterations, uint tasks, SHARED_INT* next) {
-  __local int task;
-  for (;;) {
-    if (get_local_id(0) == 0) task = SHARED_ADD(next, 1);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int t = task;
-    if (t >= (int)tasks) break;
-    run_task(data, n, block, iterations, (uint)t);
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-}
-)CLC";
 
 TaskQueue::TaskQueue(Options& opts, ClDevice& d) : o(opts), dev(d) {
   kd = dev.kernel("tasks_d");

@@ -65,40 +65,7 @@ namespace {
 
 using namespace cl;
 
-const char* const kSource = R"CLC(
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-// Work-item g of G adds 4 / (1 + x^2) over its share of x[base .. base + count) to partial[g]: one
-// launch per chunk, every launch on the same in-order queue, so the partial sums need no atomics.
-// The share: elements g, g + G, ... (neighbouring work-items read neighbouring values: a GPU's
-// coalesced loads), or with -DBLOCKED=1 one contiguous block per work-item (a CPU device runs a
-// work-item's loop to its end before the next work-item, so a stride of G would reread every line).
-// EVALS (a build option) is the integrand's evaluations per element: with EVALS = k > 1 each value
-// x_i, the midpoint of its cell of width h, stands for k sub-cells of width h / k, evaluated at
-// x_i + first + m * step (m < k): the midpoint rule on N k cells, k times the arithmetic on the same
-// data (the device-bound configuration); with EVALS = 1 the loop body is the plain rule.
-__kernel void integrate(__global const double* x, const ulong base, const ulong count, __global double* partial,
-                        const double first, const double step) {
-  const size_t g = get_global_id(0), n = get_global_size(0);
-  double s = 0.0;
-#if BLOCKED
-  const ulong per = (count + n - 1) / n, lo = min((ulong)g * per, count), hi = min(lo + per, count);
-  for (ulong j = lo; j < hi; ++j) {
-#else
-  for (ulong j = g; j < count; j += n) {
-#endif
-    const double v = x[base + j];
-#if EVALS == 1
-    s += 4.0 / (1.0 + v * v);
-#else
-    for (int m = 0; m < EVALS; ++m) {
-      const double u = v + first + m * step;
-      s += 4.0 / (1.0 + u * u);
-    }
-#endif
-  }
-  partial[g] += s;
-}
-)CLC";
+const char* const kSource = sources::k_deceval;  // src/xferlab/kernels/deceval.cl, embedded by CMakeLists.txt
 constexpr size_t kPiece = size_t(1) << 30;  // zlib counts in 32-bit words: at most this much per call
 
 struct Options {
@@ -500,6 +467,10 @@ bool has(const Options& o, const char* item) { return std::find(o.items.begin(),
 
 }  // namespace
 
+std::string deceval_options(bool blocked, int evaluations) {
+  return std::string(blocked ? "-DBLOCKED=1" : "-DBLOCKED=0") + " -DEVALS=" + std::to_string(evaluations);
+}
+
 int run_deceval(Args& args) {
   Options o;
   const std::string backend = args.text("backend", "opencl");
@@ -513,6 +484,7 @@ int run_deceval(Args& args) {
   o.evaluations = static_cast<int>(args.integer("evaluations", 1, 1, 4096));
   o.items = args.words("items", "stages,staged,direct,pipelined", {"stages", "staged", "direct", "pipelined"});
   o.corrupt = args.flag("corrupt");
+  read_program_option(args);
   args.finish();
   if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; deceval runs on: opencl");
   if (o.size % 8) throw BadArgument("--size " + std::to_string(o.size) + " is not a whole number of doubles (8 bytes)");
@@ -533,7 +505,7 @@ int run_deceval(Args& args) {
   cl_device_type type = 0;
   dev.query(CL_DEVICE_TYPE, sizeof type, &type, "CL_DEVICE_TYPE");
   const bool blocked = type & CL_DEVICE_TYPE_CPU;
-  dev.build(kSource, {std::string(blocked ? "-DBLOCKED=1" : "-DBLOCKED=0") + " -DEVALS=" + std::to_string(o.evaluations)});
+  dev.build("deceval", kSource, {deceval_options(blocked, o.evaluations)});
   const double build_seconds = since(t0);
   t0 = Clock::now();
   const auto input = compress(o.size / 8, o.level);

@@ -33,6 +33,7 @@
 #include "placement.hpp"
 #include "precision.hpp"
 #include "probe.hpp"
+#include "programs.hpp"
 
 namespace xferlab {
 
@@ -115,16 +116,6 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
   throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda, sycl");
 }
 
-std::string empty_kernels_source(int max_args) {
-  std::string src;
-  for (int n = 0; n <= max_args; ++n) {
-    src += "__kernel void xferlab_empty" + std::to_string(n) + "(";
-    for (int i = 0; i < n; ++i) src += (i ? ", __global char* a" : "__global char* a") + std::to_string(i);
-    src += ") {}\n";
-  }
-  return src;
-}
-
 int run_devices(Args& args) {
   auto backend = make_backend(args.text("backend", "opencl"));
   args.finish();
@@ -154,6 +145,7 @@ int run_transfer(Args& args) {
   if (order != "sequential" && order != "interleaved")
     throw BadArgument("--order '" + order + "' is not allowed; allowed: sequential, interleaved");
   const bool interleaved = order == "interleaved";
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   precision::Policy policy;
   policy.min_iterations = min_iterations;
   policy.max_iterations = max_iterations;
@@ -161,8 +153,11 @@ int run_transfer(Args& args) {
   precision::read_options(args, policy);
   args.finish();
   if (node >= 0) check_node(node);
+  if (!cpus.empty()) check_cpus(cpus);
 
   backend->open(device);
+  // the host thread placed once the runtime's threads exist (see place_on_cpus)
+  if (!cpus.empty() && !place_on_cpus(cpus)) throw std::runtime_error("could not place the host thread on --cpus");
   const size_t limit = std::min<size_t>(backend->max_allocation(), 1ull << 30);
   std::vector<long long> sizes;
   if (sizes_text.empty()) {
@@ -198,6 +193,7 @@ int run_transfer(Args& args) {
       .str("backend", backend->name())
       .raw("device", backend->describe(device))
       .integer("node", node)
+      .str("host_cpus", cpus.empty() ? "" : cpu_list_text(allowed_cpus()))
       .integer("warmup", warmup)
       .integer("min_iterations", min_iterations)
       .number("min_time_seconds", min_time)
@@ -240,10 +236,7 @@ int run_transfer(Args& args) {
     for (long long size_ll : sizes)
       for (auto& dir : directions) points.push_back(Point{static_cast<size_t>(size_ll), dir, precision::Repeat(policy)});
     auto once = [&](const Point& p) -> Timing {
-      if (p.dir == "h2d") {
-        if (kind == HostKind::managed_prefetch) backend->prefetch(*host_src, true);
-        return backend->copy(*dev_b, *host_src, p.size);
-      }
+      if (p.dir == "h2d") return backend->copy(*dev_b, *host_src, p.size);
       if (p.dir == "d2h") return backend->copy(*host_dst, *dev_a, p.size);
       if (p.dir == "d2d") return backend->copy(*dev_b, *dev_a, p.size);
       return backend->copy_both(*dev_b, *host_src, *host_dst, *dev_a, p.size);
@@ -342,6 +335,8 @@ int run_launch(Args& args) {
   const int warmup = static_cast<int>(args.integer("warmup", 100, 0, 1000000));
   const auto arg_counts = args.integers("args", "0", 0, 8);
   const int pin = static_cast<int>(args.integer("pin", -1, 0, 65535));
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
+  if (pin >= 0 && !cpus.empty()) throw BadArgument("--pin and --cpus: give one (--pin CPU pins to one CPU, --cpus LIST places on a set)");
   const int chunk = static_cast<int>(args.integer("chunk", 1000, 1, 1000000));
   // Fixed: exactly --count launches. With --precision: at least --min-count, at most --count.
   precision::Policy policy;
@@ -350,18 +345,22 @@ int run_launch(Args& args) {
   precision::read_options(args, policy);
   const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
   if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
+  read_program_option(args);
   args.finish();
   if (pin >= 0) check_cpus({pin});
+  if (!cpus.empty()) check_cpus(cpus);
   backend->open(device);
+  backend->load_kernels();  // its build is no part of any timed launch
   std::vector<std::unique_ptr<Memory>> buffers;
   for (int i = 0; i < 8; ++i) buffers.push_back(backend->allocate_device(4096));
   // Only the submitting thread is pinned, and only once the runtime's own threads exist (PoCL starts
   // one worker per CPU when the platform is first used; a runtime may start more at the first launch,
   // hence one untimed launch first): threads inherit the affinity of the thread that creates them,
   // so pinning before open() confined the whole device to the submitting thread's CPU.
-  if (pin >= 0) {
+  if (pin >= 0 || !cpus.empty()) {
     backend->launch_empty({});
-    pin_to_cpu(pin);
+    if (pin >= 0) pin_to_cpu(pin);
+    else if (!place_on_cpus(cpus)) throw std::runtime_error("could not place the host thread on --cpus");
   }
   int threads = 0;
   const std::string threads_cpus = other_threads_cpus(threads);
@@ -371,6 +370,7 @@ int run_launch(Args& args) {
       .str("backend", backend->name())
       .raw("device", backend->describe(device))
       .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
+      .str("host_cpus", cpus.empty() ? "" : cpu_list_text(allowed_cpus()))
       .integer("other_threads", threads)
       .raw("other_threads_cpus", threads_cpus)
       .integer("warmup", warmup)
@@ -440,13 +440,17 @@ int run_chunks(Args& args) {
   precision::read_options(args, policy);
   const int max_repeats = static_cast<int>(args.integer("max-repeats", 1000, 1, 1000000));
   if (policy.adaptive()) policy.max_iterations = std::max(repeats, max_repeats);
+  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   args.finish();
+  if (!cpus.empty()) check_cpus(cpus);
   backend->open(device);
+  if (!cpus.empty() && !place_on_cpus(cpus)) throw std::runtime_error("could not place the host thread on --cpus");
   const long long largest = *std::max_element(chunks.begin(), chunks.end());
   if (static_cast<size_t>(largest) > backend->max_allocation())
     throw BadArgument("chunk " + std::to_string(largest) + " exceeds the device's largest allocation");
   JsonLine().str("probe", "chunks").str("record", "setup").str("backend", backend->name())
-      .raw("device", backend->describe(device)).integer("total_bytes", total).emit();
+      .raw("device", backend->describe(device)).integer("total_bytes", total)
+      .str("host_cpus", cpus.empty() ? "" : cpu_list_text(allowed_cpus())).emit();
   auto dev = backend->allocate_device(static_cast<size_t>(largest));
   for (auto& n : kind_names) {
     HostKind kind = HostKind::pageable;

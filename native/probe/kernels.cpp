@@ -40,6 +40,7 @@
 #include "args.hpp"
 #include "cl_device.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
 #include "kernels_cl.hpp"
 #include "kernels_driver.hpp"
@@ -47,75 +48,7 @@
 namespace xferlab {
 namespace kcl {
 
-const char* const kSource = R"CLC(
-#if IS_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#if W == 1
-#define VT TYPE
-#define VSUM(v) (v)
-#else
-#define VT CAT(TYPE, W)
-#endif
-#define CAT(a, b) CAT2(a, b)
-#define CAT2(a, b) a##b
-#if W == 2
-#define VSUM(v) ((v).s0 + (v).s1)
-#elif W == 4
-#define VSUM(v) ((v).s0 + (v).s1 + (v).s2 + (v).s3)
-#elif W == 8
-#define VSUM(v) (VSUM4((v).lo) + VSUM4((v).hi))
-#elif W == 16
-#define VSUM(v) (VSUM8((v).lo) + VSUM8((v).hi))
-#endif
-#define VSUM4(v) ((v).s0 + (v).s1 + (v).s2 + (v).s3)
-#define VSUM8(v) (VSUM4((v).lo) + VSUM4((v).hi))
-
-// Each streaming kernel twice: a grid-stride loop (any number of groups), and _1, one element per
-// work-item (the launch covers the arrays; a CPU device vectorizes it across work-items).
-#define STREAM(name, params, body)                                                    \
-  kernel void stream_##name params {                                                  \
-    for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) body            \
-  }                                                                                   \
-  kernel void stream_##name##_1 params {                                              \
-    size_t i = get_global_id(0);                                                      \
-    if (i < n) body                                                                   \
-  }
-STREAM(copy, (global const VT* a, global VT* c, ulong n), { c[i] = a[i]; })
-STREAM(mul, (global VT* b, global const VT* c, TYPE s, ulong n), { b[i] = s * c[i]; })
-STREAM(add, (global const VT* a, global const VT* b, global VT* c, ulong n), { c[i] = a[i] + b[i]; })
-STREAM(triad, (global VT* a, global const VT* b, global const VT* c, TYPE s, ulong n), { a[i] = b[i] + s * c[i]; })
-void reduce_group(local TYPE* part, TYPE v, global TYPE* sums) {
-  size_t l = get_local_id(0);
-  part[l] = v;
-  for (size_t step = get_local_size(0) / 2; step > 0; step /= 2) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (l < step) part[l] += part[l + step];
-  }
-  if (l == 0) sums[get_group_id(0)] = part[0];
-}
-kernel void stream_dot(global const VT* a, global const VT* b, global TYPE* sums, local TYPE* part, ulong n) {
-  VT acc = (VT)(0);
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) acc += a[i] * b[i];
-  reduce_group(part, VSUM(acc), sums);
-}
-kernel void stream_read(global const VT* a, global TYPE* sums, local TYPE* part, ulong n) {
-  VT acc = (VT)(0);
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) acc += a[i];
-  reduce_group(part, VSUM(acc), sums);
-}
-kernel void touch(global uchar* p, ulong stride, ulong n) {
-  for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) p[i * stride] = (uchar)(i + 1);
-}
-kernel void spmv(global const ulong* rows, global const uint* cols, global const TYPE* vals, global const TYPE* x,
-                 global TYPE* y, ulong n) {
-  for (size_t r = get_global_id(0); r < n; r += get_global_size(0)) {
-    TYPE acc = 0;
-    for (ulong k = rows[r]; k < rows[r + 1]; ++k) acc += vals[k] * x[cols[k]];
-    y[r] = acc;
-  }
-}
-)CLC";
+const char* const kSource = sources::k_stream;  // src/xferlab/kernels/stream.cl, embedded by CMakeLists.txt
 
 Timing launch_all(ClDevice& dev, const std::vector<cl::cl_kernel>& kernels, size_t global, size_t local) {
   const auto& api = dev.api();
@@ -234,6 +167,7 @@ class ClStream final : public StreamModel {
         .integer("max_allocation_bytes", static_cast<long long>(dev_.max_alloc))
         .boolean("double", fp64_)
         .integer("svm_capabilities", static_cast<long long>(dev_.svm_caps))
+        .str("host_cpus", placed_cpus_text())
         .emit();
   }
   std::string lacks_memory(const std::string& memory) override { return lacks_svm(dev_, memory); }
@@ -244,7 +178,7 @@ class ClStream final : public StreamModel {
     built_.reset();
     built_ = std::make_unique<ClDevice>(index_);
     built_->open(queues_, true);
-    built_->build(kSource, {options(type, width)});
+    built_->build("stream", kSource, {options(type, width)});
     return pick_local(*built_, "stream_dot");
   }
   // One work-item per vector for the streaming kernels (as BabelStream); for the reductions about 8
@@ -328,7 +262,7 @@ class ClTouch final : public TouchModel {
  public:
   explicit ClTouch(int device) : dev_(device) {
     dev_.open(1, true);
-    dev_.build(kSource, {options("float", 1)});
+    dev_.build("stream", kSource, {options("float", 1)});
     touch_ = dev_.kernel("touch");
     local_ = pick_local(dev_, "touch");
   }
@@ -361,7 +295,10 @@ int run_kernels(Args& args) {
   const std::string backend = args.words("backend", "opencl", {"opencl", "cuda"}).front();
   const int device = static_cast<int>(args.integer("device", 0, 0, 1023));
   const std::string mode = args.words("mode", "stream", {"stream", "faults", "align", "spmv", "d2d", "ptx"}).front();
+  // --cpus: the host thread placed once the mode's device is open (ClDevice::open, the CUDA context)
+  if (args.given("cpus")) request_placement(parse_cpu_list(args.text("cpus", ""), "--cpus"));
   if (backend == "cuda") return run_kernels_cuda(args, device, mode);  // kernels_cuda.cpp
+  read_program_option(args);
   if (mode == "faults") return kcl::run_faults_mode(args, device);
   if (mode == "align") return kcl::run_align_mode(args, device);
   if (mode == "spmv") return kcl::run_spmv_mode(args, device);

@@ -25,6 +25,7 @@
 #include "backend.hpp"
 #include "clock.hpp"
 #include "json.hpp"
+#include "placement.hpp"
 #include "probe.hpp"
 #include "kernels_driver.hpp"
 
@@ -131,6 +132,7 @@ struct Gpu {
       throw BadArgument("device " + std::to_string(index) + " does not exist; CUDA devices: 0.." + std::to_string(count - 1));
     XF_CU(d, cuDeviceGet, &dev, index);
     XF_CU(d, cuCtxCreate, &ctx, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, dev);
+    place_requested();  // --cpus: once the context (and the driver's threads) exist
     ptx = stream_ptx();
     XF_CU(d, cuModuleLoadData, &module, ptx.c_str());
   }
@@ -266,7 +268,7 @@ class CudaStream final : public StreamModel {
     g_.d.cuDeviceGetName(name, sizeof name, g_.dev);
     const int units = std::max(1, g_.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
     JsonLine().str("record", "setup").str("device_name", name).integer("device_index", device)
-        .integer("compute_units", units).boolean("double", true).emit();
+        .integer("compute_units", units).boolean("double", true).str("host_cpus", placed_cpus_text()).emit();
   }
   std::string lacks_width(int width) override {
     return width == 1 ? "" : "width " + std::to_string(width) + ": the CUDA kernels are scalar (width 1)";

@@ -207,7 +207,7 @@ int run_spmv_mode(Args& args, int device) {
   const int most = static_cast<int>(*std::max_element(instances_list.begin(), instances_list.end()));
   ClDevice dev(device);
   dev.open(static_cast<size_t>(most), true);
-  dev.build(kSource, {options(head[3] == 8 ? "double" : "float", 1)});
+  dev.build("stream", kSource, {options(head[3] == 8 ? "double" : "float", 1)});
   JsonLine()
       .str("record", "setup")
       .str("device_name", dev.text(cl::CL_DEVICE_NAME))
@@ -287,6 +287,7 @@ int run_d2d_mode(Args& args, int device) {
       side[k].buffer = api.CreateBuffer(side[k].context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
       cl_check(err, "clCreateBuffer");
     }
+    place_requested();  // --cpus, once the contexts exist (only the first path's call places)
     if (path == "staged") {
       pinned = api.CreateBuffer(side[0].context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
       cl_check(err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");

@@ -13,6 +13,7 @@
 #include "json.hpp"
 #include "placement.hpp"
 #include "probe.hpp"
+#include "programs.hpp"
 #include "region.hpp"
 
 #ifndef XFERLAB_VERSION
@@ -42,18 +43,22 @@ const char* kUsage =
     "  transfer [--backend B] [--device N] [--kinds pageable,pinned,svm-coarse,svm-fine,managed,\n"
     "         managed-prefetch] [--sizes B,B,..] [--directions h2d,d2h,d2d,bidir] [--iterations N]\n"
     "         [--max-iterations N] [--min-time S] [--warmup N] [--node N] [--order sequential|interleaved]\n"
+    "         [--cpus LIST]\n"
     "                       host<->device copies over a size sweep, validated (interleaved: points in\n"
-    "                       rounds of short batches, so drift is spread over every size)\n"
-    "  launch [--backend B] [--device N] [--count N] [--args K,K,..] [--pin CPU] [--warmup N]\n"
-    "                       empty-kernel launch latency\n"
+    "                       rounds of short batches, so drift is spread over every size; --cpus: the\n"
+    "                       host thread placed on these CPUs once the device is open)\n"
+    "  launch [--backend B] [--device N] [--count N] [--args K,K,..] [--pin CPU | --cpus LIST] [--warmup N]\n"
+    "                       empty-kernel launch latency (--pin: the submitting thread on one CPU; --cpus:\n"
+    "                       on a set of CPUs)\n"
     "  chunks [--backend B] [--device N] [--total B] [--chunks B,B,..] [--kinds ..] [--directions h2d,d2h]\n"
-    "         [--repeats N]\n"
+    "         [--repeats N] [--cpus LIST]\n"
     "                       one total moved in transfers of each chunk size\n"
     "  cuda-ptx             check the embedded PTX of the CUDA backend (no GPU needed)\n"
     "  collab [--device N] [--pattern histogram|taskqueue] [--version D|U] [--size N] [--host-threads T]\n"
     "         [--device-share F] [--repeats R] [--block N] [--iterations N] [--seed S] [--corrupt]\n"
+    "         [--cpus LIST]   (the host threads on these CPUs, placed once the device is open)\n"
     "                       CHAI-style CPU+device collaboration (OpenCL): D copies, U shared SVM + atomics\n"
-    "  kernels [--backend opencl] [--device N] [--mode stream|faults|align|spmv|d2d] ...\n"
+    "  kernels [--backend opencl] [--device N] [--mode stream|faults|align|spmv|d2d] [--cpus LIST] ...\n"
     "         stream: [--kernels copy,mul,add,triad,dot,read] [--memory device,pinned,host,svm-coarse,svm-fine]\n"
     "         [--types float,double] [--widths 1,2,4,8,16] [--size BYTES] [--groups N,..] [--instances N,..]\n"
     "         [--iterations N] [--warmup N] [--max-time S]; faults: [--memory svm-fine,svm-coarse] [--size BYTES]\n"
@@ -74,6 +79,11 @@ const char* kUsage =
     "         [--items stages,staged,direct,pipelined] [--corrupt]\n"
     "                       seed 000's DecEval: zlib decompression on the host feeding pi on an OpenCL\n"
     "                       device, each stage alone and the flows end to end, validated\n"
+    "  programs [--device N] --out DIR [--evaluations K,K,..]\n"
+    "                       build every OpenCL program of launch, kernels and deceval for device N and\n"
+    "                       write their binaries and DIR/manifest.json (load them with --program DIR)\n"
+    "  --program FILE|DIR (launch, kernels, deceval): load the programs from binaries instead of building\n"
+    "                       them from source; DIR as programs writes it\n"
     "Exit code 3: the backend is not available (the reason is printed).\n"
     "\n"
     "Output: one JSON object per line on stdout. Exit codes: 0 ok, 2 bad arguments, 1 failure.\n"
@@ -134,9 +144,11 @@ int main(int argc, char** argv) {
   try {
     if (command == "stream" || command == "latency" || command == "loaded" || command == "nodes" ||
         command == "devices" || command == "transfer" || command == "launch" || command == "chunks" ||
-        command == "cuda-ptx" || command == "collab" || command == "network" || command == "kernels" || command == "deceval") {
+        command == "cuda-ptx" || command == "collab" || command == "network" || command == "kernels" || command == "deceval" ||
+        command == "programs") {
       xferlab::Args args(argc, argv, 2);
-      if (command != "nodes" && command != "devices" && command != "cuda-ptx" && command != "network") {
+      if (command != "nodes" && command != "devices" && command != "cuda-ptx" && command != "network" &&
+          command != "programs") {
         try {
           xferlab::fault::arm();
         } catch (const std::invalid_argument& error) {
@@ -147,13 +159,22 @@ int main(int argc, char** argv) {
       if (command == "latency") return xferlab::run_latency(args);
       if (command == "loaded") return xferlab::run_loaded(args);
       if (command == "devices") return xferlab::run_devices(args);
-      if (command == "transfer") return xferlab::run_transfer(args);
-      if (command == "launch") return xferlab::run_launch(args);
-      if (command == "chunks") return xferlab::run_chunks(args);
+      if (command == "programs") return xferlab::run_programs(args);
+      // The commands that may open an OpenCL device end with a "program" record: how many programs
+      // they made and how (programs.hpp). network is not among them: every rank runs it.
+      int (*device_command)(xferlab::Args&) = command == "transfer" ? xferlab::run_transfer
+                                              : command == "launch"   ? xferlab::run_launch
+                                              : command == "chunks"   ? xferlab::run_chunks
+                                              : command == "collab"   ? xferlab::run_collab
+                                              : command == "kernels"  ? xferlab::run_kernels
+                                              : command == "deceval"  ? xferlab::run_deceval
+                                                                      : nullptr;
+      if (device_command) {
+        const int code = device_command(args);
+        if (code == 0) xferlab::emit_program_record(command);
+        return code;
+      }
       if (command == "cuda-ptx") return xferlab::run_cuda_ptx(args);
-      if (command == "collab") return xferlab::run_collab(args);
-      if (command == "kernels") return xferlab::run_kernels(args);
-      if (command == "deceval") return xferlab::run_deceval(args);
       if (command == "network") return xferlab::run_network(args);  // arms the fault in one rank itself
       args.finish();
       return run_nodes();
@@ -186,5 +207,5 @@ int main(int argc, char** argv) {
   }
   return bad_argument("unknown command '" + command +
                       "' (allowed: version, clock, stream, latency, loaded, nodes, devices, transfer, launch, chunks, "
-                      "cuda-ptx, collab, network, kernels, deceval)");
+                      "cuda-ptx, collab, network, kernels, deceval, programs)");
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
+#include <stdexcept>
 #include <string>
 
 #include "args.hpp"
@@ -51,6 +52,43 @@ bool pin_to_cpu(int cpu) {
   CPU_SET(cpu, &set);
   return sched_setaffinity(0, sizeof set, &set) == 0;
 }
+
+bool place_on_cpus(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+std::vector<int> requested;
+bool placed = false;
+}  // namespace
+
+void request_placement(const std::vector<int>& cpus) {
+  check_cpus(cpus);
+  requested = cpus;
+  placed = false;
+}
+
+void place_requested() {
+  if (requested.empty() || placed) return;
+  if (!place_on_cpus(requested)) throw std::runtime_error("could not place the host thread on --cpus " + cpu_list_text(requested));
+  placed = true;
+}
+
+std::string placed_cpus_text() { return placed ? cpu_list_text(allowed_cpus()) : ""; }
 
 std::vector<int> numa_nodes() {
   std::vector<int> nodes;

@@ -1,6 +1,7 @@
 // The probe's subcommands. Each prints JSON lines on stdout and returns an exit code:
 // 0 success, 2 bad arguments, 1 anything else (as the xferlab CLI does).
 #pragma once
+#include <string>
 
 namespace xferlab {
 
@@ -19,5 +20,7 @@ int run_collab(Args& args);    // collab.cpp: CHAI-style CPU-device collaboratio
 int run_kernels(Args& args);   // kernels.cpp: device STREAM, scaling, kernels on host memory, faults, alignment, SpMV
 int run_network(Args& args);   // network.cpp: MPI point-to-point and collectives (OSU definitions), run by every rank
 int run_deceval(Args& args);   // deceval.cpp: seed 000's DecEval for real: zlib decompression feeding pi on OpenCL
+// deceval.cpp: the build options of its kernel (a CPU device's blocked loop; K evaluations per element)
+std::string deceval_options(bool blocked, int evaluations);
 
 }  // namespace xferlab

@@ -26,6 +26,7 @@
 #include "backend.hpp"
 #include "clock.hpp"
 #include "json.hpp"
+#include "probe_programs.inc"
 
 namespace xferlab {
 
@@ -263,8 +264,8 @@ class SyclBackend final : public Backend {
   void build_empty_kernels() {
     const Api& a = sycl_api();
     ContextRef ctx = a.DPCTLQueue_GetContext(queue_);
-    const std::string source = empty_kernels_source(kMaxArgs);
-    bundle_ = a.DPCTLKernelBundle_CreateFromOCLSource(ctx, device_, source.c_str(), "");
+    // the OpenCL backend's source (src/xferlab/kernels/launch.cl, embedded by CMakeLists.txt), built with no options
+    bundle_ = a.DPCTLKernelBundle_CreateFromOCLSource(ctx, device_, sources::k_launch, "");
     a.DPCTLContext_Delete(ctx);
     if (!bundle_)
       throw std::runtime_error("building the empty kernels from OpenCL C through SYCL failed (only devices of SYCL's "

@@ -65,14 +65,20 @@ def _size_axis(ax, sizes: np.ndarray, label: str) -> None:
     ax.set_xlabel(label)
 
 
+LINESTYLES = ("-", "--", ":", "-.")
+
+
 def plot_lines(curves: Sequence[Curve], ylabel: str, title: str, path: Path, unity: bool = False,
-          xlabel: str = "transfer size") -> Path:
-    """Log-log lines against a transfer-size axis, written to ``path``."""
+          xlabel: str = "transfer size", groups: Sequence[tuple[int, int]] | None = None) -> Path:
+    """Log-log lines against a transfer-size axis, written to ``path``. ``groups`` gives each curve's
+    (colour, line style) index (e.g. direction and host memory kind), else curves past the tenth repeat
+    the colours with another line style; past six curves the legend goes beside the plot."""
     if Path(path).suffix.lower() not in FORMATS:
         raise BadFile(f"plot file '{path}' must end in {', '.join(FORMATS)}")
     plt, fig, ax = _axes()
-    for label, x, y in curves:
-        ax.plot(x, y, marker=".", label=label)
+    for i, (label, x, y) in enumerate(curves):
+        colour, style = groups[i] if groups else (i % 10, i // 10)
+        ax.plot(x, y, marker=".", label=label, color=f"C{colour % 10}", linestyle=LINESTYLES[style % len(LINESTYLES)])
     if unity:
         ax.axhline(1.0, color="grey", lw=0.8)
     _size_axis(ax, np.concatenate([x for _, x, _ in curves]), xlabel)
@@ -80,7 +86,11 @@ def plot_lines(curves: Sequence[Curve], ylabel: str, title: str, path: Path, uni
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend()
+    if len(curves) > 6:
+        fig.set_size_inches(9.5, 4.8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    else:
+        ax.legend()
     return _write(plt, fig, path)
 
 
@@ -166,13 +176,16 @@ def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:
     written = []
     for metric, ylabel, name, scale in (("median_bytes_per_second", "bandwidth (GB/s, median)", "device-bandwidth.png", 1e-9),
                                         ("median_seconds", "copy time (µs, median)", "device-latency.png", 1e6)):
-        curves = []
-        for key in dict.fromkeys((s["host_kind"], s["direction"]) for s in summary):
+        curves, groups = [], []
+        keys = list(dict.fromkeys((s["host_kind"], s["direction"]) for s in summary))
+        kinds, directions = list(dict.fromkeys(k for k, _ in keys)), list(dict.fromkeys(d for _, d in keys))
+        for key in keys:  # one colour per direction, one line style per host memory kind
             points = sorted((s for s in summary if (s["host_kind"], s["direction"]) == key), key=lambda s: s["size_bytes"])
             curves.append((f"{key[0]} {key[1]}", np.asarray([p["size_bytes"] for p in points], dtype=float),
                            np.asarray([p[metric] * scale for p in points])))
+            groups.append((directions.index(key[1]), kinds.index(key[0])))
         written.append(plot_lines(curves, ylabel, f"Host–device copies: {ylabel.split(' (')[0]}", Path(folder) / name,
-                             xlabel="copy size"))
+                                  xlabel="copy size", groups=groups))
     return written
 
 

@@ -24,6 +24,7 @@ from . import measure
 from . import simulate as simulate_cli
 from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
 from . import campaign as campaign_cli, sweep as sweep_cli
+from . import kernels as kernels_cli
 
 
 # Click's base of usage errors, as the installed Typer has it (Typer 0.29 carries its own copy of Click).
@@ -93,6 +94,7 @@ app.add_typer(study_cli.app, name="study")
 app.add_typer(runtime_cli.app, name="runtime")
 app.add_typer(sweep_cli.app, name="sweep")
 app.add_typer(campaign_cli.app, name="campaign")
+app.add_typer(kernels_cli.app, name="kernels")
 
 
 def _version(value: bool) -> None:

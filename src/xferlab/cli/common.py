@@ -71,9 +71,22 @@ LAB_BUDGET = _declare("--budget", "lab", "5m", f"{_BUDGET} (default 5m): the lab
 TIMEOUT = _declare("--timeout", "", "10m", "Kill a probe run (every rank of an MPI run) after this long: a hung copy, "
                    "kernel or rank.", "TIME")
 
+PROGRAM = _declare("--program", "", None, "OpenCL programs from binaries instead of source: a DIR written by `xferlab "
+                   "kernels build` (one binary per program and build options, manifest.json naming the device), or "
+                   "one binary FILE (SPIR-V where the device takes IL). For devices that compile nothing at run time "
+                   "(FPGAs: docs/device.md).", "FILE|DIR")
+
+STUDY_PROGRAM = _declare("--program", "study", None, "deceval: its OpenCL program from a binary (a DIR written by "
+                         "`xferlab kernels build`, or one binary FILE) instead of source." + _FOR_STUDIES, "FILE|DIR")
+
 _DEVICE = "Device index (see `xferlab inventory`)."
 DEVICE = _declare("--device", "", 0, _DEVICE, "N")
 STUDY_DEVICE = _declare("--device", "study", None, _DEVICE + _FOR_STUDIES, "N")
+_PLATFORM = ("OpenCL platform, by index (in the order `xferlab inventory` lists them) or by a part of its name, e.g. "
+             "'Intel' or 'Portable'; --device then counts that platform's devices (default: --device counts every "
+             "platform's devices in turn).")
+PLATFORM = _declare("--platform", "", None, _PLATFORM, "NAME|N")
+STUDY_PLATFORM = _declare("--platform", "study", None, _PLATFORM + " For the studies that take --device.", "NAME|N")
 _BACKEND = ("Device API: opencl (any ICD: PoCL, GPUs, FPGAs), cuda (the driver API) or sycl (USM and launches through "
             "a SYCL runtime, with dpctl: pip install 'xferlab[sycl]').")
 BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda|sycl")
@@ -100,6 +113,16 @@ def _checked_strategy(strategy: Optional[str]) -> Optional[str]:
 
 STRATEGY = _declare("--strategy", "", None, f"Flow strategy of every edge: {', '.join(STRATEGIES)} (default: the "
                     "workflow's).", "STRATEGY", callback=_checked_strategy)
+#: --cpus LIST: where threads run. measure memory pins its threads round robin; measure device, launch, collab and
+#: kernels place their host thread(s) on the set (the probe does it once the device is open, so the runtime's own
+#: threads stay free); the launch and granularity studies default to the device's local socket.
+CPUS = _declare("--cpus", "", None, "CPUs to pin threads to, round robin, e.g. 0-3,8.", "LIST")
+DEVICE_CPUS = _declare("--cpus", "device", None, "CPUs for the host thread(s) that drive the device, e.g. 0-3 (default: "
+                       "where the OS puts them), placed once the device is open; must be allowed (see `xferlab "
+                       "inventory`). The run records them, and says so when they are not the device's local CPUs.", "LIST")
+STUDY_CPUS = _declare("--cpus", "study", None, "launch: the CPUs pinned in turn; granularity: the CPUs of the copies' host "
+                      "thread (default for both: the device's local socket, else every allowed CPU for launch and the "
+                      "OS's choice for granularity)." + _FOR_STUDIES, "LIST")
 CHUNK = _declare("--chunk", "", None, "Bytes per chunk of the pipelined strategy (default: the workflow's).", "SIZE")
 
 

@@ -5,10 +5,21 @@ from __future__ import annotations
 import json
 
 
+from ..system.locality import cpu_text
 from ..system.inventory import inventory as read_inventory
 from ..units import format_size
 from .common import JSON
 from .output import Column, emit, stdout
+
+
+def _where(locality: dict | None) -> str:
+    """A device's locality (system/locality.py) in one cell."""
+    if not locality:
+        return "–"
+    if locality["pci_bus_id"] is None:
+        return locality["note"]
+    node = "no node" if locality["numa_node"] is None else f"node {locality['numa_node']}"
+    return f"{locality['pci_bus_id']}, {node}, CPUs {cpu_text(locality['local_cpus']) or '–'}"
 
 
 def inventory(json_: bool = JSON) -> None:
@@ -42,9 +53,10 @@ def inventory(json_: bool = JSON) -> None:
     if accelerators:
         emit("inventory", accelerators, [
             Column("backend", "backend", justify="left"), Column("index", "#"), Column("name", "device", justify="left"),
-            Column("type", "type", justify="left"),
+            Column("platform", "platform", justify="left"), Column("type", "type", justify="left"),
             Column("max_allocation_bytes", "max allocation", format_size), Column("global_memory_bytes", "memory", format_size),
             Column("svm_fine_grain", "fine SVM", lambda v: "yes" if v else "no"),
+            Column("locality", "PCI address, node, local CPUs", _where, justify="left"),
         ], "table", title="Accelerators")
     for line in missing:
         stdout.print(line, highlight=False)

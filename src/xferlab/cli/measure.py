@@ -14,7 +14,7 @@ from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, step
 from ..measure.run import measure
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size
-from .common import BUDGET, CSV, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT, budget_seconds, timeout_seconds
+from .common import BUDGET, CPUS, CSV, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT, budget_seconds, timeout_seconds
 from ..measure.results import memory_params, memory_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -79,7 +79,7 @@ def memory(
                                        metavar="SIZE"),
     threads: Optional[str] = typer.Option(None, "--threads", help="OpenMP threads; a list sweeps (default: one per allowed CPU).",
                                           metavar="N[,N…]"),
-    cpus: Optional[str] = typer.Option(None, "--cpus", help="CPUs to pin threads to, round robin, e.g. 0-3,8.", metavar="LIST"),
+    cpus: Optional[str] = CPUS,
     node: Optional[str] = typer.Option(None, "--node", help="Memory node(s) for the arrays: N, a list, or all (default: the OS's policy).",
                                        metavar="N|LIST|all"),
     first_touch: bool = typer.Option(True, "--first-touch/--no-first-touch", help="Initialise arrays with the measuring threads (on) or one thread (off)."),

@@ -14,8 +14,10 @@ from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, OLD_PLOT, PLOTS, STORE, TIMEOUT, budget_seconds, only_with,
-                     renamed, timeout_seconds)
+from ..measure.device import platform_device
+from ..system.locality import cpu_text, given_cpus, placement_notes
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, OLD_PLOT, PLATFORM, PLOTS, PROGRAM, STORE, TIMEOUT,
+                     budget_seconds, only_with, renamed, timeout_seconds)
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -25,7 +27,7 @@ def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
 
-def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
+def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),
            size: str = typer.Option("16Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
@@ -42,6 +44,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
            repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
+           cpus: Optional[str] = DEVICE_CPUS,
+           program: Optional[Path] = PROGRAM,
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
@@ -54,17 +58,18 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
     only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
                     ("iterations", queue, "with taskqueue in --patterns")])
-    plan = CollabPlan(backend=backend, device=device_, patterns=[p.strip() for p in patterns.split(",") if p.strip()],
+    plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
-                      repeats=repeats, device_share=device_share)
+                      repeats=repeats, device_share=device_share, cpus=given_cpus(cpus), program=program)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure("measure collab", steps(plan), rows_of, "device",
-                      params={"backend": plan.backend, "device": plan.device, "patterns": plan.patterns,
+                      params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
+                              "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
                               "iterations": plan.iterations, "host_threads": plan.threads, "repeats": plan.repeats,
-                              "device_share": plan.device_share},
+                              "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
     conclude(outcome)
@@ -96,6 +101,7 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
              f"run {outcome.run_id} recorded in {outcome.store_path}"]
     if atomics:
         notes.append(f"U atomics: {', '.join(atomics)}")
+    notes += placement_notes(plan.cpus, plan.info)
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in plots]
     if fmt != "table":

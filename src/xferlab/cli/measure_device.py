@@ -8,12 +8,13 @@ from typing import Optional
 
 import typer
 
-from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, rows_of, steps
+from ..measure.device import DIRECTIONS, KINDS, SEED_CHUNKS, DevicePlan, platform_device, rows_of, steps
 from ..measure import checks
 from ..measure.run import measure
 from ..units import LIST_HELP, format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT,
-                     budget_seconds, only_with, timeout_seconds)
+from ..system.locality import cpu_text, parse_cpus, placement_notes
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLATFORM, PLOTS, PRECISION, PROGRAM,
+                     STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
@@ -21,7 +22,7 @@ from .precision_options import interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision, stopped_text
 
 
-def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
+def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            kinds: Optional[str] = typer.Option(None, "--kinds", help=f"Host memory kinds: {', '.join(KINDS)} (default: all the device supports).",
                                                metavar="LIST"),
            sizes: Optional[str] = typer.Option(None, "--sizes", help=f"Copy sizes: {LIST_HELP} (default: 1B..1GiB, within the device's largest allocation).",
@@ -35,6 +36,7 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
                                                "size); default: interleaved with --precision, else sequential.",
                                                metavar="sequential|interleaved"),
            node: Optional[int] = typer.Option(None, "--node", help="NUMA node for the host buffers (memory-only CXL nodes too).", metavar="N"),
+           cpus: Optional[str] = DEVICE_CPUS,
            chunks: str = typer.Option(",".join(map(str, SEED_CHUNKS)), "--chunks", help="Chunk sizes for the granularity study ('' to skip).",
                                       metavar="LIST"),
            total: str = typer.Option("256MiB", "--total", help="Bytes moved in all by the granularity study.", metavar="SIZE"),
@@ -48,11 +50,12 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     only_with(ctx, [("total", bool(chunks), "with --chunks (the granularity study; --chunks '' skips it)")])
-    plan = DevicePlan(backend=backend, device=device_,
+    plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_),
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,
                       sizes=[int(s) for s in parse_list(sizes, parse_size, "--sizes")] if sizes else None,
                       directions=[d.strip() for d in directions.split(",")], iterations=iterations,
                       min_time=parse_time(min_time, "--min-time"), node=node, launch=launch,
+                      cpus=parse_cpus(cpus) if cpus is not None else None,
                       launch_count=2000 if precision is None else 20_000,  # with a target: the cap
                       chunks=[int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks else [],
                       chunk_total=parse_size(total, "--total"), precision=parse_precision(precision),
@@ -61,10 +64,12 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE,
     _run("measure device", plan, fmt, budget, timeout, store, plot)
 
 
-def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
+def launch_cmd(backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
                count: int = typer.Option(100_000, "--count", help="Launches per argument count (with --budget: at most this many)."),
                args: str = typer.Option("0,1,4,8", "--args", help="Buffer arguments of the empty kernel (0..8).", metavar="LIST"),
                pin: Optional[int] = typer.Option(None, "--pin", help="Also measure with the host thread pinned to this CPU.", metavar="CPU"),
+               cpus: Optional[str] = DEVICE_CPUS,
+               program: Optional[Path] = PROGRAM,
                precision: Optional[str] = PRECISION, max_time: Optional[str] = MAX_TIME,
                budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
                plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
@@ -81,9 +86,10 @@ def launch_cmd(backend: str = BACKEND, device_: int = DEVICE,
     except ValueError:
         from ..errors import BadValue
         raise BadValue(f"--args '{args}' is not a list of whole numbers 0..8") from None
-    plan = DevicePlan(backend=backend, device=device_, transfers=False, launch=True, launch_count=count,
-                      launch_args=arg_counts, pin=pin, precision=parse_precision(precision),
-                      max_time=parse_max_time(max_time))
+    plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_), transfers=False, launch=True,
+                      launch_count=count, launch_args=arg_counts, pin=pin,
+                      cpus=parse_cpus(cpus) if cpus is not None else None, precision=parse_precision(precision),
+                      max_time=parse_max_time(max_time), program=program)
     plan.check()
     budget_s = budget_seconds(budget)
     timeout_seconds(timeout)
@@ -98,9 +104,10 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
     outcome = measure(command, steps(plan), rows_of, "device",
-                      params={"backend": plan.backend, "device": plan.device, "kinds": plan.kind_list(),
+                      params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kinds": plan.kind_list(),
                               "directions": plan.directions, "sizes": plan.size_list() if plan.transfers else [],
-                              "node": plan.node, "launch_count": plan.launch_count if plan.launch else 0,
+                              "node": plan.node, "cpus": None if plan.cpus is None else cpu_text(plan.cpus),
+                              "launch_count": plan.launch_count if plan.launch else 0,
                               "chunks": plan.chunks, "precision": plan.precision, "max_time_seconds": plan.max_time,
                               **({"order": plan.transfer_order()} if plan.transfers else {})},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
@@ -112,6 +119,7 @@ def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
     result = device_results(outcome, plot)
     name = plan.info.get("name", "?")
     notes = [f"device: {plan.backend} #{plan.device} {name}; run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes += placement_notes(plan.cpus, plan.info)
     notes += failure_notes(result["failures"])
     notes += [f"plot: {p}" for p in result["plots"]]
     if fmt != "table":

@@ -16,10 +16,12 @@ from ..measure import checks
 from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
 from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
+from ..system.locality import cpu_text, given_cpus, placement_notes
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_list, parse_size, parse_time
-from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, KERNELS_MAX_TIME, PLOTS, STORE, TIMEOUT, budget_seconds,
-                     only_with, timeout_seconds)
+from ..measure.device import platform_device
+from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, KERNELS_MAX_TIME, PLATFORM, PLOTS, PROGRAM, STORE,
+                     TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -41,7 +43,7 @@ def _ints(text: str, where: str, what: str = "") -> list[int]:
 
 
 def kernels(ctx: typer.Context,
-            backend: str = BACKEND, device_: int = DEVICE,
+            backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             kernel_list: str = typer.Option(",".join(KERNELS), "--kernels", metavar="LIST",
                                             help="copy (c=a), mul (b=s*c), add (c=a+b), triad (a=b+s*c), dot (sum a*b): "
                                                  "BabelStream's; read (sum a): read-only."),
@@ -84,6 +86,8 @@ def kernels(ctx: typer.Context,
                                           metavar="random|banded"),
             spmv_type: str = typer.Option("double", "--spmv-type", help="SpMV values: float or double.",
                                           metavar="float|double"),
+            cpus: Optional[str] = DEVICE_CPUS,
+            program: Optional[Path] = PROGRAM,
             budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
@@ -100,14 +104,14 @@ def kernels(ctx: typer.Context,
                     ("structure", generated, "with --spmv ROWS (a generated matrix)"),
                     ("spmv_type", spmv is not None, "with --spmv"),
                     ("groups", not scaling_, "without --scaling (--scaling sweeps the work-groups itself)")])
-    plan = KernelPlan(backend=backend, device=device_, kernels=_words(kernel_list),
+    plan = KernelPlan(backend=backend, device=platform_device(backend, platform, device_), kernels=_words(kernel_list),
                       memories=_words(memory) if memory is not None else None,
                       types=_words(types), widths=_ints(widths, "--widths", "a vector width (elements per work-item); allowed: 1, 2, 4, 8, 16"), size=parse_size(size, "--size") if size is not None else None,
                       groups=_ints(groups, "--groups", "a number of work-groups; allowed: 0 (chosen per kernel) or more"),
                       instances=_ints(instances, "--instances", "a number of kernel instances; allowed: 1..64"), iterations=iterations,
                       scaling=scaling_, faults=faults, strides=_ints(strides, "--strides"), align=align,
                       offsets=_ints(offsets, "--offsets"), spmv=spmv, spmv_structure=structure, spmv_per_row=per_row,
-                      spmv_type=spmv_type, peer=peer)
+                      spmv_type=spmv_type, peer=peer, cpus=given_cpus(cpus), program=program)
     if spmv_type not in ("float", "double"):
         from ..errors import BadValue
 
@@ -130,11 +134,12 @@ def kernels(ctx: typer.Context,
 
 def params(plan: KernelPlan) -> dict[str, Any]:
     groups, instances = plan.scaling_lists()
-    return {"backend": plan.backend, "device": plan.device, "kernels": plan.kernels, "memories": plan.memories,
+    return {"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"), "kernels": plan.kernels, "memories": plan.memories,
             "types": plan.types, "widths": plan.widths, "size": plan.size, "groups": groups, "instances": instances,
             "iterations": plan.iterations, "faults": plan.faults, "strides": plan.strides if plan.faults else None,
             "align": plan.align, "offsets": plan.offsets if plan.align else None, "spmv": plan.spmv, "peer": plan.peer,
-            "spmv_structure": plan.spmv_structure if plan.spmv else None}
+            "spmv_structure": plan.spmv_structure if plan.spmv else None,
+            "cpus": None if plan.cpus is None else cpu_text(plan.cpus)}
 
 
 _rate, _time, _ratio = or_dash(format_rate), or_dash(format_time), or_dash(lambda v: f"{v:.2f}")
@@ -196,6 +201,7 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
         plots = plot_kernels(got["stream"] + got["spmv"], got["scaling"], Path(plot))
     name = plan.info.get("name", "?")
     notes = [f"device: {plan.backend} #{plan.device} {name}; run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes += placement_notes(plan.cpus, plan.info)
     for result in outcome.results:
         notes += [f"not available: {u}" for u in result.step.learned.get("unavailable", [])]
     notes += failure_notes(failed_steps(outcome))

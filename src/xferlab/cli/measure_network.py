@@ -16,11 +16,12 @@ from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
                                LATENCY_COUNTS, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
 from ..measure.network_results import overview, summary
+from ..measure.device import platform_device
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size
-from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
+from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -76,7 +77,7 @@ def network(ctx: typer.Context,
             buffers: str = typer.Option("host", "--buffers", metavar="LIST",
                                         help="host (page-aligned host memory), device (the backend's device memory: "
                                              "given to a GPU-aware MPI, else staged through pinned host memory)."),
-            backend: str = BACKEND, device_: int = DEVICE,
+            backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             path: str = typer.Option("auto", "--path", metavar="auto|staged|direct",
                                      help="Device buffers: auto runs staged, and direct too where the MPI moves device "
                                           "memory itself."),
@@ -95,6 +96,7 @@ def network(ctx: typer.Context,
     it failed (samples before a failure are kept)."""
     fmt = output_format(json_, csv_)
     inside = launched_rank()
+    device_buffers = "device" in [b.strip() for b in buffers.split(",")]
     plan = NetworkPlan(tests=NetworkPlan.parse_tests(tests), sizes=NetworkPlan.parse_sizes(sizes, "--sizes"),
                        collective_sizes=NetworkPlan.parse_sizes(collective_sizes, "--collective-sizes"), ranks=ranks,
                        latency_counts=_counts(iterations, warmup, LATENCY_COUNTS, 10, "--iterations"),
@@ -102,8 +104,8 @@ def network(ctx: typer.Context,
                        collective_counts=_counts(collective_iterations, collective_warmup, COLLECTIVE_COUNTS, 10,
                                                  "--collective-iterations"),
                        large_from=parse_size(large_from, "--large-from", allow_zero=True), window=window,
-                       buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend, device=device_,
-                       path=path, node=node, bind=bind, inside=inside)
+                       buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend,
+                       device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside)
     only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
@@ -137,6 +139,7 @@ def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, 
             ("collective_iterations", collective, "with a collective in --tests"),
             ("collective_warmup", collective, "with a collective in --tests"),
             ("backend", "device" in buffers, "with --buffers device"), ("device_", "device" in buffers, "with --buffers device"),
+            ("platform", "device" in buffers, "with --buffers device"),
             ("path", "device" in buffers, "with --buffers device")]
 
 

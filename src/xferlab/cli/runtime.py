@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BadValue
 from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
-from .common import CSV, DEVICE, JSON, PLOT, RUNTIME_BACKEND, STORE, only_with, renamed
+from .common import CSV, DEVICE, JSON, PLATFORM, PLOT, RUNTIME_BACKEND, STORE, only_with, renamed
 from .output import Column, emit, or_dash, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
@@ -48,7 +48,7 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
               window: int = typer.Option(32, "--window", help="Requests per launch, at most."),
               bandwidth: Optional[str] = typer.Option(None, "--bandwidth", metavar="RATE",
                                                       help="Emulated bus bandwidth (default 16GB/s; emulated only)."),
-              device: int = DEVICE, plot: Optional[Path] = PLOT,
+              device: int = DEVICE, platform: Optional[str] = PLATFORM, plot: Optional[Path] = PLOT,
               store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads.
 
@@ -57,7 +57,8 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
     from ..runtime.bench import bench, prepare, recording
 
     fmt = output_format(json_, csv_)
-    only_with(ctx, [("device", backend == "opencl", "with --backend opencl (the emulated bus has no device)")])
+    only_with(ctx, [("device", backend == "opencl", "with --backend opencl (the emulated bus has no device)"),
+                    ("platform", backend == "opencl", "with --backend opencl (the emulated bus has no device)")])
     if backend != "emulated":
         for opt, given in (("--latency", latency), ("--bandwidth", bandwidth)):
             if given is not None:
@@ -83,8 +84,14 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
     if plot and len(lats) < 2:  # (the path itself is checked as the option is read)
         raise BadValue("--plot draws speedup against latency: give the emulated backend two latencies or more "
                        "(e.g. --latency 40ns..10us)")
+    where: dict = {}
+    if backend == "opencl":  # the probe's device number of --device N of --platform, and the platform recorded
+        from ..measure.device import find_device, platform_device
+
+        device = platform_device(backend, platform, device)
+        where = {"device": device, "platform": find_device(backend, device).get("platform")}
     prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device)
-    with recording({"backend": backend, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
+    with recording({"backend": backend, **where, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
                     "window": window, "repeats": repeats}, store) as (run_id, path, add):
         rows = bench(backend, lats, names, modes, size, repeats, ring, window, rate, device,
                      progress=lambda s: stderr.print(s, highlight=False), on_row=add, checked=True)

@@ -10,8 +10,8 @@ import typer
 
 from ..errors import BadValue
 from ..report.collect import fmt_value
-from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_DEVICE, TIMEOUT, budget_seconds, timeout_seconds,
-                     verb)
+from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_PLATFORM, STUDY_PROGRAM,
+                     TIMEOUT, budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -38,7 +38,8 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
                                                 "node's remote.", metavar="N"),
         iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
                                                  metavar="N"),
-        backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE,
+        backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE, cpus: Optional[str] = STUDY_CPUS,
+        platform: Optional[str] = STUDY_PLATFORM,
         count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
                                             metavar="N"),
         total: Optional[str] = typer.Option(None, "--total", help="granularity: bytes moved in all (default 256 MiB; "
@@ -64,11 +65,13 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
                                                   "per element on the device, a configuration each (default 1,16: "
                                                   "decompress-bound and device-bound on a one-thread PoCL CPU device).",
                                                   metavar="LIST"),
+        program: Optional[Path] = STUDY_PROGRAM,
         timeout: str = TIMEOUT,
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why.
 
-    --backend applies to launch, granularity and characterize, --device to those and deceval; the other options name theirs.
+    --backend applies to launch, granularity and characterize, --device to those and deceval, --cpus to launch and
+    granularity; the other options name theirs.
     An option given to a study that does not take it is refused, naming the studies that do."""
     from ..studies import STUDIES, find
     from ..studies.base import option
@@ -76,26 +79,40 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
     fmt = output_format(json_, csv_)
     chosen = find(name)
     from ..units import parse_count, parse_list, parse_size
+    from ..system.locality import cpu_text, parse_cpus
     from .runtime import parse_latencies
 
     given = {"pmem": str(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations, "backend": backend, "device": device_,
-             "count": count, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
+             "count": count, "cpus": cpu_text(parse_cpus(cpus)) if cpus is not None else None, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
              "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None,
              "held_out": [int(c) for c in parse_list(held_out, parse_size, "--held-out")] if held_out is not None else None,
              "evaluations": parse_list(evaluations, parse_count, "--evaluations") if evaluations is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
-             "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None}
+             "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None,
+             "program": str(program) if program is not None else None}
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
             raise BadValue(f"{option(key)} does not apply to the {name} study; it applies to: {', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
+    if platform is not None:  # the probe's device number of --device N of that platform (measure.device.platform_device)
+        if "device" not in chosen.options:
+            takers = sorted(s.name for s in STUDIES.values() if "device" in s.options)
+            raise BadValue(f"--platform does not apply to the {name} study; it applies to: {', '.join(takers)}")
+        from ..measure.device import find_device, platform_device
+
+        chosen_backend = options.get("backend", "opencl")
+        options["device"] = platform_device(chosen_backend, platform, device_ or 0)
+        # recorded in each step's params (study.options) and part of the study's group: a device number alone
+        # could name another platform's device where the loader lists the platforms in another order
+        options["platform"] = find_device(chosen_backend, options["device"]).get("platform")
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     from ..studies.run import run_study
 
     result = run_study(chosen, options, store, budget_s, timeout_s)
     notes = [f"{chosen.seed}: {chosen.experiment}; group {result.group}"]
     notes += [f"skipped: {s['class']}: {s['reason']}" for s in result.skipped]
+    notes += result.notes
     for s in result.steps:
         what = {"reused": f"reused run {s['run_id']} (already in the store)", "measured": f"measured, run {s['run_id']}",
                 "failed": f"failed, run {s['run_id']}: {s['failure']}", "skipped": f"not run: {s['failure']}",

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue
 from . import checks
 from .probe import ProbeRun
+from .programs import check_program, program_args
 from .samples import validated, value_of
 from ..stats import summarize
+from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
 PATTERNS = ("histogram", "taskqueue")
@@ -58,7 +61,9 @@ class CollabPlan:
     host_threads: Optional[int] = None  # default: default_host_threads()
     repeats: int = 5                    # per (pattern, version), the first a warm-up
     device_share: float = 0.5
+    cpus: Optional[list[int]] = None    # --cpus: the host thread and the host threads it starts placed on these CPUs
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None      # --program: the kernels from a binary (measure/programs.py)
 
     @property
     def threads(self) -> int:
@@ -101,6 +106,7 @@ class CollabPlan:
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.program = check_program(self.program, self.backend, self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
@@ -119,9 +125,12 @@ class CollabPlan:
 def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = False) -> list[str]:
     args = ["collab", "--backend", plan.backend, "--device", str(plan.device), "--pattern", pattern,
             "--version", version, "--size", str(plan.size), "--host-threads", str(plan.threads),
-            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share))]
+            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share)),
+            *program_args(plan.program)]
     if pattern == "taskqueue":
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
+    if plan.cpus is not None:
+        args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
         args.append("--corrupt")
     return args
@@ -135,7 +144,8 @@ def steps(plan: CollabPlan) -> list[Step]:
             # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
             work = plan.size * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
-                            {"node": None, "mode": version, "pattern": pattern},
+                            {"node": None, "mode": version, "pattern": pattern,
+                             "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                             1.0 + (plan.repeats + 1) * work * 3 / 1e9))
     return out
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue
 from ..system.inventory import memory_available
 from ..units import format_size
 from .probe import ProbeRun
+from .programs import check_program, program_args
 from .samples import validated
 from .steps import Step, good_time, step_failure
 from ..stats import summarize
@@ -53,6 +55,7 @@ class DecevalPlan:
     items: list[str] = field(default_factory=lambda: list(ITEMS))
     evaluations: int = 1  # the integrand's evaluations per element (more: the device's stage grows, not the data)
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None  # --program: the kernel from a binary (measure/programs.py)
 
     def check(self, probe_devices: bool = True) -> None:
         if not 8192 <= self.size <= 2**40 or self.size % 8:
@@ -87,6 +90,7 @@ class DecevalPlan:
         from .device import find_device
 
         self.info = find_device("opencl", self.device)
+        self.program = check_program(self.program, "opencl", self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size > limit:
             raise BadValue(f"--total {format_size(self.size)} is above the device's largest allocation "
@@ -110,16 +114,17 @@ class DecevalPlan:
         args = ["deceval", "--device", str(self.device), "--size", str(self.size),
                 "--chunks", ",".join(str(c) for c in self.chunks), "--depth", str(self.depth),
                 "--repeats", str(self.repeats), "--level", str(self.level), "--items", ",".join(self.items),
-                "--evaluations", str(self.evaluations)]
+                "--evaluations", str(self.evaluations), *program_args(self.program)]
         if cpu is not None:
             args += ["--cpu", str(cpu)]
         return args + (["--corrupt"] if corrupt else [])
 
     def params(self) -> dict[str, Any]:
         cpu, env = self.placement()
-        return {"size": self.size, "chunks": list(self.chunks), "depth": self.depth, "repeats": self.repeats,
-                "level": self.level, "items": list(self.items), "evaluations": self.evaluations,
-                "decompress_cpu": cpu, "device_env": env}
+        return {"device": self.device, "platform": self.info.get("platform"), "size": self.size,
+                "chunks": list(self.chunks), "depth": self.depth, "repeats": self.repeats, "level": self.level,
+                "items": list(self.items), "evaluations": self.evaluations, "decompress_cpu": cpu, "device_env": env,
+                **({"program": str(self.program)} if self.program else {})}
 
     def estimate_seconds(self) -> float:
         """How long the run takes, from the slow rates above: deflating the input once, then per repeat

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
-from ..units import format_size
-from . import checks
+from ..units import _shown, format_size
+from . import checks, sycl
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
+from .programs import check_program, program_args, refused
 from .samples import kept, value_of
 from ..stats import summarize
+from ..system.locality import check_allowed, cpu_text, with_locality
 from .steps import Step, good_time, step_failure
 
 BACKENDS = ("opencl", "cuda", "sycl")
@@ -33,13 +36,14 @@ SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,
 
 
 def devices(backend: str) -> tuple[list[dict[str, Any]], Optional[str]]:
-    """The devices ``backend`` sees, or ([], why not) when its runtime is not available."""
+    """The devices ``backend`` sees, each with its ``locality`` (system/locality.py), or ([], why not)
+    when its runtime is not available."""
     run = run_probe(["devices", "--backend", backend], timeout=60)
     if run.returncode == 3:
         return [], (run.failure or "").split("not available: ", 1)[-1]
     if not run.ok:
         return [], run.failure
-    return [r["device"] for r in run.records if r.get("probe") == "device"], None
+    return with_locality([r["device"] for r in run.records if r.get("probe") == "device"]), None
 
 
 def find_device(backend: str, index: int) -> dict[str, Any]:
@@ -50,6 +54,33 @@ def find_device(backend: str, index: int) -> dict[str, Any]:
     if not 0 <= index < len(found):
         raise BadValue(f"--device {index} does not exist; {backend} devices: 0..{len(found) - 1}")
     return found[index]
+
+
+def platform_device(backend: str, platform: Optional[str], index: int) -> int:
+    """The probe's device number (every platform's devices in turn) of device ``index`` of OpenCL platform
+    ``platform`` (its index in the order the probe lists platforms, or a part of its name, any case);
+    ``index`` itself without a platform. An unknown platform is refused naming the platforms there are."""
+    if platform is None:
+        return index
+    if backend != "opencl":
+        raise BadValue(f"--platform {_shown(platform)} is for --backend opencl, not {_shown(backend)}")
+    found, why = devices(backend)
+    if why is not None:
+        raise Unavailable(f"the {backend} backend is not available: {why}")
+    names = list(dict.fromkeys(d.get("platform", "") for d in found))
+    listed = "; ".join(f"{i}: {n}" for i, n in enumerate(names))
+    text = platform.strip()
+    if text.isdigit():
+        chosen = [names[int(text)]] if int(text) < len(names) else []
+    else:
+        chosen = [n for n in names if text and text.lower() in n.lower()]
+    if len(chosen) != 1:
+        what = "names several" if chosen else "is not one"
+        raise BadValue(f"--platform {_shown(platform)} {what} of the OpenCL platforms; platforms: {listed}")
+    mine = [d["index"] for d in found if d.get("platform") == chosen[0]]
+    if not 0 <= index < len(mine):
+        raise BadValue(f"--device {index} does not exist on platform {_shown(chosen[0])}; its devices: 0..{len(mine) - 1}")
+    return mine[index]
 
 
 def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
@@ -85,11 +116,13 @@ class DevicePlan:
     launch_count: int = 10_000
     launch_args: list[int] = field(default_factory=lambda: [0, 1, 4, 8])
     pin: Optional[int] = None               # also measure launches pinned to this CPU
+    cpus: Optional[list[int]] = None        # the host thread (copies, chunks, launches) placed on these CPUs (None: the OS's choice)
     chunks: list[int] = field(default_factory=list)
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
     info: dict[str, Any] = field(default_factory=dict)
     opencl_twin: Optional[int] = None       # sycl: the same device's OpenCL index, whose launches run beside
+    program: Optional[Path] = None          # --program: the empty kernels from a binary (measure/programs.py)
 
     def check(self) -> None:
         """Validate against the device itself; an unavailable backend is an error the user asked for."""
@@ -97,7 +130,8 @@ class DevicePlan:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
         self.info = find_device(self.backend, self.device)
         if self.backend == "sycl":
-            self._check_sycl()
+            self.opencl_twin = sycl.check(self.device, self.info, self.launch, self.program)
+        self.program = check_program(self.program, self.backend, self.info)
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
             if kind not in KINDS:
@@ -137,27 +171,18 @@ class DevicePlan:
         for a in self.launch_args:
             if not 0 <= a <= 8:
                 raise BadValue(f"--args {a}: the empty kernels take 0 to 8 buffer arguments")
+        if self.cpus is not None:
+            check_allowed(self.cpus)
         if self.pin is not None and self.pin not in os.sched_getaffinity(0):
             raise BadValue(f"--pin {self.pin}: CPU does not exist or is not allowed; allowed: "
                            f"{','.join(map(str, sorted(os.sched_getaffinity(0))))}")
-
-    def _check_sycl(self) -> None:
-        """USM device memory is what every SYCL step copies to and launches with; the launches run
-        beside the same device's OpenCL ones (matched by name and driver version), where it has one."""
-        if not self.info.get("usm_device_allocations"):
-            raise BadValue(f"--device {self.device}: SYCL device '{self.info.get('name')}' "
-                           f"({self.info.get('platform')}) cannot allocate USM device memory; SYCL devices with USM: "
-                           f"{usm_devices() or 'none'}")
-        if self.launch:
-            twins, _ = devices("opencl")
-            self.opencl_twin = next((d.get("index") for d in twins if d.get("name") == self.info.get("name")
-                                     and d.get("driver") == self.info.get("driver")), None)
 
     def fit_launches(self, seconds: float) -> int:
         """Scale the launch count so that the launch steps take about ``seconds``: 200 calibration
         launches give the time of one; the count is capped by the one asked for, and at least 1,000."""
         run = run_probe(["launch", "--backend", self.backend, "--device", str(self.device), "--count", "200",
-                         "--warmup", "20"], timeout=120)
+                         "--warmup", "20", *program_args(self.program)], timeout=120)
+        refused(run)
         times = sorted(t for r in run.records if r.get("record") == "samples" for t in r["host_seconds"])
         if not times:
             return self.launch_count
@@ -184,6 +209,9 @@ class DevicePlan:
 def steps(plan: DevicePlan) -> list[Step]:
     where = ["--backend", plan.backend, "--device", str(plan.device)]
     place = {"node": "default" if plan.node is None else str(plan.node)}
+    # --cpus: the host thread of every step placed on the set (a launch step pinned to --pin's CPU instead)
+    where_cpus = None if plan.cpus is None else cpu_text(plan.cpus)
+    placed = [] if where_cpus is None else ["--cpus", where_cpus]
     out: list[Step] = []
     if plan.transfers:
         sizes = plan.size_list()
@@ -198,8 +226,8 @@ def steps(plan: DevicePlan) -> list[Step]:
                 args += ["--order", "interleaved"]
             if plan.node is not None:
                 args += ["--node", str(plan.node)]
-            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", args,
-                            {**place, "host_kind": kind},
+            out.append(Step(f"{plan.backend} transfers, {kind} host memory", "transfer", [*args, *placed],
+                            {**place, "host_kind": kind, "cpus": where_cpus},
                             estimate(len(sizes) * len(plan.directions) * (plan.min_time + 0.001) + plan.iterations * moved / 5e9,
                                      len(sizes) * len(plan.directions), plan.precision, plan.max_time)))
     if plan.chunks:
@@ -209,9 +237,9 @@ def steps(plan: DevicePlan) -> list[Step]:
         for kind in [k for k in kinds if k in EXPLICIT_KINDS] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
-                    *probe_args(plan.precision, plan.max_time)]
+                    *probe_args(plan.precision, plan.max_time), *placed]
             out.append(Step(f"{plan.backend} {format_size(plan.chunk_total)} in chunks, {kind}", "chunks", args,
-                            {**place, "host_kind": kind}, estimate(4 * len(plan.chunk_directions) *
+                            {**place, "host_kind": kind, "cpus": where_cpus}, estimate(4 * len(plan.chunk_directions) *
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
@@ -219,23 +247,19 @@ def steps(plan: DevicePlan) -> list[Step]:
         apis = [(plan.backend, where)] + ([("opencl", ["--backend", "opencl", "--device", str(plan.opencl_twin)])]
                                           if plan.backend == "sycl" and plan.opencl_twin is not None else [])
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
-            for api, api_where in apis:
-                args = ["launch", *api_where, "--count", str(plan.launch_count),
-                        "--args", ",".join(map(str, plan.launch_args)), *probe_args(plan.precision, plan.max_time)]
-                if pin is not None:
-                    args += ["--pin", str(pin)]
-                out.append(Step(f"{api} launch latency{'' if pin is None else f', pinned to CPU {pin}'}", "launch",
-                                args, {**place, "cpus": None if pin is None else str(pin)},
-                                estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
+            for api, api_where, count, first in sycl.launch_rounds(plan.backend, where, plan.opencl_twin,
+                                                                   plan.launch_count):
+                args = ["launch", *api_where, "--count", str(count), "--args", ",".join(map(str, plan.launch_args)),
+                        *probe_args(plan.precision, plan.max_time), *program_args(plan.program)]
+                args += ["--pin", str(pin)] if pin is not None else placed
+                label = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None
+                         else f", on CPUs {where_cpus}")
+                out.append(Step(f"{api} launch latency{label}{'' if count == plan.launch_count else f', launches {first}–{first + count - 1}'}",
+                                "launch", args, {**place, "cpus": str(pin) if pin is not None else where_cpus,
+                                                 "first_iteration": first},
+                                estimate(count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
                                          None, plan.max_time)))  # with a target --count stays the cap
     return out
-
-
-def usm_devices() -> str:
-    """The SYCL devices that allocate USM device memory, as ``index (name, platform)``."""
-    found, _ = devices("sycl")
-    return ", ".join(f"{d.get('index')} ({d.get('name')}, {d.get('platform')})" for d in found
-                     if d.get("usm_device_allocations"))
 
 
 def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
@@ -269,6 +293,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "value": r["size_bytes"] / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["size_bytes"],
                          "iteration": r["iteration"], "warmup": False, "seconds": r["host_seconds"],
                          "bytes": r["size_bytes"] * (2 if r["direction"] == "bidir" else 1), "device_seconds": dev,
+                         "cpus": step.placement.get("cpus"),
                          "validated": (r["kind"], r["direction"], r["size_bytes"]) in checked})
     elif step.test == "launch":
         for r in run.records:
@@ -279,7 +304,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                         continue
                     rows.append({**base, "test": "launch", "metric": "latency_seconds", "value": h,
                                  "kernel_args": r["args"], "cpus": step.placement.get("cpus"),
-                                 "iteration": r["first_iteration"] + i, "warmup": False, "seconds": h,
+                                 "iteration": step.placement.get("first_iteration", 0) + r["first_iteration"] + i, "warmup": False, "seconds": h,
                                  "device_seconds": d if good_time(d) else None, "validated": run.ok})
     else:
         for r in run.records:
@@ -292,7 +317,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                              "value": total / r["host_seconds"], "host_kind": r["kind"], "size_bytes": r["chunk_bytes"],
                              "iteration": r["repeat"], "warmup": r["warmup"], "seconds": r["host_seconds"],
                              "bytes": total, "transfers": r["transfers"], "device_seconds": r["device_seconds"],
-                             "direction": r.get("direction", "h2d"),
+                             "direction": r.get("direction", "h2d"), "cpus": step.placement.get("cpus"),
                              "transfer_median_seconds": r.get("transfer_median_seconds"),
                              "transfer_p99_seconds": r.get("transfer_p99_seconds"),
                              "transfer_max_seconds": r.get("transfer_max_seconds"), "validated": run.ok})
@@ -301,19 +326,14 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     return rows, failure
 
 
-def _quantile(data: list[float], q: float) -> float:
-    data = sorted(data)
-    return data[min(len(data) - 1, int(q * len(data)))]
-
-
 def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kind, direction, size): median latency and bandwidth by both clocks."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r["test"] in DIRECTIONS:
-            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"]), []).append(r)
+            groups.setdefault((r["host_kind"], r["test"], r["size_bytes"], value_of(r, "cpus")), []).append(r)
     out = []
-    for (kind, direction, size), members in groups.items():
+    for (kind, direction, size, cpus), members in groups.items():
         secs = [m["seconds"] for m in members]
         host = summarize(secs)
         devs = [m["device_seconds"] for m in members if m.get("device_seconds")]
@@ -325,6 +345,7 @@ def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "best_bytes_per_second": moved / host["min"],
                     "device_median_seconds": dev_median,
                     "device_median_bytes_per_second": moved / dev_median if dev_median else None,
+                    "pinned_cpu": cpus,  # the CPUs --cpus placed the host thread on (None: where the OS put it)
                     **ci_fields(secs), **ci_fields(secs, "bytes_per_second", moved), "stopped": stopped_of(members)})
     return out
 
@@ -348,32 +369,6 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "stopped_points": stopped_counts(points),
                     "device_bandwidth_bytes_per_second": points[-1]["device_median_bytes_per_second"]})
     return out
-
-
-def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (backend, buffer arguments, pinned CPU): the launch times' median and tail. Beside OpenCL
-    launches on the same device (a SYCL run's), a row's ``relative_to_opencl`` is its median / OpenCL's."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r["test"] == "launch":
-            groups.setdefault((value_of(r, "backend"), r["kernel_args"], r.get("cpus")), []).append(r)
-    medians = {key: summarize([m["seconds"] for m in members])["median"] for key, members in groups.items()}
-    out = []
-    for (backend, nargs, cpu), members in groups.items():
-        host = [m["seconds"] for m in members]
-        s = summarize(host)
-        devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
-        opencl = medians.get(("opencl", nargs, cpu)) if backend != "opencl" else None
-        out.append({"backend": backend, "kernel_args": nargs, "pinned_cpu": cpu,
-                    "relative_to_opencl": s["median"] / opencl if opencl else None,
-                    "count": s["count"], "headline": "median",
-                    "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
-                    "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
-                    "device_median_seconds": summarize(devs)["median"] if devs else None,
-                    **ci_fields(host), "stopped": stopped_of(members)})
-    return out
-
-
 
 
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

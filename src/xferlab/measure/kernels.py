@@ -36,8 +36,10 @@ from ..errors import BadValue
 from ..units import format_size
 from . import sizeclass
 from .probe import ProbeRun
+from .programs import check_program, program_args
 from .spmv import load_matrix, spmv_vector, write_matrix
 from .steps import Step, good_time, step_failure
+from ..system.locality import cpu_text
 
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")
 MEMORIES = ("device", "pinned", "host", "svm-coarse", "svm-fine")
@@ -93,7 +95,9 @@ class KernelPlan:
     spmv_per_row: int = 16
     spmv_type: str = "double"
     peer: Optional[int] = None     # a second device: device-to-device copies
+    cpus: Optional[list[int]] = None  # --cpus: the host thread placed on these CPUs once the device is open
     info: dict[str, Any] = field(default_factory=dict)
+    program: Optional[Path] = None  # --program: the kernels from binaries (measure/programs.py)
     spmv_matrix: Any = None        # scipy.sparse CSR, once prepared
     llc_bytes: int = 0             # the cache STREAM's arrays must outgrow (sizeclass.device_llc), once checked
     llc_what: str = ""
@@ -143,6 +147,7 @@ class KernelPlan:
         from .device import find_device
 
         self.info = find_device(self.backend, self.device)
+        self.program = check_program(self.program, self.backend, self.info)
         self.llc_bytes, self.llc_what = sizeclass.device_llc(self.info, sizeclass.host_llc())
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
         if self.size is None:
@@ -181,7 +186,7 @@ def probe_args(plan: KernelPlan, memory: str) -> list[str]:
             "--kernels", ",".join(plan.kernels), "--memory", memory, "--types", ",".join(plan.types),
             "--widths", ",".join(map(str, plan.widths)), "--size", str(plan.size),
             "--groups", ",".join(map(str, groups)), "--instances", ",".join(map(str, instances)),
-            "--iterations", str(plan.iterations)]
+            "--iterations", str(plan.iterations), *program_args(plan.program)]
     cap = plan.max_time or (SCALING_MAX_TIME if plan.scaling else 0.0)
     if cap:
         args += ["--max-time", repr(float(cap))]
@@ -205,7 +210,7 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
         out.append(Step(f"{plan.backend} #{plan.device} first touch of shared memory", "faults",
                         ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "faults",
                          "--size", str(plan.size), "--strides", ",".join(map(str, plan.strides)),
-                         "--repeats", str(plan.fault_repeats)], {"node": None}, 2.0 + plan.fault_repeats * 0.2))
+                         "--repeats", str(plan.fault_repeats), *program_args(plan.program)], {"node": None}, 2.0 + plan.fault_repeats * 0.2))
     if plan.align:
         out.append(Step(f"{plan.backend} #{plan.device} copies by host offset and allocator", "align",
                         ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "align",
@@ -225,9 +230,13 @@ def steps(plan: KernelPlan, folder: Optional[Path] = None) -> list[Step]:
                         ["kernels", "--backend", plan.backend, "--device", str(plan.device), "--mode", "spmv",
                          "--matrix", str(matrix_file), "--output", str(folder / "spmv.y"),
                          "--groups", ",".join(map(str, groups)), "--instances", ",".join(map(str, instances)),
-                         "--iterations", str(plan.iterations)],
+                         "--iterations", str(plan.iterations), *program_args(plan.program)],
                         {"node": None, "matrix": plan.spmv_matrix, "spmv": plan.spmv, "type": plan.spmv_type},
                         2.0 + plan.spmv_matrix.nnz * 12 * plan.iterations * len(groups) * sum(instances) / 2e9))
+    if plan.cpus is not None:  # every mode's host thread placed on the set
+        for step in out:
+            step.args += ["--cpus", cpu_text(plan.cpus)]
+            step.placement["cpus"] = cpu_text(plan.cpus)
     return out
 
 

@@ -274,7 +274,9 @@ class NetworkPlan:
                 "latency_counts": self.latency_counts, "bandwidth_counts": self.bandwidth_counts,
                 "collective_counts": self.collective_counts, "large_from": self.large_from, "window": self.window,
                 "buffers": self.buffers, "backend": self.backend if "device" in self.buffers else None,
-                "device": self.device if "device" in self.buffers else None, "path": self.path, "node": self.node,
+                "device": self.device if "device" in self.buffers else None,
+                "platform": self.device_info.get("platform") if "device" in self.buffers else None,
+                "path": self.path, "node": self.node,
                 "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)"}
 
 

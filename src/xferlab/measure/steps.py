@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .probe import ProbeRun, run_probe
+from .programs import refused
 from .samples import unvalidated_count
 
 
@@ -113,6 +114,7 @@ def run_steps(plan_steps: list[Step], convert: Converter, timeout: float, on_res
             shown = (lambda record, show=step.progress: _show(show(record), on_line)) if step.progress else None
             run = step.call(limit) if step.call else run_probe(args, timeout=limit, launcher=step.launcher,
                                                                 env=step.env, pass_fds=step.pass_fds, on_record=shown)
+            refused(run)  # --program's binaries refused by the device: the user's input, one line, exit 2
             rows, failure = convert(step, run)
             result = StepResult(step, rows, failure, time.monotonic() - t0)
         on_result(result)

@@ -3,8 +3,9 @@
 Each command declares its top-level fields, its rows' fields and the fields of the objects nested in
 them as words: a field name, with ``?`` after it where the field may be absent. Every name is one of
 :data:`.fields.FIELDS`; the rows and the nested objects declared here allow no other field, so a
-renamed field fails validation. An object or list field without a declaration of its own is open
-(an inventory, a run's parameters, a map of links by name)."""
+renamed field fails validation, unless the declaration ends in ``...`` (the fields it names are
+checked, others allowed: a device record, whose fields are its API's). An object or list field
+without a declaration of its own is open (an inventory, a run's parameters, a map of links by name)."""
 
 from __future__ import annotations
 
@@ -35,8 +36,11 @@ def _outputs() -> dict[str, Output]:
 OUTPUTS = _outputs()
 
 
+OPEN = "..."  # the last word of a declaration whose object may hold other fields too
+
+
 def _words(spec: str) -> list[tuple[str, bool]]:
-    return [(w.rstrip("?"), not w.endswith("?")) for w in spec.split()]
+    return [(w.rstrip("?"), not w.endswith("?")) for w in spec.split() if w != OPEN]
 
 
 def _object(spec: str, nested: dict[str, str], depth: int = 0) -> dict:
@@ -54,7 +58,8 @@ def _object(spec: str, nested: dict[str, str], depth: int = 0) -> dict:
         properties[name] = one
         if always:
             required.append(name)
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": spec.split()[-1:] == [OPEN]}
 
 
 def names_used(output: Output) -> set[str]:

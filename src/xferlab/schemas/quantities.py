@@ -151,7 +151,11 @@ critical_path         array    list    the operations on the critical path
 crossovers            array    list    sizes where the fastest point changes
 d2d                   array    list    device-to-device copies (measure kernels --peer)
 device                object?  object  the device: its API, index, name, memory and features
-devices               array    list    each accelerator's runs
+devices               array    list    each accelerator's runs (lab), or record (inventory, per API)
+locality              object   object  where an accelerator sits: its PCI address, NUMA node and local CPUs
+local_cpus            array    list    the CPUs local to an accelerator (sysfs local_cpulist; empty: none given)
+opencl                object   object  the OpenCL devices found, and why none where none
+cuda                  object   object  the CUDA devices found, and why none where none
 failures              array    list    steps that failed or were skipped, with why
 faults                array    list    first-touch timings of shared memory (measure kernels --faults)
 flows                 array    list    a scenario's flows on other links

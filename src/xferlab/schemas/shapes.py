@@ -46,7 +46,10 @@ SHAPES = {
     "inventory": dict(
         rows="hostname node cpu_model cpu_vendor architecture hypervisor cpus_online cpus_allowed cores threads "
              "caches numa_nodes memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
-             "cpu_flags_persistence accelerators"),
+             "cpu_flags_persistence accelerators",
+        # per API its devices, each device's record (its API's fields) with where it sits (system/locality.py)
+        nested={"accelerators": "opencl? cuda? ...", "opencl": "devices ...", "cuda": "devices ...",
+                "devices": "locality ...", "locality": "pci_bus_id numa_node local_cpus source note"}),
     "lab": dict(
         rows="scenario figure seed xferlab unit status status_reason",
         top="folder report probe devices memory_summary run_id store profiles profiles_folder previous_profiles "
@@ -162,7 +165,7 @@ SHAPES = {
              "median_ci_high_bytes_per_second stopped relative_to_largest_chunk",
         top=STUDY, nested=STEPS),
     "study run launch": dict(
-        rows="where kernel_args median_seconds p99_seconds count governor best_cpu? spread_across_cpus?",
+        rows="where kernel_args median_seconds p99_seconds count governor best_cpu? spread_across_cpus? p99_over_best_cpu? jitter?",
         top=STUDY, nested=STEPS),
     "study list": dict(rows="study seed_document experiment"),
     "study run offload": dict(

@@ -26,7 +26,7 @@ read_at                string?  label   where the read kernel's best bandwidth w
 cpu_model             string   label   the CPU's model name
 cpu_vendor            string   label   the CPU's vendor
 cpus                  string   label   CPUs (a list such as 0-3,8)
-pinned_cpu            string?  label   the CPU the host thread was pinned to, as `cpus` (null: not pinned)
+pinned_cpu            string?  label   the CPU(s) the host thread was pinned or placed on (--pin, --cpus), as `cpus` (null: neither)
 description           string   label   what a link model is
 direction             string   label   a copy's direction: h2d, d2h, d2d or bidir
 error                 string?  label   why a point failed (null: it did not)
@@ -58,6 +58,8 @@ metric                string   label   what a sample measures (seconds, bytes_pe
 mode                  string?  label   a memory mode, a runtime mode (sync, parallel, forward) or a collaboration version
 name                  string   label   a name (a link preset, a scenario)
 node                  string?  label   a memory (NUMA) node, or a campaign's node
+numa_node             integer? label   an accelerator's NUMA node (null: the platform gives none, sysfs's -1)
+pci_bus_id            string?  label   a PCI address, DDDD:BB:DD.F (null: none, such as a host CPU device)
 note                  string   label   a remark on a row
 op                    string   label   an operation: write, read or readwrite; in a timeline, the operation's name
 opset                 string   label   the offload runtime's operation set
@@ -72,7 +74,7 @@ resource              string   label   a simulated resource (a link or a device)
 run_id                string?  label   a run's id in the results store
 runner_up             string   label   the second fastest link
 scenario              string   label   a packaged scenario
-source                string   label   where a model or scenario comes from (a spec, a paper, a seed document)
+source                string   label   where a model, scenario or figure comes from (a spec, a paper, a seed document; sysfs, hwloc)
 statistic             string   label   the statistic a figure is (median, best …)
 status                string   label   a status: a run's (ok, failed, interrupted, running), a step's or a check's
 status_reason         string   label   why a check has its status
@@ -109,6 +111,7 @@ allocator             string   label   who allocated a host buffer: runtime or a
 # --- flags
 best                  boolean  flag    the fastest point of its system, link and workflow
 best_cpu              boolean  flag    the CPU with the lowest launch latency
+jitter                boolean  flag    this CPU's p99 launch latency is more than twice the best p99 of the pinned CPUs
 hypervisor            boolean  flag    the machine runs under a hypervisor
 incomplete            boolean  flag    the process recording the run was killed before finishing it
 ok                    boolean  flag    every run gave the right result
@@ -216,6 +219,7 @@ speedup_vs_fewest_groups number ratio best bandwidth / that with the fewest work
 speedup_vs_one_instance number ratio best bandwidth / that with one kernel instance
 relative_to_local     number   ratio   this class's bandwidth / local DRAM's
 spread_across_cpus    number   ratio   slowest CPU's launch latency / fastest's
+p99_over_best_cpu     number?  ratio   this CPU's p99 launch latency / the best (lowest) p99 of the pinned CPUs
 mads                  number   ratio   distance from the median over nodes, in median absolute deviations
 allocation_normalized number   ratio   allocation time / D's total
 copy_normalized       number   ratio   copy time / D's total

@@ -29,6 +29,9 @@ class StudyStep:
 class Plan:
     steps: list[StudyStep]
     skipped: list[dict[str, str]]  # {"class": …, "reason": …}: what this machine lacks
+    #: what the plan chose on this machine and why, as lines under the table (the CPUs the launch study pins,
+    #: a host thread on a socket remote from the device)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def _plans(options: dict[str, Any]) -> list[tuple[int, DecevalPlan, DecevalPlan]
     out = []
     for k in sorted({int(e) for e in options["evaluations"]}):
         common = dict(device=options["device"], size=int(options["total"]), depth=options["depth"], repeats=1,
-                      evaluations=k)
+                      evaluations=k, program=Path(options["program"]) if options.get("program") else None)
         stage_run = DecevalPlan(chunks=fit_chunks, items=list(STAGE_ITEMS), **common)
         flow_run = DecevalPlan(chunks=sorted(set(fit_chunks) | set(held)), items=list(FLOW_ITEMS), **common)
         stage_run.check()
@@ -286,4 +287,4 @@ DECEVAL = Study(
              ("predicted_seconds", "simulated"), ("relative_error", "error"),
              ("stage_sum_relative_error", "sum error"), ("stage_max_relative_error", "max error")],
     options={"device": 0, "total": DEFAULT_SIZE, "chunks": list(DEFAULT_CHUNKS), "held_out": list(DEFAULT_HELD_OUT),
-             "evaluations": list(DEFAULT_EVALUATIONS), "depth": 2, "repeats": 3})
+             "evaluations": list(DEFAULT_EVALUATIONS), "depth": 2, "repeats": 3, "program": None})

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import BadValue
 from ..measure.device import EXPLICIT_KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, rows_of, steps
+from ..system.locality import cpu_text, local_placement, parse_cpus
 from ..units import format_size
 from .base import Plan, Study, StudyStep
 
@@ -27,13 +28,16 @@ def plan(options: dict[str, Any]) -> Plan:
     device = DevicePlan(backend=options["backend"], device=options["device"], transfers=False, chunks=chunks,
                         chunk_total=total, chunk_directions=["h2d", "d2h"], iterations=options["repeats"])
     device.check()
+    # the copies' host thread on the device's local socket unless --cpus names others (local_placement)
+    device.cpus, notes = local_placement(device.info, parse_cpus(options["cpus"]) if options.get("cpus") else None)
     kinds = device.kind_list()
     skipped = [] if any(k not in EXPLICIT_KINDS for k in kinds) else [
         {"class": "shared memory", "reason": f"{device.info.get('name', 'the device')} has no shared memory "
                                              "(SVM, managed or USM shared)"}]
     return Plan([StudyStep("chunks", f"{format_size(total)} in chunks of {', '.join(format_size(c) for c in chunks)}",
-                           "device", steps(device), rows_of, {"backend": device.backend, "device": device.device},
-                           {"accelerator": device.info})], skipped)
+                           "device", steps(device), rows_of, {"backend": device.backend, "device": device.device,
+                                                              "cpus": None if device.cpus is None else cpu_text(device.cpus)},
+                           {"accelerator": device.info})], skipped, notes)
 
 
 def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -57,4 +61,5 @@ GRANULARITY = Study(
              ("median_seconds", "total (median)"), ("median_bytes_per_second", "bandwidth"),
              ("transfer_median_seconds", "transfer median"), ("transfer_p99_seconds", "p99"),
              ("transfer_max_seconds", "max"), ("relative_to_largest_chunk", "vs largest chunk")],
-    options={"backend": "opencl", "device": 0, "total": 256 * 2**20, "chunks": list(SEED_CHUNKS), "repeats": 3})
+    options={"backend": "opencl", "device": 0, "total": 256 * 2**20, "chunks": list(SEED_CHUNKS), "repeats": 3,
+             "cpus": None})

@@ -26,6 +26,7 @@ class StudyResult:
     table: list[dict[str, Any]]
     skipped: list[dict[str, str]]
     steps: list[dict[str, Any]] = field(default_factory=list)  # key, label, run_id, status, failure
+    notes: list[str] = field(default_factory=list)  # the plan's (base.Plan.notes)
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -83,7 +84,7 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
             raise BadValue(f"--budget {budget:g} s is too small to run one step of the {study.name} study (its next step, "
                            f"{pending[0].label}, needs about {needed:.0f} s); allowed: at least {needed:.0f} s")
     deadline = time.monotonic() + budget
-    result = StudyResult(study, group, [], plan.skipped)
+    result = StudyResult(study, group, [], plan.skipped, notes=plan.notes)
     rows: dict[str, list[dict[str, Any]]] = {}
     for step in plan.steps:
         entry: dict[str, Any] = {"key": step.key, "label": step.label, "run_id": None, "status": "", "failure": None}
@@ -100,7 +101,7 @@ def run_study(study: Study, options: dict[str, Any], store_path: Optional[Path],
                                                     "the budget are left") + " (run the study again to go on)")
             continue
         params = {**step.params, "study": {"name": study.name, "group": group, "step": step.key, "options": options,
-                                           "skipped": plan.skipped}}
+                                           "skipped": plan.skipped, "notes": plan.notes}}
         outcome = measure(f"study {study.name}", step.steps, step.convert, step.suite, params, store_path,
                           timeout=timeout, budget=left, extra_inventory=step.inventory)
         failures = [r.failure for r in outcome.results if r.failure]
