@@ -143,7 +143,7 @@ def _refused(args, fragment):
 def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp_path, cli):
     """Bad input tried: a path that does not exist, a folder without a manifest, binaries whose manifest names
     another device, a file that is no program binary (CL_INVALID_BINARY), SPIR-V on a device that takes no IL
-    (or a malformed module on one that does), a folder lacking one option set."""
+    (or a malformed module on one that does), a folder lacking one option set, another program's binary as FILE (no such kernel)."""
     folder, _ = built
     _refused(["launch", "--count", "1", "--program", str(tmp_path / "nowhere")], "does not exist")
     _refused(["launch", "--count", "1", "--program", str(tmp_path)], "has no manifest.json")
@@ -170,9 +170,16 @@ def test_programs_that_are_not_for_the_device_are_refused_in_one_line(built, tmp
             (missing / f.name).write_bytes(f.read_bytes())
     _refused(["kernels", "--memory", "device", "--widths", "4", "--size", "65536", "--iterations", "1",
               "--program", str(missing)], "has no binary for the stream kernels")
+    # Another program's binary given as FILE: it loads, but lacks the command's kernels (seen on NVIDIA's
+    # OpenCL as clCreateKernel's CL_INVALID_KERNEL_NAME, exit 1, before make_kernel refused it).
+    launch_file = next(folder.glob("launch-*.bin"))
+    _refused(["kernels", "--memory", "device", "--widths", "1", "--types", "float", "--size", "65536",
+              "--iterations", "1", "--program", str(launch_file)], "holds no kernel 'stream_")
+    stream_file = next(folder.glob("stream-*.bin"))
+    _refused(["launch", "--count", "1", "--program", str(stream_file)], "holds no kernel 'xferlab_empty0'")
     # The CLI: the same refusals as one line and exit 2, before or as the probe meets them.
     for path, fragment in ((tmp_path / "nowhere", "does not exist"), (other, "was built for another device"),
-                           (garbage, "is not a program for this device")):
+                           (garbage, "is not a program for this device"), (stream_file, "holds no kernel")):
         code, out, err = cli("measure", "launch", "--count", "1", "--args", "0", "--program", path)
         lines = err.strip().splitlines()
         assert code == 2 and lines[-1].startswith("error: --program ") and fragment in lines[-1], err

@@ -80,7 +80,7 @@ using cl_program_info = cl_uint;
 constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165, CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_device_info CL_DEVICE_COMPILER_AVAILABLE = 0x1028, CL_DEVICE_IL_VERSION = 0x105B;
 constexpr cl_int CL_COMPILER_NOT_AVAILABLE = -3, CL_BUILD_PROGRAM_FAILURE = -11, CL_LINKER_NOT_AVAILABLE = -16,
-                 CL_INVALID_BINARY = -42;
+                 CL_INVALID_BINARY = -42, CL_INVALID_KERNEL_NAME = -46;
 // The work-group limits of a kernel and a device (cl.h: cl_kernel_work_group_info, clGetKernelWorkGroupInfo
 // of OpenCL 1.0; CL_DEVICE_MAX_WORK_ITEM_SIZES is a size_t per dimension).
 using cl_kernel_work_group_info = cl_uint;

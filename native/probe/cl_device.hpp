@@ -142,9 +142,7 @@ class ClDevice {
   cl::cl_program program() const { return program_; }
 
   cl::cl_kernel kernel(const char* name) {
-    cl::cl_int err = cl::CL_SUCCESS;
-    cl::cl_kernel k = api_.CreateKernel(program_, name, &err);
-    cl_check(err, "clCreateKernel");
+    cl::cl_kernel k = make_kernel(api_, program_, name);
     kernels_.push_back(k);
     return k;
   }

@@ -283,8 +283,7 @@ class OpenCLBackend final : public Backend {
     program_ = make_program(api_, context_, device_, "launch", sources::k_launch, "", err, log);
     if (!program_) throw std::runtime_error("building the empty kernels failed: " + error_name(err) + ": " + log);
     for (int n = 0; n <= kMaxArgs; ++n) {
-      kernels_[n] = api_.CreateKernel(program_, ("xferlab_empty" + std::to_string(n)).c_str(), &err);
-      check(err, "clCreateKernel");
+      kernels_[n] = make_kernel(api_, program_, "xferlab_empty" + std::to_string(n));
     }
   }
 

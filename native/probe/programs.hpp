@@ -225,6 +225,19 @@ inline std::string program_binary(const cl::Api& api, cl::cl_program program) {
   return bytes;
 }
 
+// A kernel taken from a program: with --program, a FILE that lacks the kernel (another program's
+// binary) is the user's input, refused in one line naming --program (found on NVIDIA's OpenCL, where it
+// surfaced as clCreateKernel's CL_INVALID_KERNEL_NAME, exit 1).
+inline cl::cl_kernel make_kernel(const cl::Api& api, cl::cl_program program, const std::string& kernel) {
+  cl::cl_int err = cl::CL_SUCCESS;
+  cl::cl_kernel k = api.CreateKernel(program, kernel.c_str(), &err);
+  if (err == cl::CL_INVALID_KERNEL_NAME && !program_plan().path.empty())
+    throw BadArgument("--program '" + program_plan().path + "' holds no kernel '" + kernel +
+                      "': give the DIR that `xferlab kernels build` wrote, or the FILE of this command's program");
+  if (err != cl::CL_SUCCESS) throw std::runtime_error("clCreateKernel: " + cl::error_name(err));
+  return k;
+}
+
 int run_programs(Args& args);  // programs.cpp: `xferlab-probe programs --device N --out DIR`
 
 }  // namespace xferlab
