@@ -130,7 +130,7 @@ class DevicePlan:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
         self.info = find_device(self.backend, self.device)
         if self.backend == "sycl":
-            self.opencl_twin = sycl.check(self.device, self.info, self.launch, self.program)
+            self.opencl_twin = sycl.check(self.device, self.info, self.launch, self.program, devices)
         self.program = check_program(self.program, self.backend, self.info)
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
@@ -243,9 +243,7 @@ def steps(plan: DevicePlan) -> list[Step]:
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
-        # SYCL's launches, then the same device's through OpenCL (seed 004's DPC++ against OpenCL).
-        apis = [(plan.backend, where)] + ([("opencl", ["--backend", "opencl", "--device", str(plan.opencl_twin)])]
-                                          if plan.backend == "sycl" and plan.opencl_twin is not None else [])
+        # a SYCL run's launches alternate with the same device's through OpenCL (seed 004's DPC++ against OpenCL)
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
             for api, api_where, count, first in sycl.launch_rounds(plan.backend, where, plan.opencl_twin,
                                                                    plan.launch_count):
@@ -253,10 +251,10 @@ def steps(plan: DevicePlan) -> list[Step]:
                         *probe_args(plan.precision, plan.max_time), *program_args(plan.program)]
                 args += ["--pin", str(pin)] if pin is not None else placed
                 label = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None
-                         else f", on CPUs {where_cpus}")
-                out.append(Step(f"{api} launch latency{label}{'' if count == plan.launch_count else f', launches {first}–{first + count - 1}'}",
-                                "launch", args, {**place, "cpus": str(pin) if pin is not None else where_cpus,
-                                                 "first_iteration": first},
+                         else f", on CPUs {where_cpus}") + ("" if count == plan.launch_count
+                                                          else f", launches {first}–{first + count - 1}")
+                out.append(Step(f"{api} launch latency{label}", "launch", args,
+                                {**place, "cpus": str(pin) if pin is not None else where_cpus, "first_iteration": first},
                                 estimate(count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
                                          None, plan.max_time)))  # with a target --count stays the cap
     return out

@@ -10,7 +10,7 @@ the same state of a busy machine."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import BadValue
 
@@ -23,11 +23,11 @@ def usm_devices(found: list[dict[str, Any]]) -> str:
                      if d.get("usm_device_allocations"))
 
 
-def check(device: int, info: dict[str, Any], launch: bool, program: Optional[Path]) -> Optional[int]:
+def check(device: int, info: dict[str, Any], launch: bool, program: Optional[Path],
+          devices: Callable[[str], tuple[list[dict[str, Any]], Optional[str]]]) -> Optional[int]:
     """Refuses a SYCL device without USM device memory, and ``--program`` (one line each, naming what is
-    allowed); returns the OpenCL index of the same device for a launch run (None: it has none)."""
-    from .device import devices  # device.py imports this module
-
+    allowed); returns the OpenCL index of the same device for a launch run (None: it has none).
+    ``devices``: device.py's inventory of a backend (passed in: device.py imports this module)."""
     if program is not None:
         raise BadValue(f"--program '{program}': SYCL builds its empty kernels from the OpenCL C source xferlab "
                        "ships (kernels/launch.cl) through the runtime; programs from binaries are for --backend opencl")
