@@ -233,3 +233,91 @@ def test_a_gpu_is_measured_before_a_cpu_device(tmp_path, monkeypatch):
     if not any(kind == "cpu" for _, kind in types):
         pytest.skip("no OpenCL CPU device here to order against")
     assert types.index(("cuda", "gpu")) < min(i for i, (_, kind) in enumerate(types) if kind == "cpu"), types
+
+
+def _pocl_only(tmp_path):
+    """An ICD vendor folder holding PoCL's entry alone: the lab measures one OpenCL device, device 0."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    import opencl_platforms
+
+    folder = tmp_path / "vendors"
+    folder.mkdir()
+    system = Path(os.environ.get("OCL_ICD_VENDORS") or opencl_platforms.vendor_folder())
+    icd = next((p for p in system.glob("*.icd") if "pocl" in p.name), None) or Path("/etc/OpenCL/vendors/pocl.icd")
+    if not icd.exists():
+        opencl_platforms.need(opencl_platforms.POCL)
+    shutil.copy(icd, folder / "pocl.icd")
+    return {"OCL_ICD_VENDORS": str(folder)}
+
+
+def test_lab_with_program_loads_the_devices_kernels_from_binaries(cli, tmp_path):
+    """`lab --program DIR` on PoCL, the DIR from `xferlab kernels build`: the device stage's launches, its
+    collaboration and STREAM runs, the runtime on OpenCL and DecEval carry --program (each run's params name
+    it; the runtime's rows say made binary, no source build), and every stage succeeds. Bad input tried: a
+    DIR that does not exist, a DIR whose manifest names another device, a DIR lacking the launch binary
+    (the device stage fails naming --program, as the probe refuses it)."""
+    env = _pocl_only(tmp_path)
+    programs = tmp_path / "programs"
+    cli("kernels", "build", "--device", "0", "--out", programs, check=0, env=env)
+    out, store = tmp_path / "lab", tmp_path / "store.duckdb"
+    code, text, err = cli("lab", "--out", out, "--store", store, "--budget", "30s", "--program", programs, "--json",
+                          env=env)
+    assert code == 0, err[-2000:]
+    doc = json.loads(text)
+    summary = json.loads((out / "lab.json").read_text())
+    assert summary["program"] == str(programs)
+    from xferlab.store import open_store
+
+    with open_store(store, read_only=True) as db:
+        devices = [db.run(d["run_id"]) for d in doc["devices"] if d["backend"] == "opencl"]
+        assert devices and all(r["params"]["program"] == str(programs) for r in devices)
+        others = [db.run(r["run_id"]) for r in db.runs() if r["run_id"] not in {d["run_id"] for d in doc["devices"]}]
+        opencl_runtime = [r for r in others if r["command"] == "runtime bench" and r["params"].get("backend") == "opencl"]
+        for run in opencl_runtime:  # (it runs where the budget leaves time: 30 s here do)
+            assert run["params"]["program"] == str(programs)
+            assert all(s["params"]["program"] == {"made": "binary", "source_builds": 0, "binary_loads": 1, "il_loads": 0}
+                       for s in db.samples(run["run_id"]))
+        kernels = [r for r in others if r["params"].get("kernels") or r["params"].get("collab")]
+        assert all(r["params"]["program"] == str(programs) for r in kernels)
+    assert opencl_runtime or any("budget" in f for f in summary["runtime_failures"]), summary["runtime_failures"]
+
+    for path, fragment in ((tmp_path / "nowhere", "does not exist"), (tmp_path / "other", "none of this machine's")):
+        if path.name == "other":
+            path.mkdir()
+            (path / "manifest.json").write_text((programs / "manifest.json").read_text()
+                                                .replace('"device_name":"', '"device_name":"Another Device 9000 '))
+        code, text, err = cli("lab", "--out", tmp_path / "refused", "--budget", "5s", "--program", path, env=env)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+        assert not (tmp_path / "refused").exists()  # refused before anything is made
+
+
+def test_the_labs_deceval_stage_from_binaries(tmp_path):
+    """The DecEval stage with --program DIR (its share wide enough to run it here): its runs' params name the
+    DIR, as `study run deceval --program` records it, and the flows are measured."""
+    import subprocess
+    import sys
+
+    from xferlab.lab.steps import deceval_stage
+    from xferlab.measure.device import devices
+
+    found, why = devices("opencl")
+    if not found:
+        pytest.skip(f"no OpenCL device: {why}")
+    programs = tmp_path / "programs"
+    done = subprocess.run([sys.executable, "-m", "xferlab", "kernels", "build", "--device", "0", "--out", str(programs),
+                           "--evaluations", "1,16"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    if not any(p["program"] == "deceval" for p in json.loads((programs / "manifest.json").read_text())["programs"]):
+        pytest.skip("DecEval integrates in double; device 0 has no cl_khr_fp64")
+    store = tmp_path / "d.duckdb"
+    entry, failure = deceval_stage(120.0, store, programs)
+    assert failure is None and entry["flows"] and entry["run_ids"], entry
+    from xferlab.store import open_store
+
+    with open_store(store, read_only=True) as db:
+        for run in map(db.run, entry["run_ids"]):  # each run's probe got --program DIR (it refuses one it cannot use)
+            assert run["params"]["deceval"]["program"] == str(programs)
+            assert run["params"]["study"]["options"]["program"] == str(programs)

@@ -198,7 +198,8 @@ def test_the_kernel_sources_are_package_data():
     from xferlab.measure.programs import sources
 
     found = sources()
-    assert sorted(found) == ["collab", "deceval", "launch", "stream"]
+    assert sorted(found) == ["collab", "deceval", "launch", "runtime", "stream"]  # runtime.cl: CMake installs it
+    assert "__kernel void xf_window(" in found["runtime"] or "kernel void xf_window(" in found["runtime"]
     assert all(f"__kernel void xferlab_empty{n}(" in found["launch"] for n in range(9))
     assert "STREAM(triad," in found["stream"] and "__kernel void integrate(" in found["deceval"]
     assert "-cl-std=CL2.0 -DXFERLAB_C11=1" in found["collab"]
@@ -231,3 +232,118 @@ def test_kernels_build_refuses_bad_input_in_one_line(cli, tmp_path):
         code, out, err = cli("kernels", "build", *args)
         assert code == 2 and err.strip().splitlines() == [err.strip()] and fragment in err, err
     assert not (tmp_path / "d").exists()  # nothing written
+
+
+# --- A device that cannot build from source, and SPIR-V (issue 26) ---
+
+def _no_compiler_library(tmp_path):
+    """tests/fake_libopencl.c built: the system's OpenCL with every device saying CL_DEVICE_COMPILER_AVAILABLE
+    false (no device here compiles nothing; an FPGA's runtime does), for XFERLAB_OPENCL_LIBRARY."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler to build the stand-in OpenCL library")
+    path = tmp_path / "libnocompiler.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(path), str(Path(__file__).with_name("fake_libopencl.c")),
+                    "-Wl,--no-as-needed", "-l:libOpenCL.so.1", "-ldl"], check=True, capture_output=True)
+    return {"XFERLAB_OPENCL_LIBRARY": str(path)}
+
+
+def test_a_device_without_a_compiler_is_refused_naming_program_and_runs_from_binaries(built, tmp_path, cli):
+    """The probe (launch, kernels) and the runtime each refuse in one line naming --program, exit 2, nothing
+    stored; with --program DIR the same commands run, validated, from the binaries."""
+    folder, _ = built
+    env = _no_compiler_library(tmp_path)
+    launch = ["launch", "--count", "3", "--args", "0", "--warmup", "0"]
+    run = run_probe(launch, timeout=120, env=env)
+    assert run.returncode == 2 and "the device cannot build OpenCL C from source (CL_DEVICE_COMPILER_AVAILABLE is " \
+                                   "false): give --program FILE|DIR" in (run.failure or ""), run.failure
+    run = run_probe([*launch, "--program", str(folder)], timeout=120, env=env)
+    assert run.ok and run.of("point") and run.records[-1]["made"] == "binary", run.failure
+    from xferlab.store import open_store
+
+    for n, args in enumerate((["measure", "launch", "--count", "1", "--args", "0"],
+                              ["measure", "kernels", "--memory", "device", "--widths", "1", "--size", "64K",
+                               "--iterations", "1"],
+                              ["runtime", "bench", "--backend", "opencl", "--workload", "gcd", "--repeats", "1"])):
+        store = tmp_path / f"s{n}.duckdb"
+        code, out, err = cli(*args, "--store", store, env=env)
+        assert code == 2 and len(err.strip().splitlines()) == 1, (args, err)
+        assert err.strip().startswith("error: the device cannot build OpenCL C from source") and "--program" in err, err
+        if store.exists():  # a run may be opened before the device refuses: nothing measured in it
+            with open_store(store, read_only=True) as db:
+                assert all(not db.samples(r["run_id"]) for r in db.runs())
+        code, out, err = cli(*args, "--store", store, "--program", folder, env=env)
+        assert code == 0, (args, err)
+
+
+def _il_device():
+    """Intel's CPU runtime: it takes SPIR-V (CL_DEVICE_IL_VERSION SPIR-V_1.0..1.4); PoCL 3.1 here does not."""
+    import shutil
+
+    import opencl_platforms
+    from xferlab.measure.programs import SPIRV_TOOLS
+
+    opencl_platforms.need(opencl_platforms.INTEL)
+    missing = [t for t in SPIRV_TOOLS if not shutil.which(t)]
+    if missing:  # (not installed by `make test`: docs/device.md says why)
+        pytest.skip(f"SPIR-V needs {', '.join(missing)} (apt-get install clang-14 llvm-spirv-14)")
+    return opencl_platforms.device_of(opencl_platforms.INTEL)[0]
+
+
+@pytest.fixture(scope="module")
+def spirv_built(tmp_path_factory):
+    import subprocess
+    import sys
+
+    device = _il_device()
+    out = tmp_path_factory.mktemp("spirv") / "intel"
+    done = subprocess.run([sys.executable, "-m", "xferlab", "kernels", "build", "--device", str(device), "--spirv",
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return device, out
+
+
+def test_spirv_from_the_shipped_sources_loads_through_il_and_validates(spirv_built):
+    """`kernels build --spirv`: every program a SPIR-V module (its magic number), loaded on Intel's CPU runtime
+    with clCreateProgramWithIL (il_loads, no source build): launches run, STREAM kernels and DecEval's pi
+    validate as from source, and the runtime's interpreter gives the same posit bits."""
+    device, folder = spirv_built
+    manifest = _manifest(folder)
+    assert {p["program"] for p in manifest["programs"]} >= {"launch", "stream", "collab", "runtime"}
+    for p in manifest["programs"]:
+        assert p["format"] == "spirv" and (folder / p["file"]).read_bytes()[:4] == bytes.fromhex("03022307")
+    on = ["--device", str(device)]
+    run, program = program_of(["launch", *on, "--count", "3", "--args", "0,2", "--warmup", "0", "--program", str(folder)])
+    assert len(run.of("point")) == 2
+    assert program["made"] == "il" and program["il_loads"] == 1 and program["source_builds"] == 0
+    args = ["kernels", *on, "--mode", "stream", "--memory", "device", "--types", "float", "--widths", "1,4",
+            "--size", "65536", "--iterations", "2"]
+    source, _ = program_of(args)
+    il, program = program_of([*args, "--program", str(folder)])
+    assert _validations(il) == _validations(source) and all(v[4] for v in _validations(il))
+    assert program["made"] == "il" and program["il_loads"] == 2 and program["source_builds"] == 0
+    if any(p["program"] == "deceval" for p in manifest["programs"]):
+        args = ["deceval", *on, "--size", "65536", "--chunks", "8192", "--repeats", "1", "--items", "staged"]
+        pis = lambda run: [(r["name"], r["ok"], r["pi"]) for r in run.of("validation")]  # noqa: E731
+        assert pis(program_of([*args, "--program", str(folder)])[0]) == pis(program_of(args)[0])
+    from test_runtime import _chain
+    from xferlab.runtime import open_runtime
+
+    rt = open_runtime("opencl", "forward", window=8, device=device, program=folder)
+    assert rt.programs == {"made": "il", "source_builds": 0, "binary_loads": 0, "il_loads": 1}
+    assert _chain(rt) == _chain(open_runtime("opencl", "forward", window=8, device=device))
+
+
+def test_kernels_build_spirv_without_the_tools_is_one_line(cli, tmp_path):
+    """Bad input tried: --spirv where clang-14 and llvm-spirv-14 are not on PATH: one line naming both, exit 2,
+    nothing written."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    code, out, err = cli("kernels", "build", "--spirv", "--out", tmp_path / "d", env={"PATH": str(empty)})
+    assert code == 2 and err.strip().splitlines() == [err.strip()], err
+    assert "--spirv needs clang-14 and llvm-spirv-14" in err and "not found: clang-14, llvm-spirv-14" in err, err
+    assert not (tmp_path / "d").exists()

@@ -277,3 +277,83 @@ def test_bench_records_and_reports(cli, tmp_path):
     cli("report", data["run_id"], "-o", out, "--store", store, check=0)
     html = out.read_text()
     assert "Offload runtime on emulated" in html and "posit32" in html and "enc64" in html
+
+
+# -- Programs from binaries (issue 26): the runtime's kernel from `xferlab kernels build`'s DIR ----------------
+
+BINARY = {"made": "binary", "source_builds": 0, "binary_loads": 1, "il_loads": 0}
+
+
+@pytest.fixture(scope="module")
+def programs_dir(tmp_path_factory):
+    """Every program for OpenCL device 0, the runtime's included, as `xferlab kernels build` writes them."""
+    import json
+    import sys
+
+    if not _opencl() and not os.environ.get("CI"):
+        pytest.skip("no OpenCL device here (CI installs pocl-opencl-icd)")
+    out = tmp_path_factory.mktemp("programs") / "device0"
+    done = subprocess.run([sys.executable, "-m", "xferlab", "kernels", "build", "--device", "0", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    runtime = [p for p in json.loads((out / "manifest.json").read_text())["programs"] if p["program"] == "runtime"]
+    assert len(runtime) == 1 and runtime[0]["options"] in ("-cl-std=CL1.2", "")  # the first the device takes
+    return out
+
+
+def test_the_runtime_from_the_binary_builds_nothing_and_gives_the_same_bits(programs_dir):
+    """The OpenCL backend's interpreter kernel loaded from the DIR (make_program, the probe's code): no source
+    build, the same posit bits as from source, and every workload's result validated against the host."""
+    source = open_runtime("opencl", "forward", window=8)
+    binary = open_runtime("opencl", "forward", window=8, program=programs_dir)
+    assert source.programs == {"made": "source", "source_builds": 1, "binary_loads": 0, "il_loads": 0}
+    assert binary.programs == BINARY
+    assert _chain(binary) == _chain(source)
+    for name in ("gcd", "cg"):
+        assert binary.run_workload(name, 0, 1)["ok"]
+    assert open_runtime("emulated").programs == {"made": "none", "source_builds": 0, "binary_loads": 0, "il_loads": 0}
+
+
+def test_bench_from_binaries_records_the_program(cli, tmp_path, programs_dir):
+    store = tmp_path / "s.duckdb"
+    data = cli.json("runtime", "bench", "--backend", "opencl", "--workload", "gcd", "--mode", "sync,forward",
+                    "--repeats", "1", "--program", programs_dir, "--store", store)
+    assert all(r["ok"] for r in data["results"]) and len(data["results"]) == 2
+    assert "program: made binary in each run (0 source builds, 1 binary loads, 0 IL loads)" in data["notes"]
+    from xferlab.store import open_store
+
+    with open_store(store, read_only=True) as db:
+        run, samples = db.run(data["run_id"]), db.samples(data["run_id"])
+    assert run["params"]["program"] == str(programs_dir)
+    assert [s["params"]["program"] for s in samples] == [BINARY, BINARY]
+
+
+def test_runtime_programs_that_do_not_serve_are_refused_in_one_line(cli, tmp_path, programs_dir):
+    """Bad input tried: a path that does not exist, a folder without a manifest, a manifest naming another
+    device, a folder without the runtime's binary, a file that is no program (CL_INVALID_BINARY), --program
+    with the emulated backend. Each: one line, exit 2, nothing stored; the library: BadValue."""
+    other, partial, lone = tmp_path / "other", tmp_path / "partial", tmp_path / "lone"
+    for folder in (other, partial, lone):
+        folder.mkdir()
+    for f in programs_dir.iterdir():
+        (other / f.name).write_bytes(f.read_bytes())
+        if not f.name.startswith("runtime-"):
+            (partial / f.name).write_bytes(f.read_bytes())
+    manifest = other / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"device_name":"', '"device_name":"Another Device 9000 '))
+    (lone / "x.bin").write_bytes(b"not a program binary" * 10)
+    for path, fragment in ((tmp_path / "nowhere", "does not exist"), (tmp_path, "has no manifest.json"),
+                           (other, "was built for another device"),
+                           (partial, "has no runtime program that builds for this device"),
+                           (lone / "x.bin", "is not a program for this device")):
+        with pytest.raises(BadValue, match=fragment):
+            open_runtime("opencl", program=path)
+        code, out, err = cli("runtime", "bench", "--backend", "opencl", "--workload", "gcd", "--repeats", "1",
+                             "--program", path, "--store", tmp_path / "s.duckdb")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, (path, err)
+        assert err.startswith("error: --program ") or "--program" in err, err
+    code, out, err = cli("runtime", "bench", "--program", programs_dir, "--store", tmp_path / "s.duckdb")
+    assert code == 2 and "--program applies only with --backend opencl" in err, err
+    with pytest.raises(BadValue, match="--backend emulated builds none"):
+        open_runtime("emulated", program=programs_dir)
+    assert not (tmp_path / "s.duckdb").exists()

@@ -2,8 +2,10 @@
 // the probe runs on device N from its embedded source (src/xferlab/kernels/*.cl) with every set of
 // build options the commands use, and writes each one's CL_PROGRAM_BINARIES to DIR, named by
 // program_file() (programs.hpp), with DIR/manifest.json naming the device, its driver and each
-// program's options. `--program DIR` on launch, kernels and deceval then loads them instead of
-// building (issue 26). One JSON record per program written on stdout.
+// program's options. `--program DIR` on launch, kernels, collab and deceval, and the offload runtime's
+// OpenCL backend (`xferlab runtime bench --program DIR`: program "runtime", native/runtime/
+// runtime_program.hpp), then load them instead of building (issue 26). One JSON record per program
+// written on stdout.
 #include <sys/stat.h>
 
 #include <fstream>
@@ -17,6 +19,7 @@
 #include "kernels_cl.hpp"
 #include "probe.hpp"
 #include "programs.hpp"
+#include "../runtime/runtime_program.hpp"
 
 namespace xferlab {
 
@@ -40,29 +43,33 @@ int run_programs(Args& args) {
     std::string name;
     const char* source;
     std::string options;
+    std::vector<std::string> tried;  // several option sets: the first that builds (the runtime's)
   };
-  std::vector<Item> items = {{"launch", sources::k_launch, ""}};
+  std::vector<Item> items = {{"launch", sources::k_launch, "", {}}};
   for (const char* t : {"float", "double"}) {
     if (std::string(t) == "double" && !fp64) continue;  // as kernels.cpp: no double without cl_khr_fp64
-    for (int w : {1, 2, 4, 8, 16}) items.push_back({"stream", sources::k_stream, kcl::options(t, w)});
+    for (int w : {1, 2, 4, 8, 16}) items.push_back({"stream", sources::k_stream, kcl::options(t, w), {}});
   }
   if (fp64)  // DecEval integrates in double
     for (long long k : evaluations)
       items.push_back({"deceval", sources::k_deceval,
-                       deceval_options(type & CL_DEVICE_TYPE_CPU, static_cast<int>(k))});
+                       deceval_options(type & CL_DEVICE_TYPE_CPU, static_cast<int>(k)), {}});
 
   {  // collab: the first option set the device takes, as collab.cpp tries them (build_kernels)
     ClDevice dev(device);
     dev.open();
     std::string options, atomics, path;
     collab::build_kernels(dev, options, atomics, path);
-    items.push_back({"collab", sources::k_collab, options});
+    items.push_back({"collab", sources::k_collab, options, {}});
   }
+  items.push_back({"runtime", kKernelSource, "",  // the offload runtime's OpenCL backend, as it tries them
+                   std::vector<std::string>(std::begin(runtime::kRuntimeOptions), std::end(runtime::kRuntimeOptions))});
   std::string programs;
-  for (const Item& item : items) {
+  for (Item& item : items) {
     ClDevice dev(device);
     dev.open();
-    dev.build(item.name, item.source, {item.options});
+    if (item.tried.empty()) dev.build(item.name, item.source, {item.options});
+    else item.options = item.tried[dev.build(item.name, item.source, item.tried)];
     const std::string bytes = program_binary(dev.api(), dev.program());
     const std::string file = program_file(item.name, item.options);
     std::ofstream f(out + "/" + file, std::ios::binary);

@@ -1,6 +1,7 @@
 // xferlab._runtime: the offload runtime for Python (nanobind). xferlab.runtime wraps it.
 //
-// Runtime(backend, mode, ring, window, latency, bandwidth, device, key) owns an xferlab::runtime::Runtime. Posit and
+// Runtime(backend, mode, ring, window, latency, bandwidth, device, key, program) owns an xferlab::runtime::Runtime (program:
+// --program FILE|DIR for the OpenCL backend, "" to build from source). Posit and
 // Enc values hold a reference to their Runtime object (not to the values they were computed from, so a
 // long chain of operations keeps no history alive); Python operators issue requests; float(), int(),
 // comparisons and bool() block for a value. C++ std::invalid_argument arrives as ValueError,
@@ -97,7 +98,7 @@ NB_MODULE(_runtime, m) {
       .def(
           "__init__",
           [](PyRuntime* self, const std::string& backend, const std::string& mode, uint32_t ring, uint32_t window,
-             double latency, double bandwidth, int device, std::vector<uint32_t> key) {
+             double latency, double bandwidth, int device, std::vector<uint32_t> key, const std::string& program) {
             if (key.size() != 4) throw std::invalid_argument("key must be 4 words of 32 bits (SPECK-64/128)");
             xferlab::runtime::Options o;
             o.mode = xferlab::runtime::parse_mode(mode);
@@ -108,14 +109,14 @@ NB_MODULE(_runtime, m) {
             if (backend == "emulated")
               b = xferlab::runtime::make_emulated(latency, bandwidth);
             else if (backend == "opencl")
-              b = xferlab::runtime::make_opencl(device);
+              b = xferlab::runtime::make_opencl(device, program);
             else
               throw std::invalid_argument("backend '" + backend + "' is not known; allowed: emulated, opencl");
             new (self) PyRuntime{std::make_unique<xferlab::runtime::Runtime>(std::move(b), o)};
           },
           "backend"_a = "emulated", "mode"_a = "forward", "ring"_a = 256, "window"_a = 32, "latency"_a = 1e-6,
           "bandwidth"_a = 16e9, "device"_a = 0,
-          "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u})
+          "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u}, "program"_a = "")
       .def(
           "posit",
           [](nb::object self, double v) { return PyPosit{xferlab::runtime::Posit(runtime_of(self).get(), v), self}; },
@@ -166,6 +167,19 @@ NB_MODULE(_runtime, m) {
                    "What crossed the bus, counted by the bus (the emulated device thread; the OpenCL backend's "
                    "commands): doorbells, records, lines_received, read_requests, lines_sent, values_sent, "
                    "status_reads, forwarded, kept, transactions (lines both ways + doorbells + read requests).")
+      .def_prop_ro(
+          "programs",
+          [](PyRuntime& r) {
+            const xferlab::cl::ProgramCount c = r.get().backend().programs();
+            nb::dict d;
+            d["made"] = c.made();
+            d["source_builds"] = c.source;
+            d["binary_loads"] = c.binary;
+            d["il_loads"] = c.il;
+            return d;
+          },
+          "How the device's program was made, as the probe's program record says it: made (none, source, binary, "
+          "il), source_builds, binary_loads, il_loads.")
       .def_prop_ro("backend", [](PyRuntime& r) { return r.get().backend().name(); })
       .def_prop_ro("mode",
                    [](PyRuntime& r) { return std::string(xferlab::runtime::mode_name(r.get().options().mode)); })

@@ -31,6 +31,10 @@
 // on the host, and the runtime's status() check right after a read costs no second round trip (measured
 // on PoCL: a blocking read alone is 15-40 us). It is still a read of its own on the bus: BusCounters
 // counts it (status_reads), the runtime's Counters do not.
+//
+// The program (program "runtime", kernel xf_window) is made by the probe's make_program
+// (native/loaders/opencl_programs.hpp): from source, or from --program FILE|DIR's binary or SPIR-V,
+// the DIR's file named by program_file("runtime", options) as `xferlab kernels build` writes it.
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "opencl_loader.hpp"
+#include "opencl_programs.hpp"
 #include "ops/xf_portable.h"
 #include "ops/posit32.h"
 #include "ops/enc64.h"
@@ -46,7 +51,7 @@
 #include "device_errors.hpp"
 #include "bus_count.hpp"
 
-#include "kernel_source.inc"  // kKernelSource: the four op headers, as CMakeLists.txt embeds them
+#include "runtime_program.hpp"  // kKernelSource (the four op headers, as CMakeLists.txt embeds them), kRuntimeOptions
 
 namespace xferlab::runtime {
 
@@ -63,7 +68,7 @@ constexpr int kStaging = 4;  // staging buffers in the ring (writes in flight at
 
 class OpenCLBus final : public Bus {
  public:
-  explicit OpenCLBus(int device_index) {
+  OpenCLBus(int device_index, const std::string& program) : plan_(program_plan_for(program)) {
     std::string why = load(api_);
     if (!why.empty()) throw std::runtime_error("OpenCL device " + std::to_string(device_index) + ": " + why);
     auto devices = all_devices(api_, why);
@@ -204,6 +209,8 @@ class OpenCLBus final : public Bus {
   // out): a window's records and its kernel, every read, the status word's included.
   BusCounters counted() override { return counted_; }
 
+  ProgramCount programs() const override { return made_; }
+
  private:
   struct Staging {
     std::vector<uint64_t> words;
@@ -215,23 +222,29 @@ class OpenCLBus final : public Bus {
   }
 
   // Builds kKernelSource as OpenCL C 1.2 (what xf_portable.h is written for); a compiler that refuses the
-  // option gets a second try without it. Fails with both build logs.
+  // option gets a second try without it (kRuntimeOptions). From --program's binaries when given (each
+  // option set's file, skipped where the DIR has none). Fails with both build logs: in one line naming
+  // --program when the binaries do not serve or the device is an accelerator (it may compile nothing).
   void build() {
-    const char* source = kKernelSource;
-    std::string logs;
-    for (const char* options : {"-cl-std=CL1.2", ""}) {
+    std::string logs, refused;  // every build log; one line of why each option set failed
+    for (const char* options : kRuntimeOptions) {
       cl_int err = CL_SUCCESS;
-      cl_program p = api_.CreateProgramWithSource(context_, 1, &source, nullptr, &err);
-      check(err, "clCreateProgramWithSource");
-      err = api_.BuildProgram(p, 1, &device_, options, nullptr, nullptr);
-      if (err == CL_SUCCESS) {
+      std::string log;
+      cl_program p = make_program(api_, context_, device_, plan_, made_, "runtime", kKernelSource, options, err, log,
+                                  true);
+      if (p) {
         program_ = p;
         return;
       }
-      const std::string log = xferlab::cl::build_log(api_, p, device_);
-      api_.ReleaseProgram(p);
       logs += std::string("\n[options \"") + options + "\": " + error_name(err) + "]\n" + log;
+      refused += std::string(refused.empty() ? "" : "; ") + "'" + options + "': " + log.substr(0, log.find('\n'));
     }
+    if (!plan_.path.empty())
+      throw ProgramRefused("--program '" + plan_.path + "' has no runtime program that builds for this device (" +
+                           refused + "); `xferlab kernels build` writes it");
+    cl_device_type type = 0;
+    api_.GetDeviceInfo(device_, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    if (type & CL_DEVICE_TYPE_ACCELERATOR) throw ProgramRefused(no_compiler("the build failed:" + logs));
     throw std::runtime_error("OpenCL: the runtime's interpreter kernel does not build on " + name_ + ":" + logs);
   }
 
@@ -312,6 +325,8 @@ class OpenCLBus final : public Bus {
   }
 
   Api api_{};
+  ProgramPlan plan_;    // --program, or none: from source
+  ProgramCount made_;   // how its programs were made, since it was made
   cl_platform_id platform_ = nullptr;
   cl_device_id device_ = nullptr;
   std::string name_;
@@ -332,6 +347,8 @@ class OpenCLBus final : public Bus {
 
 }  // namespace
 
-std::unique_ptr<Bus> make_opencl(int device_index) { return std::make_unique<OpenCLBus>(device_index); }
+std::unique_ptr<Bus> make_opencl(int device_index, const std::string& program) {
+  return std::make_unique<OpenCLBus>(device_index, program);
+}
 
 }  // namespace xferlab::runtime

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "opencl_programs.hpp"  // cl::ProgramCount: how a backend made its programs
+
 namespace xferlab::runtime {
 
 enum class Mode { sync, parallel, forward };
@@ -89,10 +91,14 @@ class Bus {
   virtual uint32_t status(std::string* detail) = 0;
   // What crossed the bus since open, as the bus counted it (waits for what was sent to be handled).
   virtual BusCounters counted() = 0;
+  // How the device's programs were made (from source, a binary or SPIR-V; none for the emulated bus).
+  virtual cl::ProgramCount programs() const { return {}; }
 };
 
 std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second);
-std::unique_ptr<Bus> make_opencl(int device_index);  // throws std::runtime_error if unavailable
+// Throws std::runtime_error if unavailable; cl::ProgramRefused (std::invalid_argument) for a `program`
+// (--program FILE|DIR, "" for none) that does not serve, or a device that cannot build from source.
+std::unique_ptr<Bus> make_opencl(int device_index, const std::string& program = "");
 
 class Runtime;
 

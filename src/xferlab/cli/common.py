@@ -76,6 +76,11 @@ PROGRAM = _declare("--program", "", None, "OpenCL programs from binaries instead
                    "one binary FILE (SPIR-V where the device takes IL). For devices that compile nothing at run time "
                    "(FPGAs: docs/device.md).", "FILE|DIR")
 
+LAB_PROGRAM = _declare("--program", "lab", None, "OpenCL programs from binaries: a DIR written by `xferlab kernels build` "
+                       "for one of this machine's OpenCL devices. Every stage that builds kernels on that device loads "
+                       "them from it (launches, collaboration, device STREAM, the offload runtime and DecEval on device "
+                       "0); the other devices build from source.", "DIR")
+
 STUDY_PROGRAM = _declare("--program", "study", None, "deceval: its OpenCL program from a binary (a DIR written by "
                          "`xferlab kernels build`, or one binary FILE) instead of source." + _FOR_STUDIES, "FILE|DIR")
 

@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BadValue
 from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
-from .common import CSV, DEVICE, JSON, PLATFORM, PLOT, RUNTIME_BACKEND, STORE, only_with, renamed
+from .common import CSV, DEVICE, JSON, PLATFORM, PLOT, PROGRAM, RUNTIME_BACKEND, STORE, only_with, renamed
 from .output import Column, emit, or_dash, output_format, stderr
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
@@ -48,17 +48,20 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
               window: int = typer.Option(32, "--window", help="Requests per launch, at most."),
               bandwidth: Optional[str] = typer.Option(None, "--bandwidth", metavar="RATE",
                                                       help="Emulated bus bandwidth (default 16GB/s; emulated only)."),
-              device: int = DEVICE, platform: Optional[str] = PLATFORM, plot: Optional[Path] = PLOT,
-              store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
+              device: int = DEVICE, platform: Optional[str] = PLATFORM, program: Optional[Path] = PROGRAM,
+              plot: Optional[Path] = PLOT, store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Speedup of forward and parallel over sync, bus transactions saved, P/O; validated workloads.
 
-    --device picks the OpenCL device of --backend opencl; --plot draws the speedup over sync against the latency."""
+    --device picks the OpenCL device of --backend opencl; --program loads its interpreter kernel from a binary
+    (the runtime's program in a DIR from `xferlab kernels build`); --plot draws the speedup over sync against the
+    latency."""
     from ..runtime import workload_names
-    from ..runtime.bench import bench, prepare, recording
+    from ..runtime.bench import bench, prepare, program_note, recording
 
     fmt = output_format(json_, csv_)
     only_with(ctx, [("device", backend == "opencl", "with --backend opencl (the emulated bus has no device)"),
-                    ("platform", backend == "opencl", "with --backend opencl (the emulated bus has no device)")])
+                    ("platform", backend == "opencl", "with --backend opencl (the emulated bus has no device)"),
+                    ("program", backend == "opencl", "with --backend opencl (the emulated bus builds no program)")])
     if backend != "emulated":
         for opt, given in (("--latency", latency), ("--bandwidth", bandwidth)):
             if given is not None:
@@ -89,24 +92,30 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
         from ..measure.device import find_device, platform_device
 
         device = platform_device(backend, platform, device)
-        where = {"device": device, "platform": find_device(backend, device).get("platform")}
-    prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device)
+        info = find_device(backend, device)
+        where = {"device": device, "platform": info.get("platform")}
+        if program is not None:
+            from ..measure.programs import check_program
+
+            where["program"] = str(check_program(program, backend, info))
+    prepare(backend, lats, names, modes, size, repeats, ring, window, rate, device, program)
     with recording({"backend": backend, **where, "latencies_seconds": lats, "workloads": names, "modes": modes, "ring": ring,
                     "window": window, "repeats": repeats}, store) as (run_id, path, add):
         rows = bench(backend, lats, names, modes, size, repeats, ring, window, rate, device,
-                     progress=lambda s: stderr.print(s, highlight=False), on_row=add, checked=True)
+                     progress=lambda s: stderr.print(s, highlight=False), on_row=add, checked=True, program=program)
     notes = [f"every run validated against the plain host computation; run {run_id} recorded in {path}",
              "transactions: the runtime's accounting, 64-byte lines written and read plus doorbells; its saving "
              "against sync is an identity of that formula (3 a request in sync, 0.625 line + 1/32 doorbell a request "
              "plus the reads in forward: at most 78.1 %)",
              "counted: what the bus itself counted (lines both ways, doorbells, read requests; OpenCL: status-word "
              "reads too); saved: against sync at the same latency",
-             "P/O = (T_host - T_acc) / (T_run - T_acc), T_acc: the same workload over a free bus (emulated only)"]
+             "P/O = (T_host - T_acc) / (T_run - T_acc), T_acc: the same workload over a free bus (emulated only)",
+             program_note(rows)]
     if plot:
         from ..plots import plot_runtime_speedup
 
         notes.append(f"plot: {plot_runtime_speedup(rows, plot)}")
-    emit("runtime bench", rows, [
+    emit("runtime bench", [{k: v for k, v in r.items() if k != "program"} for r in rows], [  # (kept in the store)
         Column("workload", "workload", justify="left"), Column("mode", "mode", justify="left"),
         Column("latency_seconds", "latency", format_time, no_wrap=True),
         Column("seconds", "time", format_time, no_wrap=True),

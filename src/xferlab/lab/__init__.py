@@ -104,18 +104,26 @@ def store_for(store: Optional[Path], out: Optional[Path]) -> Optional[Path]:
 
 
 def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None,
-        say: Callable[[str], None] = lambda line: None) -> LabResult:
-    """The whole lab within ``seconds``; ``say`` gets a line as each stage starts."""
+        say: Callable[[str], None] = lambda line: None, program: Optional[Path] = None) -> LabResult:
+    """The whole lab within ``seconds``; ``say`` gets a line as each stage starts. ``program``: --program DIR,
+    the binaries of one OpenCL device (checked here, before anything is made), which every stage that
+    builds kernels on that device loads (:meth:`Lab.program_for`)."""
     started = datetime.now(timezone.utc)
     from ..store import check_store, resolve_path
 
+    if program is not None:
+        from ..measure.device import devices
+        from ..measure.programs import check_dir_for_some_device
+
+        check_dir_for_some_device(program, devices("opencl")[0])
     given, store = store, store_for(store, out)
     if store is given or os.path.isfile(store):  # (isfile: False for a name no file can have)
         check_store(store)  # before the results folder is made: a damaged store is refused too (a new one
         # in --out is checked with its folder by prepare)
     folder = prepare(out, started)
     kept = keep_previous_profiles(folder / "profiles", started)
-    lab = Lab(seconds, folder, store, resolve_path(store)[0], started, say)
+    lab = Lab(seconds, folder, store, resolve_path(store)[0], started, say, program=program)
+    lab.summary["program"] = str(program) if program else None
     with profiles.using(folder / "profiles"):
         for number, stage in enumerate(STAGES, 1):
             lab.prefix = f"[{number}/{len(STAGES)}]"
@@ -157,7 +165,7 @@ def _runtime(lab: Lab) -> None:
             lab.summary["runtime_failures"].append(f"{backend}: time budget used up")
             continue
         try:
-            run_id, failure = runtime_stage(backend, lab.store)
+            run_id, failure = runtime_stage(backend, lab.store, lab.program_for(backend, _device0(lab)))
         except XferlabError as error:  # the runtime cannot open this device: say so and go on
             run_id, failure = None, str(error)
         if run_id:
@@ -186,13 +194,19 @@ def _deceval(lab: Lab) -> None:
     elif lab.left() < DECEVAL_SHARE * lab.seconds:
         lab.summary["deceval"] = {"skipped": "time budget used up"}
     else:
-        lab.summary["deceval"], failure = deceval_stage(min(DECEVAL_SHARE * lab.seconds, lab.left()), lab.store)
+        lab.summary["deceval"], failure = deceval_stage(min(DECEVAL_SHARE * lab.seconds, lab.left()), lab.store,
+                                                        lab.program_for("opencl", _device0(lab)))
         lab.recorded += lab.summary["deceval"].get("run_ids", [])
         if lab.summary["deceval"].get("note"):
             lab.note(f"DecEval: {lab.summary['deceval']['note']}")
     write_json(lab.folder / "deceval-measured.json", lab.summary["deceval"], "lab file")
     if failure:
         lab.failed.append(("deceval", failure))
+
+
+def _device0(lab: Lab) -> dict:
+    """OpenCL device 0's inventory: the device of the runtime's and DecEval's stages."""
+    return next((p.info for p in lab.plans if p.backend == "opencl" and p.device == 0), {})
 
 
 def _scenarios(lab: Lab) -> None:

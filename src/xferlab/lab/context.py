@@ -62,6 +62,7 @@ class Lab:
     device_runs: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     report: Optional[Path] = None
+    program: Optional[Path] = None  # --program DIR: the binaries of one OpenCL device (program_for)
 
     def __post_init__(self) -> None:
         self.summary = {"xferlab_version": __version__, "started_utc": self.started.isoformat(),
@@ -76,6 +77,12 @@ class Lab:
         self.summary.update({"report": str(self.report) if self.report else None,
                              "elapsed_seconds": _time.monotonic() - self.t0, "failed_stages": failures_json(self.failed),
                              "store": str(self.store_path), "profiles_folder": str(profiles.folder())})
+
+    def program_for(self, backend: str, info: dict[str, Any]) -> Optional[Path]:
+        """--program DIR where it serves this device (its manifest names it), else None: from source."""
+        from ..measure.programs import serves
+
+        return self.program if backend == "opencl" and serves(self.program, info) else None
 
     def left(self) -> float:
         """Seconds of the budget left."""

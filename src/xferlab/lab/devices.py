@@ -28,6 +28,8 @@ FALLBACK_RATE = 1e9  # bytes/s: device STREAM is sized with this when no host co
 
 def accelerators_stage(lab: Lab) -> None:
     lab.plans, missing = quick_device_plans()
+    for plan in lab.plans:  # --program DIR: its device's launches, collaboration and STREAM from its binaries
+        plan.program = lab.program_for(plan.backend, plan.info)
     lab.summary["accelerators_not_available"] = missing
     try:
         for plan in lab.plans:
@@ -46,7 +48,8 @@ def device_stage(lab: Lab, plan: DevicePlan) -> dict[str, Any]:
     STREAM when time is left; returns its entry of devices.json."""
     share = DEVICE_SHARE * lab.left()
     plan.max_time = per_point(share, device_points(plan), MAX_TIME_DEVICE)
-    run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device},
+    given = {"program": str(plan.program)} if plan.program else {}  # --program DIR: recorded in each run's params
+    run = measure("lab", device_steps(plan), device_rows, "device", {"backend": plan.backend, "device": plan.device, **given},
                   lab.store, timeout=max(60.0, lab.seconds), budget=share, extra_inventory={"accelerator": plan.info})
     result = device_results(run, lab.folder / f"{plan.backend}{plan.device}")
     lab.add_run(run.run_id if run.rows else None)
@@ -54,7 +57,8 @@ def device_stage(lab: Lab, plan: DevicePlan) -> dict[str, Any]:
     lab.stage_failures(f"{plan.backend} #{plan.device}", result["failures"], bool(run.rows))
     entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
              **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
-    collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info)
+    collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info,
+                             program=plan.program)
     if plan.backend == "opencl" and collab_plan.shared_memory():
         if lab.left() < 0.1 * lab.seconds:
             lab.summary.setdefault("skipped_collab", []).append(f"{plan.backend} #{plan.device}: time budget used up")
@@ -74,7 +78,8 @@ def device_stage(lab: Lab, plan: DevicePlan) -> dict[str, Any]:
 def collab_stage(lab: Lab, plan: DevicePlan, collab_plan: CollabPlan) -> list[dict[str, Any]]:
     """CHAI-style collaboration on an OpenCL device with shared memory, in half the time left; its summary."""
     collab_plan.check()
-    run = measure("lab", collab_steps(collab_plan), collab_rows, "device", {"collab": True}, lab.store,
+    given = {"program": str(collab_plan.program)} if collab_plan.program else {}
+    run = measure("lab", collab_steps(collab_plan), collab_rows, "device", {"collab": True, **given}, lab.store,
                   timeout=max(60.0, lab.seconds), budget=0.5 * lab.left(), extra_inventory={"accelerator": plan.info})
     summary = collab_summary(run.rows)
     lab.add_run(run.run_id if run.rows else None)
@@ -121,12 +126,13 @@ def kernels_stage(plan: DevicePlan, share: float, store: Optional[Path], seconds
         shared = bool(plan.info.get("svm_fine_grain"))
         memories, widths, faults = ["device", "pinned"] + (["svm-fine"] if shared else []), [1, 4], shared
     kplan = KernelPlan(backend=plan.backend, device=plan.device, kernels=["copy", "triad", "dot"], memories=memories,
-                       widths=widths, iterations=10, faults=faults, fault_repeats=3)
+                       widths=widths, iterations=10, faults=faults, fault_repeats=3, program=plan.program)
     kplan.max_time = per_point(share, len(memories) * 6, MAX_TIME_DEVICE)
     kplan.check()
     sizing = size_for_rule(kplan, share, rate or FALLBACK_RATE, inv.memory_available())
     kplan.check()
-    run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True, "sizing": sizing}, store,
+    given = {"program": str(kplan.program)} if kplan.program else {}
+    run = measure("lab", kernel_steps(kplan), kernel_rows, "kernels", {"kernels": True, "sizing": sizing, **given}, store,
                   timeout=max(60.0, seconds), budget=share, extra_inventory={"accelerator": plan.info})
     return ({"overview": overview(stream_summary(run.rows)), "sizing": sizing}, run.run_id if run.rows else None,
             [{"step": r.step.label, "reason": r.failure} for r in (run.results or []) if r.failure])

@@ -15,8 +15,10 @@ NETWORK_SHARE = 0.05  # of the budget, at most, for the 2-rank network step
 DECEVAL_SHARE = 0.05  # of the budget, at most, for DecEval measured and simulated (16 MiB: about 2 s here)
 
 
-def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], Optional[str]]:
-    """`xferlab study run deceval` at 16 MiB on OpenCL device 0, both configurations (decompress-bound and
+def deceval_stage(share: float, store: Optional[Path],
+                  program: Optional[Path] = None) -> tuple[dict[str, Any], Optional[str]]:
+    """`xferlab study run deceval` at 16 MiB on OpenCL device 0 (its kernel from ``program``, --program DIR,
+    when given), both configurations (decompress-bound and
     device-bound) when ``share`` holds them, else the decompress-bound one alone (said in ``note``): its
     table (measured against the simulator and the naive baselines per flow), its verdicts and the runs, and
     why it failed if it did."""
@@ -25,7 +27,7 @@ def deceval_stage(share: float, store: Optional[Path]) -> tuple[dict[str, Any], 
     from ..studies.run import run_study
 
     study = find("deceval")
-    options = {**study.options, "total": 16 * 2**20, "repeats": 2}
+    options = {**study.options, "total": 16 * 2**20, "repeats": 2, "program": str(program) if program else None}
     note = None
     try:
         for evaluations in (options["evaluations"], options["evaluations"][:1]):
@@ -70,21 +72,23 @@ def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], O
     return (run.run_id if run.rows else None), failure
 
 
-def runtime_stage(backend: str, store: Optional[Path]) -> tuple[str, Optional[str]]:
+def runtime_stage(backend: str, store: Optional[Path], program: Optional[Path] = None) -> tuple[str, Optional[str]]:
     """`xferlab runtime bench` in small: every workload, sync and forward, one run each (seed 002's ~1 us
-    round trip on the emulated bus: 500 ns a leg), recorded row by row. Returns the run id and why it
-    stopped early (a wrong result, a device error), None if it did not."""
+    round trip on the emulated bus: 500 ns a leg; OpenCL: device 0, its program from ``program``, --program
+    DIR, when given), recorded row by row. Returns the run id and why it stopped early (a wrong result, a
+    device error), None if it did not."""
     from ..runtime import LATENCY_PRESETS, workload_names
     from ..runtime.bench import bench, recording
 
     lats = [LATENCY_PRESETS["ccip"]] if backend == "emulated" else [None]
     argv = ["runtime", "bench", "--backend", backend, "--mode", "sync,forward", "--repeats", "1"]
     argv += ["--latency", "ccip"] if backend == "emulated" else []
+    argv += ["--program", str(program)] if program else []
     failure = None
     try:
         with recording({"backend": backend, "latencies_seconds": lats, "modes": ["sync", "forward"], "repeats": 1,
-                        "lab": True}, store, argv) as (run_id, _, add):
-            bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1, on_row=add)
+                        "lab": True, **({"program": str(program)} if program else {})}, store, argv) as (run_id, _, add):
+            bench(backend, lats, workload_names(), ["sync", "forward"], repeats=1, on_row=add, program=program)
     except RuntimeError as error:  # recorded as failed, with every row finished before it
         failure = str(error)
     return run_id, failure

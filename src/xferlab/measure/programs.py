@@ -1,5 +1,7 @@
 """OpenCL programs from binaries (issue 26): ``xferlab kernels build --device N --out DIR`` and the
-``--program FILE|DIR`` that ``measure launch`` and ``measure kernels`` pass to the probe.
+``--program FILE|DIR`` that ``measure launch``, ``kernels`` and ``collab``, ``study run deceval`` and
+``xferlab lab`` pass to the probe, and ``runtime bench`` to the offload runtime (the same C++ code makes the
+programs in both: native/loaders/opencl_programs.hpp).
 
 The probe builds every program it runs from the OpenCL C files of this package (``xferlab/kernels/*.cl``,
 embedded in it at build time); ``xferlab-probe programs`` builds each of them with every set of build
@@ -13,6 +15,10 @@ that cannot build from source, in lines that name ``--program`` (:func:`refused`
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+import subprocess
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Optional
@@ -21,11 +27,15 @@ from ..errors import BadValue, XferlabError
 from .probe import ProbeRun, run_probe
 
 MANIFEST = "manifest.json"
+#: `kernels build --spirv`: the compiler to LLVM IR for SPIR and the translator to SPIR-V, one LLVM version
+#: (Debian bookworm's packages of the same names).
+SPIRV_TOOLS = ("clang-14", "llvm-spirv-14")
 ALLOWED = "allowed: a DIR written by `xferlab kernels build --device N --out DIR`, or one program binary FILE"
 
 
 def sources() -> dict[str, str]:
-    """The OpenCL C files the probe embeds, by program name (launch, stream, deceval)."""
+    """The OpenCL C files the probe embeds, by program name: launch, stream, deceval and collab (the offload
+    runtime's program, "runtime", is native/runtime/ops/*.h, embedded in the probe and the runtime)."""
     folder = resources.files("xferlab") / "kernels"
     return {p.name[:-3]: p.read_text() for p in folder.iterdir() if p.name.endswith(".cl")}
 
@@ -61,6 +71,40 @@ def check_program(path: Optional[Path], backend: str, device: dict[str, Any]) ->
     return path
 
 
+def serves(path: Optional[Path], device: dict[str, Any]) -> bool:
+    """Whether ``--program`` ``path`` is for ``device`` (an OpenCL inventory record): its manifest names
+    the device's name and driver (:func:`check_program`'s test)."""
+    if path is None:
+        return False
+    try:
+        check_program(path, "opencl", device)
+    except BadValue:
+        return False
+    return True
+
+
+def check_dir_for_some_device(path: Path, found: list[dict[str, Any]]) -> Path:
+    """``xferlab lab --program DIR``: a DIR from ``kernels build`` (with its manifest) for one of ``found``,
+    this machine's OpenCL devices; refused in one line before the lab starts otherwise."""
+    if not path.exists():
+        raise BadValue(f"--program '{path}' does not exist; {ALLOWED}")
+    if not path.is_dir():
+        raise BadValue(f"--program '{path}' is not a folder; allowed: a DIR written by `xferlab kernels build "
+                       "--device N --out DIR` (the lab runs several programs on a device, one binary each)")
+    if not manifest_of(path).is_file():
+        raise BadValue(f"--program '{path}' has no {MANIFEST}; {ALLOWED}")
+    if not any(serves(path, d) for d in found):
+        try:
+            written = json.loads(manifest_of(path).read_text())
+        except (OSError, ValueError) as error:
+            raise BadValue(f"--program '{path}': {manifest_of(path)} is not a manifest xferlab wrote ({error}); "
+                           f"{ALLOWED}") from None
+        names = ", ".join(f"'{d.get('name')}' (driver {d.get('driver')})" for d in found) or "none"
+        raise BadValue(f"--program '{path}' was built for '{written.get('device_name')}' (driver "
+                       f"{written.get('driver_version')}), none of this machine's OpenCL devices: {names}")
+    return path
+
+
 def program_args(path: Optional[Path]) -> list[str]:
     return [] if path is None else ["--program", str(path)]
 
@@ -89,3 +133,39 @@ def build(device: int, out: Path, evaluations: list[int], timeout: float) -> dic
     if not run.ok:
         raise XferlabError(f"building the programs failed: {run.failure}")
     return json.loads(manifest_of(out).read_text())
+
+
+def spirv_tools() -> list[str]:
+    """The paths of :data:`SPIRV_TOOLS`; one line naming the missing ones (and how to get them) otherwise."""
+    found = [shutil.which(tool) for tool in SPIRV_TOOLS]
+    missing = [tool for tool, path in zip(SPIRV_TOOLS, found) if not path]
+    if missing:
+        raise BadValue(f"--spirv needs {' and '.join(SPIRV_TOOLS)} on PATH (Debian/Ubuntu: apt-get install "
+                       f"{' '.join(SPIRV_TOOLS)}); not found: {', '.join(missing)}")
+    return [p for p in found if p]
+
+
+def to_spirv(out: Path, manifest: dict[str, Any], tools: list[str], timeout: float) -> dict[str, Any]:
+    """Each program of ``manifest`` (what ``build`` wrote into ``out``) compiled again from the package's
+    source with its build options, to SPIR-V (``clang-14 -target spir64 -emit-llvm``, then ``llvm-spirv-14``),
+    over its binary: the same file name, so ``--program DIR`` loads it through clCreateProgramWithIL (the
+    probe and the runtime tell SPIR-V by its magic number). The option sets stay the device's (those
+    ``build`` found it takes). Returns the manifest, rewritten with each file's ``bytes`` and ``format``."""
+    clang, translator = tools
+    texts = sources()
+    with tempfile.TemporaryDirectory(prefix="xferlab-spirv-") as tmp:
+        for entry in manifest["programs"]:
+            source = Path(tmp) / f"{entry['program']}.cl"
+            source.write_text(texts[entry["program"]])
+            bitcode = Path(tmp) / f"{entry['program']}.bc"
+            for command in ([clang, "-c", "-target", "spir64", "-O2", "-emit-llvm", "-cl-std=CL1.2",
+                             *shlex.split(entry["options"]), str(source), "-o", str(bitcode)],
+                            [translator, str(bitcode), "-o", str(out / entry["file"])]):
+                done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+                if done.returncode != 0:
+                    raise XferlabError(f"{Path(command[0]).name} failed on {entry['program']} "
+                                       f"('{entry['options']}'): {done.stderr.strip()[-500:]}")
+            entry.update(bytes=(out / entry["file"]).stat().st_size, format="spirv")
+    # As the probe wrote it (no spaces): the probe finds the device's "key":"value" pairs in it verbatim.
+    (out / MANIFEST).write_text(json.dumps(manifest, separators=(",", ":"), ensure_ascii=False) + "\n")
+    return manifest

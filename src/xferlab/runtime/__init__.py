@@ -14,7 +14,8 @@ and names the latency presets of the bus the emulated backend stands for.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 from ..errors import BadValue
 
@@ -44,10 +45,12 @@ def _native():
 
 def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 256, window: int = 32,
                  latency: float = 1e-6, bandwidth: float = 16e9, device: int = 0,
-                 key: tuple[int, int, int, int] = SPECK_TEST_KEY) -> Any:
+                 key: tuple[int, int, int, int] = SPECK_TEST_KEY, program: Optional[Path] = None) -> Any:
     """A runtime on ``backend`` in ``mode``; options checked with one-line errors naming the value.
     ``key``: enc64's SPECK-64/128 key as four 32-bit words (default: the SPECK paper's test-vector key;
-    give your own for anything but a demonstration)."""
+    give your own for anything but a demonstration). ``program``: the OpenCL backend's program from a
+    binary, ``--program FILE|DIR`` as the probe takes it (a DIR from ``xferlab kernels build`` holds
+    the runtime's, ``runtime-<hash>.bin``); its ``programs`` property then says ``made: binary``."""
     if backend not in BACKENDS:
         raise BadValue(f"backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
     if mode not in MODES:
@@ -63,12 +66,15 @@ def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 2
         raise BadValue(f"key {key!r} is not allowed: four whole numbers of 32 bits (SPECK-64/128)")
     if not 0 < bandwidth < float("inf"):
         raise BadValue(f"--bandwidth {bandwidth:g} B/s is not allowed: above 0")
+    if program is not None and backend != "opencl":
+        raise BadValue(f"--program '{program}' gives the OpenCL backend its program; --backend {backend} builds none")
     native = _native()
     try:
-        return native.Runtime(backend, mode, ring, window, latency, bandwidth, device, list(key))
-    except RuntimeError as error:
-        if backend == "opencl":  # no platform, no such device: the user asked for it
-            raise BadValue(str(error)) from None
+        return native.Runtime(backend, mode, ring, window, latency, bandwidth, device, list(key),
+                              str(program) if program is not None else "")
+    except (RuntimeError, ValueError) as error:
+        if backend == "opencl":  # no platform, no such device, a --program that does not serve: the user's
+            raise BadValue(str(error).split("\n")[0]) from None
         raise
 
 

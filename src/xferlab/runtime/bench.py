@@ -78,12 +78,12 @@ def check(backend: str, workloads: list[str], modes: list[str], size: int = 0) -
 
 
 def one(backend: str, mode: str, workload: str, latency: float, size: int, seed: int, ring: int, window: int,
-        bandwidth: float, device: int) -> dict[str, Any]:
-    rt = open_runtime(backend, mode, ring, window, latency, bandwidth, device)
+        bandwidth: float, device: int, program: Optional[Path] = None) -> dict[str, Any]:
+    rt = open_runtime(backend, mode, ring, window, latency, bandwidth, device, program=program)
     try:
         result = rt.run_workload(workload, size, seed)
         counters, counted = dict(rt.counters), dict(rt.bus_counters)
-        name = rt.backend
+        name, made = rt.backend, dict(rt.programs)
     finally:
         rt.close()
     if not result["ok"]:
@@ -92,24 +92,26 @@ def one(backend: str, mode: str, workload: str, latency: float, size: int, seed:
     if wrong:
         raise RuntimeError(f"workload {workload} ({mode}, {name}): the runtime's and the bus's counts differ: "
                            + "; ".join(wrong))
-    return {**result, "counters": counters, "counted": counted, "backend_name": name}
+    return {**result, "counters": counters, "counted": counted, "backend_name": name, "program": made}
 
 
 def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int = 0,
           repeats: int = 3, ring: int = 256, window: int = 32, bandwidth: float = 16e9, device: int = 0, seed: int = 1,
           progress: Callable[[str], None] = lambda s: None,
           on_row: Callable[[dict[str, Any]], None] = lambda r: None, checked: bool = False,
-          deadline: Optional[float] = None) -> list[dict[str, Any]]:
-    """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last;
+          deadline: Optional[float] = None, program: Optional[Path] = None) -> list[dict[str, Any]]:
+    """Rows, one per (latency, workload, mode): medians over ``repeats`` runs, counters of the last, and
+    ``program``, how the last run's device program was made (the probe's program record: made,
+    source_builds, binary_loads, il_loads; ``program``: the OpenCL backend's --program FILE|DIR);
     ``on_row`` gets each row as soon as it is measured; ``checked``: :func:`prepare` was called already;
     past ``deadline`` (time.monotonic()) no run starts: TimeoutError, the rows before kept by on_row."""
     def run(mode: str, workload: str, latency: float) -> dict[str, Any]:
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"the time limit ran out before {workload} {mode} at {format_time(latency)} of bus latency")
-        return one(backend, mode, workload, latency, size, seed, ring, window, bandwidth, device)
+        return one(backend, mode, workload, latency, size, seed, ring, window, bandwidth, device, program)
 
     if not checked:
-        prepare(backend, latencies, workloads, modes, size, repeats, ring, window, bandwidth, device)
+        prepare(backend, latencies, workloads, modes, size, repeats, ring, window, bandwidth, device, program)
     rows = []
     free: dict[str, float] = {}
     for workload in workloads:
@@ -128,7 +130,7 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
                        "opset": last["opset"], "problem_size": last["size"], "mode": mode, "seconds": seconds,
                        "host_seconds": host, "ok": all(r["ok"] for r in runs), "repeats": repeats,
                        **{ROW_FIELD.get(k, k): last["counters"][k] for k in COUNTERS},
-                       **{f"counted_{k}": last["counted"][k] for k in BUS_COUNTERS}}
+                       **{f"counted_{k}": last["counted"][k] for k in BUS_COUNTERS}, "program": last["program"]}
                 if mode == "sync":
                     base = row
                 row["speedup_over_sync"] = base["seconds"] / seconds if base else None
@@ -144,12 +146,22 @@ def bench(backend: str, latencies: list[Optional[float]], workloads: list[str], 
 
 
 def prepare(backend: str, latencies: list[Optional[float]], workloads: list[str], modes: list[str], size: int,
-            repeats: int, ring: int, window: int, bandwidth: float, device: int) -> None:
-    """Check every option, and open the device once, before anything runs, prints or is recorded."""
+            repeats: int, ring: int, window: int, bandwidth: float, device: int, program: Optional[Path] = None) -> None:
+    """Check every option, and open the device once (its program made as the runs will make it), before
+    anything runs, prints or is recorded."""
     check(backend, workloads, modes, size)
     if repeats < 1:
         raise BadValue(f"--repeats {repeats} is not allowed: at least 1")
-    open_runtime(backend, modes[0], ring, window, max(x or 0.0 for x in latencies), bandwidth, device).close()
+    open_runtime(backend, modes[0], ring, window, max(x or 0.0 for x in latencies), bandwidth, device,
+                 program=program).close()
+
+
+def program_note(rows: list[dict[str, Any]]) -> str:
+    """One line: how the device's program was made in each run (the probe's program record's words)."""
+    made = {(r["program"]["made"], r["program"]["source_builds"], r["program"]["binary_loads"], r["program"]["il_loads"])
+            for r in rows if r.get("program")}
+    return "; ".join(f"program: made {m} in each run ({s} source builds, {b} binary loads, {i} IL loads)"
+                     for m, s, b, i in sorted(made) if m != "none")
 
 
 def sample_of(row: dict[str, Any]) -> dict[str, Any]:
