@@ -317,8 +317,9 @@ def warning_lines(state: Optional[dict[str, Any]]) -> list[str]:
 
 
 def with_state(machine: dict[str, Any], command: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``machine`` (an inventory) with this machine's state and its warnings for the run, as ``machine_state``."""
-    state = machine_state()
+    """``machine`` (an inventory) with this machine's state and its warnings for the run, as ``machine_state``;
+    read under ``$XFERLAB_STATE_ROOT`` where set (a faked tree: how the tests run a command on a known state)."""
+    state = machine_state(Path(os.environ.get("XFERLAB_STATE_ROOT") or "/"))
     state["warnings"] = warnings(state, run_kind(command, params, machine))
     return {**machine, "machine_state": state}
 
