@@ -290,3 +290,12 @@ def test_inventory_shows_the_state(cli):
     assert "state: NUMA balancing" in out and "clock source" in out
     machine = cli.json("inventory")["results"][0]
     assert {"numa_balancing", "governor", "turbo", "clock_source", "warnings"} <= set(machine["machine_state"])
+
+
+def test_docs_list_every_rule():
+    """docs/measure.md's rule table names each rule of the one table, and no other."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "measure.md").read_text()
+    section = text[text.index("| setting | fires when |"):]
+    section = section[:section.index("\n\n")]
+    named = [line.split("|")[1].strip().strip("`") for line in section.splitlines()[2:]]
+    assert named == [r.setting for r in st.RULES]
