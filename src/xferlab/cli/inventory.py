@@ -24,9 +24,10 @@ def _where(locality: dict | None) -> str:
 
 
 def inventory(json_: bool = JSON) -> None:
-    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders), and its state
-    as each run records it (NUMA balancing, governor, turbo, THP, SMT, VM, load, clock source) with the
-    warnings a memory or latency run of unknown placement would get."""
+    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders) and state.
+
+    The state is what each run records at its start (NUMA balancing, governor, turbo, THP, SMT, VM, load,
+    clock source), with the warnings a memory or latency run of unknown placement would get."""
     machine = read_inventory()
     state = machine_state()
     state["warnings"] = warnings(state, RunKind(memory=True, latency=True))
