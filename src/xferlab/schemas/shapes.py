@@ -134,7 +134,7 @@ SHAPES = {
              "counted_lines_received counted_read_requests counted_lines_sent counted_values_sent "
              "counted_status_reads counted_forwarded counted_kept counted_transactions speedup_over_sync "
              "transactions_saved counted_saved device_seconds p_over_o",
-        top="run_id store"),
+        top="run_id store machine_state"),
     "scenario list": dict(rows="name kind title source"),
     "scenario run": dict(
         rows=SCENARIO,
