@@ -299,3 +299,14 @@ def test_docs_list_every_rule():
     section = section[:section.index("\n\n")]
     named = [line.split("|")[1].strip().strip("`") for line in section.splitlines()[2:]]
     assert named == [r.setting for r in st.RULES]
+
+
+def test_runtime_bench_says_its_warnings(cli, tmp_path):
+    """runtime bench (not a measure command, the same footer): its --json carries the recorded state, and its
+    warnings go to stderr."""
+    root = fake_tree(tmp_path / "root", clock="acpi_pm")
+    code, out, err = cli("runtime", "bench", "--workload", "kadane", "--mode", "sync", "--latency", "1us", "--repeats",
+                         "1", "--store", tmp_path / "s.duckdb", "--json", check=0, env={"XFERLAB_STATE_ROOT": str(root)})
+    state = json.loads(out)["machine_state"]
+    assert state["clock_source"] == "acpi_pm" and [w["setting"] for w in state["warnings"]] == ["clock source"]
+    assert st.warning_lines(state)[0] in err
