@@ -122,7 +122,7 @@ def network(ctx: typer.Context,
         if inventory_file:
             os.unlink(inventory_file)
     report(outcome, plan, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, str]]:
@@ -222,7 +222,8 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     notes += [f"plot: {p}" for p in plots]
     if fmt != "table":
         emit("measure network", table, [Column(k, k) for k in dict.fromkeys(k for r in table for k in r)], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "overview": overview(table), **setup,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "overview": overview(table), **setup,
                     "failures": failed_steps(outcome),
                     "unvalidated_samples": unvalidated_total(outcome), "plots": [str(p) for p in plots]})
         return
