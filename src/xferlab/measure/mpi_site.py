@@ -44,6 +44,8 @@ CHOICES = "auto, wheel, or the path of an MPI's mpicc or of its library (libmpi_
 _ABI_PROBE = ("#include <mpi.h>\n#if defined(OPEN_MPI)\nxferlab_abi=openmpi\n#elif defined(MPICH_VERSION)\n"
               "xferlab_abi=mpich\n#else\nxferlab_abi=other\n#endif\n")
 WRAPPER_SECONDS = 120
+SYSTEM_LIBS = {Path(p).resolve() for p in ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu",
+                                          "/usr/lib/aarch64-linux-gnu")}
 
 
 @dataclass(frozen=True)
@@ -212,14 +214,15 @@ def _wrapper_of(library: Path, choice: str) -> Path:
     folder = library.resolve().parent
     candidates = [library.parent / "../bin", library.parent / "../../bin", folder / "../bin"]
     seen: list[Path] = []
-    for where in candidates:
+    for where in (Path(os.path.realpath(c)) for c in candidates):  # /bin is /usr/bin (Open MPI takes its prefix from it)
         seen += sorted(where.glob("mpicc*")) if where.is_dir() else []
     seen += [Path(p) for p in (shutil.which(n) for n in ("mpicc", "mpicc.openmpi", "mpicc.mpich")) if p]
     for mpicc in dict.fromkeys(seen):
         done = subprocess.run([str(mpicc), "-show"], capture_output=True, text=True, timeout=WRAPPER_SECONDS)
         words = done.stdout.split()
         links = {Path(w[2:]).resolve() for w in words if w.startswith("-L")}
-        if done.returncode == 0 and f"-l{stem}" in words and folder in links:
+        # -L its folder, or a folder the linker searches anyway (Debian's Open MPI: -L names a folder of plugins)
+        if done.returncode == 0 and f"-l{stem}" in words and (folder in links or folder in SYSTEM_LIBS):
             return mpicc
     raise BadValue(f"--mpi {_shown(choice)}: not an MPI library that xferlab can reach: no standard ABI in its name "
                    f"(libmpi_abi) and no mpicc links it (looked at {', '.join(map(str, dict.fromkeys(seen))) or 'none'}); "
@@ -248,7 +251,7 @@ def choose(text: str = "auto") -> Mpi:
             launcher = _beside(path.resolve().parent.parent / "bin", ["mpiexec", "mpirun"])
             return Mpi(text, "library", path.resolve(), launcher, "standard")
         return _from_mpicc(_wrapper_of(path, text), text)
-    if not os.access(path, os.X_OK):
+    if not os.access(path, os.X_OK) or path.is_dir():
         raise BadValue(f"--mpi {_shown(text)} is neither an MPI library (lib*.so*) nor an executable mpicc; "
                        f"allowed: {CHOICES}")
     return _from_mpicc(path, text)
