@@ -7,7 +7,9 @@ MPI's mpiexec with 2 ranks, each pinned to its own CPU as xferlab's ranks are. B
 `xferlab measure network --mpi M --tests latency,bw` on the same MPI, for each MPI present: the
 mpich wheel (standard ABI, mpicc_abi), Debian's Open MPI (mpicc.openmpi) and MPICH (mpicc.mpich),
 both through xferlab's shim. On the wheel also an mpi4py ping-pong, to show what a timing loop in
-Python would cost. Rounds alternate; the figure per side is the median over rounds.
+Python would cost. Rounds alternate; the figure per side is its best round (the least latency, the
+most bandwidth): on a shared 2-vCPU machine two polling ranks are often descheduled, and a round
+that was is slower on either side, so the best round is the one that measured the code.
 
 Targets, for every MPI: xferlab's small-message (8 B) one-way latency at most 1.05x the C loop's,
 its large-message (4 MiB) bandwidth at least 0.95x. Run: ``make bench`` or
@@ -19,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from xferlab.measure.mpi_site import Mpi, choose, launch_command
 SMALL, LARGE = 8, 4 * 2**20
 LAT_ITERATIONS, LAT_WARMUP = 10_000, 100
 BW_ITERATIONS, BW_WARMUP, WINDOW = 20, 2, 64
-ROUNDS = 3
+ROUNDS = 5
 LATENCY_TARGET = 1.05    # xferlab / C, at most
 BANDWIDTH_TARGET = 0.95  # xferlab / C, at least
 HERE = Path(__file__).resolve().parent
@@ -72,7 +73,10 @@ def mpiexec(mpi: Mpi, *args: str, timeout: float = 600) -> str:
 
 def build_reference(folder: Path, wrapper: str) -> Path:
     exe = folder / f"pingpong-{Path(wrapper).name}"
-    subprocess.run([wrapper, "-O2", str(HERE / "reference" / "pingpong.c"), "-o", str(exe)], check=True)
+    done = subprocess.run([wrapper, "-O2", str(HERE / "reference" / "pingpong.c"), "-o", str(exe)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        sys.exit(f"{wrapper} failed to build the reference: {done.stderr.strip()[-500:]}")
     return exe
 
 
@@ -116,7 +120,7 @@ def one(name: str, folder: Path) -> bool:
     choice, wrapper = MPIS[name]
     mpi = choose(shutil.which(choice) or choice if choice != "wheel" else "wheel")
     print(f"== {name}: {mpi.abi} ABI, launcher {shown(mpi.launcher)}, C reference built with {Path(wrapper).name}; "
-          f"2 ranks pinned one per CPU; {ROUNDS} alternating rounds, median of rounds")
+          f"2 ranks pinned one per CPU; {ROUNDS} alternating rounds, best round per side")
     exe = build_reference(folder, shutil.which(wrapper) or wrapper)
     c_lat, c_bw, x_lat, x_bw, py_lat = [], [], [], [], []
     for _ in range(ROUNDS):
@@ -128,9 +132,9 @@ def one(name: str, folder: Path) -> bool:
         x_bw.append(bw)
         if name == "wheel":
             py_lat.append(python_pingpong(mpi, folder))
-    c_l, c_b, x_l, x_b = (statistics.median(v) for v in (c_lat, c_bw, x_lat, x_bw))
+    c_l, x_l, c_b, x_b = min(c_lat), min(x_lat), max(c_bw), max(x_bw)
     lat_ratio, bw_ratio = x_l / c_l, x_b / c_b
-    python = f"   mpi4py {statistics.median(py_lat) * 1e6:.3f} µs ({statistics.median(py_lat) / c_l:.2f}x C)" if py_lat else ""
+    python = f"   mpi4py {min(py_lat) * 1e6:.3f} µs ({min(py_lat) / c_l:.2f}x C)" if py_lat else ""
     print(f"latency {SMALL} B, one way:   C {c_l * 1e6:.3f} µs   xferlab {x_l * 1e6:.3f} µs{python}")
     print(f"bandwidth {LARGE >> 20} MiB, window {WINDOW}:   C {c_b / 1e9:.3f} GB/s   xferlab {x_b / 1e9:.3f} GB/s")
     print(f"{name} ratio latency xferlab/C: {lat_ratio:.3f} (target at most {LATENCY_TARGET})")

@@ -241,7 +241,7 @@ exit 1
 
 
 @pytest.mark.parametrize("what, fragment", [
-    ("zzz", "--mpi 'zzz' is not allowed; allowed: auto, wheel, or the path of an MPI's mpicc"),
+    ("zzz", "--mpi 'zzz' is not allowed; allowed: auto, wheel, or an MPI's mpicc (a path, or a name on PATH)"),
     ("text", "is neither an MPI library (lib*.so*) nor an executable mpicc"),
     ("/bin/ls", "--mpi '/bin/ls' is not an MPI compiler wrapper"),
     ("broken", "xferlab's MPI shim did not build with it (error: this mpicc cannot compile"),

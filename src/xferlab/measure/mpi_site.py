@@ -3,7 +3,8 @@
 * ``wheel``: the ``mpich`` wheel beside this Python (a dependency of xferlab), through the MPI 5 standard
   ABI (``libmpi_abi.so.1``), started by the wheel's ``mpiexec``; ``$XFERLAB_MPI_LIB`` and
   ``$XFERLAB_MPIEXEC`` override the library and the launcher.
-* ``PATH``: an MPI's compiler wrapper (``mpicc``, ``mpicc.openmpi``, Intel's ``mpiicx`` …) or an MPI library
+* ``PATH``: an MPI's compiler wrapper (``mpicc``, ``mpicc.openmpi``, Intel's ``mpiicx`` …; a bare name is looked
+  up on PATH) or an MPI library
   (``libmpi_abi.so.1``, ``libmpi.so.12``, ``libmpi.so.40``, ``libmpich.so.12``). A standard-ABI library is
   loaded as it is; any other MPI is reached through xferlab's shim (``mpi_shim.c``, beside this file),
   compiled at first use with that MPI's own wrapper, as the OSU Micro-Benchmarks and mpi4py are built
@@ -38,7 +39,7 @@ from ..units import _shown
 
 SHIM_SOURCE = Path(__file__).with_name("mpi_shim.c")
 ABIS = {"standard": "MPI 5 standard ABI", "mpich": "MPICH ABI", "openmpi": "Open MPI ABI"}
-CHOICES = "auto, wheel, or the path of an MPI's mpicc or of its library (libmpi_abi.so.1, libmpi.so.12, libmpi.so.40)"
+CHOICES = "auto, wheel, or an MPI's mpicc (a path, or a name on PATH) or the path of its library (libmpi_abi.so.1, libmpi.so.12, libmpi.so.40)"
 #: Which ABI an mpi.h declares, read by the preprocessor (Open MPI defines OPEN_MPI; MPICH and its
 #: derivatives, Intel MPI, Cray MPICH and MVAPICH, define MPICH_VERSION).
 _ABI_PROBE = ("#include <mpi.h>\n#if defined(OPEN_MPI)\nxferlab_abi=openmpi\n#elif defined(MPICH_VERSION)\n"
@@ -242,7 +243,9 @@ def choose(text: str = "auto") -> Mpi:
             return _from_mpicc(Path(found), "auto")
         return _wheel()
     path = Path(text).expanduser()
-    if not text or "/" not in text and not path.exists():
+    if text and "/" not in text and not path.exists() and shutil.which(text):
+        path = Path(shutil.which(text))  # a wrapper by name, as a shell finds it: mpicc.openmpi, mpiicx
+    elif not text or "/" not in text and not path.exists():
         raise BadValue(f"--mpi {_shown(text)} is not allowed; allowed: {CHOICES}")
     if not path.is_file():
         raise BadValue(f"--mpi {_shown(text)} is not a file; allowed: {CHOICES}")
