@@ -1,12 +1,16 @@
 """The network (`xferlab measure network`, xferlab.measure.network, the probe's network.cpp): 2 MPI
-ranks on this machine, started by xferlab with the mpich wheel's mpiexec or started by a launcher
+ranks on this machine, started by xferlab with the launcher of the MPI --mpi names (the mpich wheel,
+Debian's Open MPI and MPICH through xferlab's shim: tests/mpis.py) or started by a launcher
 that runs xferlab itself as the ranks; OSU's tests measured, every received byte checked, stored,
 fitted into a link profile, reported. Bad input tried: too many ranks, a message above the cap, an
-unknown test, a device buffer with no such backend, no MPI library, a zero window, empty --buffers, --device -1; a rank that dies
+unknown test, a device buffer with no such backend, no MPI library, a zero window, empty --buffers, --device -1;
+--mpi zzz, a text file, a program that is no mpicc (/bin/ls), an mpicc that fails to build the shim, a library
+that is no MPI (libz); a rank that dies
 and a rank that hangs; data that arrive wrong. Iteration counts are small: 2 cores, other tests beside."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from xferlab.measure.device import devices
-from xferlab.measure.network import NetworkPlan, launched_rank, launcher, mpi_library, rows_of, step
+from xferlab.measure.mpi_site import choose, launch_command
+from xferlab.measure.network import NetworkPlan, launched_rank, mpi_library, rows_of, step
 from xferlab.measure.network_results import overview, summary
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
+from mpis import NAMES, abi, option, version_word
 
 try:
     mpi_library()
@@ -34,24 +40,42 @@ SMALL = [*SMALL_LATENCY, "--bw-iterations", "10", "--bw-warmup", "2", *SMALL_COL
 OPENCL, _ = devices("opencl")
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """One run of the acceptance set: latency, bw, bibw, mbw_mr and allreduce between 2 ranks."""
+@pytest.fixture(scope="module", autouse=True)
+def _shim_cache(tmp_path_factory):
+    """The shims this module builds go to a cache of its own, never the user's."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    os.environ.pop("XDG_CACHE_HOME")
+    if saved is not None:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def recorded(request, tmp_path_factory):
+    """One run of the acceptance set on each MPI: latency, bw, bibw, mbw_mr and allreduce between 2 ranks."""
+    mpi = option(request.param)
     folder = tmp_path_factory.mktemp("network")
     store = folder / "net.duckdb"
-    done = subprocess.run([sys.executable, "-m", "xferlab", "measure", "network", "--tests",
+    done = subprocess.run([sys.executable, "-m", "xferlab", "measure", "network", "--mpi", mpi, "--tests",
                            "latency,bw,bibw,mbw_mr,allreduce", "--sizes", "0,1,64,4Ki,64Ki,256Ki",
                            "--collective-sizes", "4,4Ki", *SMALL, "--store", str(store), "--plots", str(folder / "plots"),
                            "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return folder, store, json.loads(done.stdout)
+    return folder, store, json.loads(done.stdout), request.param
 
 
 def test_two_ranks_measure_validate_and_store(recorded):
-    folder, store, doc = recorded
+    folder, store, doc, name = recorded
     results = doc["results"]
     assert {r["test"] for r in results} == {"latency", "bw", "bibw", "mbw_mr", "allreduce"}
-    assert doc["mpi"]["abi_version"].startswith("1.") and "MPICH" in doc["mpi"]["library"]
+    # The MPI that ran: its ABI, MPI_Get_library_version, and (not the wheel) the shim built with its mpicc.
+    mpi = doc["mpi"]
+    assert mpi["abi"] == abi(name) and version_word(name) in mpi["library"]
+    assert mpi["abi_version"].startswith("1.") if name == "wheel" else mpi["abi_version"] == ""
+    assert (mpi["source"], mpi["mpicc"]) == (("wheel", None) if name == "wheel" else ("mpicc", option(name)))
+    assert Path(mpi["launcher"]).name == ("mpiexec" if name == "wheel" else f"mpiexec.{name}")
+    assert ("libxferlab_mpi_shim.so" in mpi["library_path"]) == (name != "wheel")
     assert [h["rank"] for h in doc["hosts"]] == [0, 1] and doc["hosts"][0]["host"] == doc["hosts"][1]["host"]
     lat = {r["size_bytes"]: r for r in results if r["test"] == "latency"}
     assert sorted(lat) == [0, 1, 64, 4096, 65536, 262144]
@@ -77,15 +101,17 @@ def test_two_ranks_measure_validate_and_store(recorded):
     with open_store(store, read_only=True) as db:
         samples = db.samples(doc["run_id"])
         groups = db.stats(doc["run_id"])
+        params = db.run(doc["run_id"])["params"]
     assert len(samples) == sum(r["count"] for r in results)  # every timed iteration is a row
     assert all(s["suite"] == "network" and s["validated"] for s in samples)
+    assert params["mpi"]["abi"] == abi(name) and params["mpi"]["choice"] == option(name)
     group = next(g for g in groups if g["test"] == "latency" and g["size_bytes"] == 1)
     assert (group["pair"], group["path"], group["count"]) == ("intra-node", "host", 200)
     assert group["mean"] == pytest.approx(lat[1]["mean_seconds"])
 
 
 def test_fit_gives_a_profile_usable_as_a_link(recorded, tmp_path, cli):
-    _, store, doc = recorded
+    _, store, doc, _ = recorded
     code, out, err = cli("fit", doc["run_id"], "--store", store, "--name", "mpi", "--json", check=0)
     rows = json.loads(out)["results"]
     assert [(r["pair"], r["path"], r["profile"]) for r in rows] == [("intra-node", "host", "mpi-intra-node-host")]
@@ -101,7 +127,7 @@ def test_fit_gives_a_profile_usable_as_a_link(recorded, tmp_path, cli):
 
 
 def test_report_has_a_network_section(recorded, cli):
-    folder, store, doc = recorded
+    folder, store, doc, _ = recorded
     report = folder / "report.html"
     cli("report", doc["run_id"], "--store", store, "--output", report, check=0)
     text = report.read_text()
@@ -118,15 +144,19 @@ def test_host_buffers_on_a_chosen_node(cli):
     assert "host buffers bound to node 0: pages found on node(s) {'0': 256}" in doc["notes"]
 
 
-def test_ranks_started_by_a_launcher_write_one_store(tmp_path):
+@pytest.mark.parametrize("name", NAMES)
+def test_ranks_started_by_a_launcher_write_one_store(name, tmp_path):
     """`mpiexec -n 2 xferlab measure network`: each rank is xferlab; rank 0 stores every rank's inventory."""
     store = tmp_path / "cluster.duckdb"
-    done = subprocess.run([str(launcher()), "-n", "2", sys.executable, "-m", "xferlab", "measure", "network",
-                           "--tests", "latency,allreduce", "--sizes", "8", "--collective-sizes", "4", *SMALL_LATENCY,
+    mpi = choose(option(name))
+    done = subprocess.run([*launch_command(mpi, 2), sys.executable, "-m", "xferlab", "measure", "network",
+                           "--mpi", option(name), "--tests", "latency,allreduce", "--sizes", "8", "--collective-sizes", "4", *SMALL_LATENCY,
                            *SMALL_COLLECTIVE,
-                           "--store", str(store), "--json"], capture_output=True, text=True, timeout=300)
+                           "--store", str(store), "--json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **mpi.env})
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)  # rank 0 alone prints
+    assert doc["mpi"]["abi"] == abi(name)
     assert [h["rank"] for h in doc["hosts"]] == [0, 1]
     assert all(h["inventory"]["cpus_allowed"] for h in doc["hosts"])  # each rank's own inventory, gathered
     with open_store(store, read_only=True) as db:
@@ -160,13 +190,16 @@ def test_wrong_data_fail_validation(tmp_path):
     assert rows and not any(r["validated"] for r in rows) and summary(rows) == []
 
 
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("fault, extra, reason", [
     ("crash=SIGSEGV@2", [], "SIGSEGV"),
     ("hang@2", ["--timeout", "4s"], "killed after its timeout of 4 s"),
 ])
-def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, extra, reason, tmp_path, cli):
+def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, extra, reason, name, tmp_path, cli):
+    if name == "openmpi" and reason == "SIGSEGV":
+        reason = "exited on signal 11 (Segmentation fault)"  # Open MPI's mpiexec says which rank, by number
     store = tmp_path / "f.duckdb"
-    code, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "1..64", *SMALL_LATENCY, "--store", store,
+    code, out, err = cli("measure", "network", "--mpi", option(name), "--tests", "latency", "--sizes", "1..64", *SMALL_LATENCY, "--store", store,
                          *extra, env={"XFERLAB_PROBE_FAULT": fault, "XFERLAB_PROBE_FAULT_RANK": "1"})
     assert code == 1 and reason in err
     with open_store(store, read_only=True) as db:
@@ -197,6 +230,69 @@ def test_bad_input_is_one_line_and_nothing_is_stored(args, env, fragment, code, 
     lines = [line for line in err.strip().splitlines() if line.strip()]
     assert got == code and len(lines) == 1 and fragment in lines[0], (got, err)
     assert not store.exists()
+
+
+BROKEN_MPICC = """#!/bin/sh
+# An mpicc whose -show and preprocessor work (its MPI's headers are there) but whose compiles fail.
+case "$1" in -show|-E) exec {real} "$@";; esac
+echo "error: this mpicc cannot compile (a test's broken wrapper)" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("what, fragment", [
+    ("zzz", "--mpi 'zzz' is not allowed; allowed: auto, wheel, or an MPI's mpicc (a path, or a name on PATH)"),
+    ("text", "is neither an MPI library (lib*.so*) nor an executable mpicc"),
+    ("/bin/ls", "--mpi '/bin/ls' is not an MPI compiler wrapper"),
+    ("broken", "xferlab's MPI shim did not build with it (error: this mpicc cannot compile"),
+    ("libz", "not an MPI library that xferlab can reach"),
+    ("/nonexistent/mpicc", "--mpi '/nonexistent/mpicc' is not a file"),
+])
+def test_an_mpi_that_is_not_one_is_refused_in_one_line(what, fragment, tmp_path, cli):
+    if what == "text":
+        what = tmp_path / "notes.txt"
+        what.write_text("not an MPI\n")
+    elif what == "broken":
+        what = tmp_path / "mpicc"
+        what.write_text(BROKEN_MPICC.format(real=option("mpich")))
+        what.chmod(0o755)
+    elif what == "libz":
+        found = [p for p in (Path("/lib/x86_64-linux-gnu/libz.so.1"), Path("/usr/lib64/libz.so.1")) if p.exists()]
+        if not found:
+            pytest.skip("no libz.so.1 at the usual places")
+        what = found[0]
+    store = tmp_path / "s.duckdb"
+    got, out, err = cli("measure", "network", "--mpi", what, "--tests", "latency", "--sizes", "8", "--store", store)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert got == 2 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], (got, err)
+    assert not store.exists()
+
+
+def _shim_of(cache: Path, mpicc: str) -> str:
+    done = subprocess.run([sys.executable, "-c", "import sys; from xferlab.measure.mpi_site import choose; "
+                           "print(choose(sys.argv[1]).library)", mpicc], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+def test_the_shim_is_built_once_per_mpi_and_racing_builds_leave_one_whole_library(name, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    mpicc = option(name)
+    with ThreadPoolExecutor(4) as pool:  # four processes build the same shim at once into an empty cache
+        built = set(pool.map(lambda _: _shim_of(tmp_path, mpicc), range(4)))
+    assert len(built) == 1
+    library = Path(built.pop())
+    assert sorted(p.name for p in library.parent.iterdir()) == ["libxferlab_mpi_shim.so", "shim.json"]  # no leftovers
+    assert json.loads((library.parent / "shim.json").read_text())["abi"] == abi(name)
+    assert library.read_bytes()[:4] == b"\x7fELF"
+    stamp = library.stat().st_mtime_ns
+    assert _shim_of(tmp_path, mpicc) == str(library) and library.stat().st_mtime_ns == stamp  # reused, not rebuilt
+    other = "mpich" if name == "openmpi" else "openmpi"
+    if shutil.which(f"mpicc.{other}"):
+        assert Path(_shim_of(tmp_path, shutil.which(f"mpicc.{other}"))).parent != library.parent  # a cache per MPI
 
 
 def test_buffers_beyond_half_the_available_memory_are_refused(monkeypatch):

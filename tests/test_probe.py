@@ -64,6 +64,9 @@ def test_missing_probe_is_unavailable(tmp_path, monkeypatch):
     (-7, "xferlab-probe: stream: mapped\n", "killed by SIGBUS after: xferlab-probe: stream: mapped"),
     (-11, "", "killed by SIGSEGV"), (-6, "  \n", "killed by SIGABRT"),
     (1, "first\nlast line\n", "last line"), (5, "", "exit code 5"),
+    # Open MPI's mpiexec draws rules around its message: the message is the reason, not the rule
+    (1, "---\nmpiexec noticed that process rank 1 exited on signal 11 (Segmentation fault).\n-----\n",
+     "mpiexec noticed that process rank 1 exited on signal 11 (Segmentation fault)."),
 ])
 def test_exit_reason_names_the_signal_and_keeps_the_last_line(rc, err, reason):
     """A probe killed by a signal is no longer 'exit code -7': the signal's name, then its last stderr line."""

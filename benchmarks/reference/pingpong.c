@@ -1,6 +1,6 @@
 /* The plain-C reference of benchmarks/bench_network.py: a ping-pong and a windowed-bandwidth loop
  * written the way the OSU Micro-Benchmarks define them (osu_latency, osu_bw), against MPI's own
- * header, built with the MPI's compiler wrapper (mpicc_abi), run by the same mpiexec on the same
+ * header, built with each MPI's compiler wrapper (mpicc_abi, mpicc.openmpi, mpicc.mpich), run by that MPI's mpiexec on the same
  * ranks as xferlab. Not xferlab code: it shares nothing with native/probe/network.cpp.
  *
  * usage: pingpong LAT_BYTES LAT_ITERATIONS LAT_WARMUP BW_BYTES BW_ITERATIONS BW_WARMUP WINDOW

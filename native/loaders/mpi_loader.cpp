@@ -15,9 +15,12 @@ namespace {
 Api g_api{};
 std::string g_reason;
 
+std::string g_prefix;  // "" for a standard-ABI library, "xferlab_" for xferlab's shim
+std::string g_abi = "standard", g_mpi_library;
+
 template <class F>
 bool resolve(void* lib, F& slot, const char* name) {
-  void* symbol = dlsym(lib, name);
+  void* symbol = dlsym(lib, (g_prefix + name).c_str());
   slot = reinterpret_cast<F>(symbol);
   return symbol != nullptr;
 }
@@ -30,6 +33,15 @@ std::string load_once() {
   if (!lib) {
     const char* why = dlerror();
     return why ? std::string(why) : path + ": dlopen failed";
+  }
+  // xferlab's shim (src/xferlab/measure/mpi_shim.c, built with a site MPI's mpicc) exports the same
+  // calls with the standard ABI's handles, each named xferlab_<name>, and says which ABI it wraps.
+  if (auto shim_abi = reinterpret_cast<const char* (*)()>(dlsym(lib, "xferlab_shim_abi"))) {
+    g_prefix = "xferlab_";
+    g_abi = shim_abi();
+    if (auto under = reinterpret_cast<const char* (*)()>(dlsym(lib, "xferlab_shim_mpi_library"))) g_mpi_library = under();
+  } else {
+    g_mpi_library = path;
   }
   struct Entry {
     const char* name;
@@ -69,7 +81,9 @@ std::string load_once() {
       {"MPI_Info_free", resolve(lib, a.Info_free, "MPI_Info_free")},
   };
   for (const Entry& e : entries)
-    if (!e.ok) return path + " does not export " + e.name + " (not an MPI standard-ABI library?)";
+    if (!e.ok)
+      return path + " does not export " + g_prefix + e.name +
+             (g_prefix.empty() ? " (not an MPI standard-ABI library?)" : " (a shim of another xferlab?)");
   resolve(lib, a.Query_cuda_support, "MPIX_Query_cuda_support");  // optional
   return "";
 }
@@ -80,6 +94,9 @@ std::string library() {
   const char* env = std::getenv("XFERLAB_MPI_LIB");
   return env && *env ? env : "libmpi_abi.so.1";
 }
+
+std::string abi() { return g_abi; }
+std::string mpi_library() { return g_mpi_library; }
 
 const Api* load(std::string& why) {
   static std::once_flag once;

@@ -8,7 +8,10 @@
 // constants, MPI_STATUS_IGNORE the null pointer. Only what the probe uses is declared.
 //
 // The library is $XFERLAB_MPI_LIB when set (xferlab's Python side sets it to the library it
-// found), else "libmpi_abi.so.1" on the loader's search path.
+// found), else "libmpi_abi.so.1" on the loader's search path. An MPI without the standard ABI (the
+// MPICH ABI, libmpi.so.12; Open MPI, libmpi.so.40) is reached through xferlab's shim
+// (src/xferlab/measure/mpi_shim.c, compiled with that MPI's mpicc): the same calls and handles,
+// each exported as xferlab_<name>; load() takes whichever it finds.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -94,6 +97,10 @@ struct Api {
 
 // The library's path as it will be (or was) opened.
 std::string library();
+// After load(): "standard" (a standard-ABI library), else the ABI the shim wraps ("mpich", "openmpi"),
+// and the MPI library whose calls run (the shim's libmpi, or the standard-ABI library itself).
+std::string abi();
+std::string mpi_library();
 // The resolved API, or nullptr with the reason in `why` (library or symbol missing). Loads once.
 const Api* load(std::string& why);
 // Throws std::runtime_error naming `what` and the MPI's own message when `code` is not SUCCESS.

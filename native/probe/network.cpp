@@ -95,7 +95,7 @@ int run_network(Args& args) {
   const std::string inventory = read_file(o.inventory_file);
   std::string why;
   g = M::load(why);
-  if (!g) throw NotAvailable("MPI: " + why + " (set XFERLAB_MPI_LIB to an MPI standard-ABI library, libmpi_abi.so)");
+  if (!g) throw NotAvailable("MPI: " + why + " (set XFERLAB_MPI_LIB to an MPI standard-ABI library, libmpi_abi.so, or xferlab's shim: measure network --mpi)");
   int argc = 0;
   char** argv = nullptr;
   ok(g->Init(&argc, &argv), "MPI_Init");
@@ -193,7 +193,9 @@ int run_network(Args& args) {
           .str("library", first_line)
           .str("library_path", M::library())
           .str("mpi_version", std::to_string(major) + "." + std::to_string(minor))
-          .str("abi_version", std::to_string(abi_major) + "." + std::to_string(abi_minor))
+          .str("abi", M::abi())
+          .str("abi_version", abi_major < 0 ? "" : std::to_string(abi_major) + "." + std::to_string(abi_minor))
+          .str("mpi_library", M::mpi_library())
           .str("clock", "std::chrono::steady_clock")
           .integer("node", o.node)
           .raw("node_pages", node_pages)

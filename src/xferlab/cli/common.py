@@ -91,6 +91,10 @@ _PLATFORM = ("OpenCL platform, by index (in the order `xferlab inventory` lists 
              "'Intel' or 'Portable'; --device then counts that platform's devices (default: --device counts every "
              "platform's devices in turn).")
 PLATFORM = _declare("--platform", "", None, _PLATFORM, "NAME|N")
+MPI = _declare("--mpi", "", "auto", "The MPI that runs the ranks: auto (the mpicc on PATH, a loaded module, else the mpich "
+               "wheel), wheel, or the path of an MPI's mpicc or library (libmpi_abi.so.1, libmpi.so.12, libmpi.so.40); "
+               "an MPI without the standard ABI is reached through a shim built once with its mpicc. Its launcher "
+               "(mpiexec) is the one beside it.", "auto|wheel|PATH")
 STUDY_PLATFORM = _declare("--platform", "study", None, _PLATFORM + " For the studies that take --device.", "NAME|N")
 _BACKEND = ("Device API: opencl (any ICD: PoCL, GPUs, FPGAs), cuda (the driver API) or sycl (USM and launches through "
             "a SYCL runtime, with dpctl: pip install 'xferlab[sycl]').")

@@ -7,6 +7,7 @@ import json
 
 from ..system.locality import cpu_text
 from ..system.inventory import inventory as read_inventory
+from ..system.state import RunKind, machine_state, state_lines, warning_lines, warnings
 from ..units import format_size
 from .common import JSON
 from .output import Column, emit, stdout
@@ -23,8 +24,14 @@ def _where(locality: dict | None) -> str:
 
 
 def inventory(json_: bool = JSON) -> None:
-    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders)."""
+    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders) and state.
+
+    The state is what each run records at its start (NUMA balancing, governor, turbo, THP, SMT, VM, load,
+    clock source), with the warnings a memory or latency run of unknown placement would get."""
     machine = read_inventory()
+    state = machine_state()
+    state["warnings"] = warnings(state, RunKind(memory=True, latency=True))
+    machine["machine_state"] = state
     if json_:
         from ..measure.device import BACKENDS, devices
 
@@ -65,3 +72,5 @@ def inventory(json_: bool = JSON) -> None:
                  f"transparent: {hp['transparent']}; governor: {machine['frequency_governor']}; "
                  f"persistence instructions: {', '.join(machine['cpu_flags_persistence']) or 'none'}; "
                  f"pmem devices: {', '.join(machine['pmem_devices']) or 'none'}", highlight=False)
+    for line in state_lines(state) + warning_lines(state):
+        stdout.print(line, highlight=False)

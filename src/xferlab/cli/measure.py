@@ -111,7 +111,7 @@ def memory(
     outcome = measure("measure memory", steps(plan), rows_of, "memory", params=memory_params(plan), store_path=store,
                       timeout=timeout_s, budget=budget_s)
     report(outcome, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 def report(outcome, fmt: str, plot: Optional[Path]) -> None:
@@ -126,7 +126,8 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     if fmt != "table":
         rows = bandwidth + latency + [{"test": "loaded-latency", **p} for p in loaded]
         emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "failures": failures,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "failures": failures,
                     "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_tables(bandwidth, latency, loaded)

@@ -72,7 +72,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 COLUMNS = [
@@ -107,7 +107,8 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
     if fmt != "table":
         keys = list(dict.fromkeys(k for r in result for k in r))
         emit("measure collab", result, [Column(k, k) for k in keys], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "device": plan.info,
                     "failures": failures, "unvalidated_samples": unvalidated_total(outcome),
                     "plots": [str(p) for p in plots]})
         return

@@ -112,7 +112,7 @@ def _run(command: str, plan: DevicePlan, fmt: str, budget: Optional[str], timeou
                               **({"order": plan.transfer_order()} if plan.transfers else {})},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
@@ -126,7 +126,8 @@ def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
         rows = ([{"test": "transfer", **r} for r in result["transfers"]] + [{"test": "launch", **r} for r in result["launch"]]
                 + [{"test": "chunks", **r} for r in result["chunks"]])
         emit(outcome_command(outcome), rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "device": plan.info,
                     "overview": result["overview"], "failures": result["failures"],
                     "unvalidated_samples": result["unvalidated_samples"]})
         return

@@ -129,7 +129,7 @@ def kernels(ctx: typer.Context,
         outcome = measure("measure kernels", steps(plan, Path(tmp)), rows_of, "kernels", params=params(plan),
                           store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 def params(plan: KernelPlan) -> dict[str, Any]:
@@ -209,7 +209,8 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
     if fmt != "table":
         emit("measure kernels", got["stream"] + got["spmv"], [Column(k, k) for k in dict.fromkeys(
              k for r in got["stream"] + got["spmv"] for k in r)], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "device": plan.info,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "device": plan.info,
                     **{k: v for k, v in got.items() if k not in ("stream", "spmv")},
                     "failures": failed_steps(outcome), "unvalidated_samples": unvalidated_total(outcome),
                     "plots": [str(p) for p in plots]})

@@ -16,12 +16,13 @@ from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
                                LATENCY_COUNTS, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
 from ..measure.network_results import overview, summary
+from ..measure.mpi_site import ABIS
 from ..measure.device import platform_device
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size
-from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
+from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, MPI, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -86,7 +87,7 @@ def network(ctx: typer.Context,
             bind: Optional[str] = typer.Option(None, "--bind", metavar="core|none",
                                                help="core: each rank pinned to its own CPU (default when xferlab starts "
                                                     "the ranks); none: as the launcher placed it (default under one)."),
-            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
+            mpi: str = MPI, budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
     """MPI latency, bandwidth, message rate and collectives (OSU's definitions), host or device buffers.
@@ -105,7 +106,7 @@ def network(ctx: typer.Context,
                                                  "--collective-iterations"),
                        large_from=parse_size(large_from, "--large-from", allow_zero=True), window=window,
                        buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend,
-                       device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside)
+                       device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside, mpi=mpi)
     only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
@@ -122,7 +123,7 @@ def network(ctx: typer.Context,
         if inventory_file:
             os.unlink(inventory_file)
     report(outcome, plan, fmt, plot)
-    conclude(outcome)
+    conclude(outcome, fmt)
 
 
 def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, str]]:
@@ -195,8 +196,10 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
     placed = "; ".join(f"{host}: ranks {', '.join(r)}" for host, r in where.items())
     skipped = setup.get("points_skipped")
     notes = [f"budget: {skipped} point(s) not started"] if skipped else []
-    notes += [f"MPI: {mpi.get('library')} (MPI {mpi.get('mpi_version')}, standard ABI {mpi.get('abi_version')}, "
-             f"{mpi.get('library_path')}); {len(hosts)} ranks on {len(where)} host(s): {placed}"]
+    abi = (f"standard ABI {mpi.get('abi_version')}" if mpi.get("abi") in (None, "standard")
+           else f"{ABIS.get(mpi.get('abi'), mpi.get('abi'))} through xferlab's shim")
+    notes += [f"MPI: {mpi.get('library')} (MPI {mpi.get('mpi_version')}, {abi}, {mpi.get('mpi_library') or mpi.get('library_path')}"
+              f"{', launcher ' + mpi['launcher'] if mpi.get('launcher') else ''}); {len(hosts)} ranks on {len(where)} host(s): {placed}"]
     node = setup.get("buffer_node") or {}
     if node.get("node") is not None and node["node"] >= 0:
         notes.append(f"host buffers bound to node {node['node']}: " + (f"binding failed: {node['binding_error']}"
@@ -210,6 +213,8 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
 def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     table = summary(outcome.rows)
     setup = run_summary(outcome.results)
+    if plan.site is not None:
+        setup["mpi"] = {**(setup.get("mpi") or {}), **plan.site.params()}
     plots = []
     if plot and table:
         from ..plots import plot_network
@@ -222,7 +227,8 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     notes += [f"plot: {p}" for p in plots]
     if fmt != "table":
         emit("measure network", table, [Column(k, k) for k in dict.fromkeys(k for r in table for k in r)], fmt, notes=notes,
-             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "overview": overview(table), **setup,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
+                    "machine_state": outcome.machine_state, "overview": overview(table), **setup,
                     "failures": failed_steps(outcome),
                     "unvalidated_samples": unvalidated_total(outcome), "plots": [str(p) for p in plots]})
         return

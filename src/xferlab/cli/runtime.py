@@ -10,7 +10,7 @@ import typer
 from ..errors import BadValue
 from ..units import COUNT_HELP, LIST_HELP, format_time, parse_count, parse_list, parse_rate, parse_time
 from .common import CSV, DEVICE, JSON, PLATFORM, PLOT, PROGRAM, RUNTIME_BACKEND, STORE, only_with, renamed
-from .output import Column, emit, or_dash, output_format, stderr
+from .output import Column, emit, or_dash, output_format, stderr, stdout
 
 app = typer.Typer(no_args_is_help=True, help="The latency-tolerant offload runtime (Zipper-style, seed 002).")
 
@@ -103,6 +103,10 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
                     "window": window, "repeats": repeats}, store) as (run_id, path, add):
         rows = bench(backend, lats, names, modes, size, repeats, ring, window, rate, device,
                      progress=lambda s: stderr.print(s, highlight=False), on_row=add, checked=True, program=program)
+    from ..store import open_store
+
+    with open_store(path, read_only=True) as db:  # the machine's state as the run recorded it, with its warnings
+        state = (db.run(run_id).get("inventory") or {}).get("machine_state") or {}
     notes = [f"every run validated against the plain host computation; run {run_id} recorded in {path}",
              "transactions: the runtime's accounting, 64-byte lines written and read plus doorbells; its saving "
              "against sync is an identity of that formula (3 a request in sync, 0.625 line + 1/32 doorbell a request "
@@ -127,4 +131,8 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
         Column("result_reads", "reads"), Column("forwarded", "forwarded"),
         Column("p_over_o", "P/O", lambda v: "–" if v is None else f"{v:.3g}"),
     ], fmt, title=f"Offload runtime on {rows[0]['backend'] if rows else backend}", notes=notes,
-        extra={"run_id": run_id, "store": str(path)})
+        extra={"run_id": run_id, "store": str(path), "machine_state": state})
+    from ..system.state import warning_lines
+
+    for line in warning_lines(state):  # under the table, as measure commands say them (stderr with --json/--csv)
+        (stdout if fmt == "table" else stderr).print(line, highlight=False, markup=False, soft_wrap=True)

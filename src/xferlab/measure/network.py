@@ -10,8 +10,10 @@ The timing loops are in the probe (``native/probe/network.cpp``), started as MPI
   every sample and every rank's inventory and alone writes the store.
 
 MPI is reached through the MPI 5 standard ABI (``libmpi_abi.so``), loaded at run time: one probe
-runs on any MPI that ships it. ``$XFERLAB_MPI_LIB`` names the library; else the one installed with
-the ``mpich`` wheel beside this Python; else ``libmpi_abi.so.1`` on the loader's path.
+runs on any MPI that ships it, and on an MPI that does not (the MPICH ABI, Open MPI) through a
+shim compiled with that MPI's own mpicc. ``--mpi auto|wheel|PATH`` chooses (measure/mpi_site.py):
+the mpicc on PATH, else the ``mpich`` wheel beside this Python; ``$XFERLAB_MPI_LIB`` names the
+standard-ABI library outright.
 
 Rows: ``suite`` network, ``test`` the OSU benchmark's name (latency, bw, bibw, mbw_mr, multi_lat)
 or the collective's, one per timed iteration: ``seconds`` is a one-way latency (ping-pong round
@@ -24,8 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ from ..errors import BadValue, Unavailable
 from ..units import _shown
 from ..system.inventory import memory_available
 from ..units import format_size, parse_list, parse_size
+from .mpi_site import Mpi, choose as choose_mpi, launch_command, wheel_launcher, wheel_library
 from .probe import ProbeRun
 from .steps import Step, good_time, step_failure
 
@@ -80,40 +81,13 @@ def launched_rank() -> Optional[tuple[int, int]]:
 
 
 def mpi_library() -> Path:
-    """The MPI standard-ABI library the probe will load; :class:`Unavailable` saying where it looked."""
-    tried = []
-    if os.environ.get("XFERLAB_MPI_LIB"):
-        path = Path(os.environ["XFERLAB_MPI_LIB"])
-        if path.is_file():
-            return path
-        raise Unavailable(f"XFERLAB_MPI_LIB '{path}' is not a file (it names an MPI standard-ABI library, libmpi_abi.so)")
-    for prefix in dict.fromkeys((Path(sys.prefix), Path(sys.executable).resolve().parent.parent)):
-        candidate = prefix / "lib" / "libmpi_abi.so.1"
-        tried.append(str(candidate))
-        if candidate.is_file():
-            return candidate
-    for folder in ("/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib", "/usr/lib"):
-        candidate = Path(folder) / "libmpi_abi.so.1"
-        tried.append(str(candidate))
-        if candidate.is_file():
-            return candidate
-    raise Unavailable("no MPI with the standard ABI (libmpi_abi.so.1) was found (looked in: " + ", ".join(tried) +
-                      "); install the 'mpich' package (pip install mpich) or set XFERLAB_MPI_LIB")
+    """The wheel's standard-ABI library (or $XFERLAB_MPI_LIB): ``--mpi wheel`` (measure/mpi_site.py)."""
+    return wheel_library()
 
 
 def launcher() -> Path:
-    """The ``mpiexec`` that starts ranks on this machine: $XFERLAB_MPIEXEC, the one beside this
-    Python (the ``mpich`` wheel's), or the first on PATH."""
-    if os.environ.get("XFERLAB_MPIEXEC"):
-        return Path(os.environ["XFERLAB_MPIEXEC"])
-    beside = Path(sys.executable).parent / "mpiexec"
-    if beside.is_file():
-        return beside
-    found = shutil.which("mpiexec")
-    if found:
-        return Path(found)
-    raise Unavailable("no MPI launcher (mpiexec) was found beside this Python or on PATH; install the 'mpich' "
-                      "package (pip install mpich) or set XFERLAB_MPIEXEC")
+    """The wheel's ``mpiexec`` (or $XFERLAB_MPIEXEC): ``--mpi wheel``'s launcher."""
+    return wheel_launcher()
 
 
 def _size_item(text: str, where: str) -> int:
@@ -140,6 +114,13 @@ class NetworkPlan:
     budget: Optional[float] = None
     inside: Optional[tuple[int, int]] = None  # (rank, ranks) when started by a launcher
     device_info: dict[str, Any] = field(default_factory=dict)
+    mpi: str = "auto"                # --mpi: auto | wheel | PATH (an mpicc or a library)
+    site: Optional[Mpi] = None       # the MPI it names, once checked
+
+    def chosen_mpi(self) -> Mpi:
+        if self.site is None:
+            self.site = choose_mpi(self.mpi)
+        return self.site
 
     @staticmethod
     def parse_tests(text: str) -> list[str]:
@@ -230,6 +211,7 @@ class NetworkPlan:
                            f"{format_size(max(self.collective_sizes or [0]))} need {format_size(need)} of buffers "
                            f"({self.world if self.inside is None else 1} rank(s) here), above half of the "
                            f"{format_size(available)} available; allowed: smaller sizes")
+        self.chosen_mpi()
         if "device" in self.buffers and probe_devices:
             from .device import find_device
 
@@ -277,12 +259,14 @@ class NetworkPlan:
                 "device": self.device if "device" in self.buffers else None,
                 "platform": self.device_info.get("platform") if "device" in self.buffers else None,
                 "path": self.path, "node": self.node,
-                "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)"}
+                "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)",
+                "mpi": self.chosen_mpi().params()}
 
 
 def step(plan: NetworkPlan, inventory_file: Optional[str] = None) -> Step:
     """The one probe run: every rank runs the probe once (MPI is initialized once per process)."""
-    env = {"XFERLAB_MPI_LIB": str(mpi_library())}
+    mpi = plan.chosen_mpi()
+    env = {"XFERLAB_MPI_LIB": str(mpi.library), **mpi.env}
     label = f"MPI network, {plan.world} ranks"
     args = plan.probe_args(inventory_file)
     if plan.inside:
@@ -292,7 +276,7 @@ def step(plan: NetworkPlan, inventory_file: Optional[str] = None) -> Step:
         return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(), launcher=[], env=env,
                     pass_fds=fds)
     return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(),
-                launcher=[str(launcher()), "-n", str(plan.ranks)], env=env)
+                launcher=launch_command(mpi, plan.ranks), env=env)
 
 
 def write_inventory() -> str:
@@ -368,7 +352,7 @@ def run_summary(results) -> dict[str, Any]:
     for result in results:
         setup = result.step.learned.get("setup")
         if setup:
-            return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_version", "abi_version", "gpu_aware",
+            return {"mpi": {k: setup.get(k) for k in ("library", "library_path", "mpi_library", "abi", "mpi_version", "abi_version", "gpu_aware",
                                                       "memory_alloc_kinds", "paths", "bind", "clock")},
                     "hosts": setup.get("hosts"), "device": setup.get("device"),
                     "buffer_node": {"node": setup.get("node"), "pages": setup.get("node_pages"),

@@ -181,8 +181,9 @@ def _parse(run: ProbeRun, stdout: str) -> ProbeRun:
 
 def exit_reason(returncode: int, stderr: str) -> str:
     """Why a probe that ended with ``returncode`` failed: its last line on stderr, and for a probe
-    killed by a signal the signal's name ("killed by SIGBUS after: <last line>")."""
-    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    killed by a signal the signal's name ("killed by SIGBUS after: <last line>"). Lines of punctuation
+    alone (the rules Open MPI's mpiexec draws around its messages) are not a reason."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if any(c.isalnum() for c in line)]
     last = lines[-1] if lines else ""
     if returncode < 0:
         try:

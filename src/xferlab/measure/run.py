@@ -26,6 +26,7 @@ from .. import __version__
 from ..errors import XferlabError
 from ..store import open_store
 from ..system.inventory import inventory
+from ..system.state import with_state
 from .steps import Converter, Step, StepResult, run_steps
 from .probe import run_probe
 
@@ -60,6 +61,11 @@ class RunOutcome:
         return [row for r in self.results for row in r.rows]
 
     @property
+    def machine_state(self) -> dict[str, Any]:
+        """The machine's state at the start with its warnings (system/state.py), as recorded."""
+        return self.inventory.get("machine_state") or {}
+
+    @property
     def failures(self) -> list[StepResult]:
         return [r for r in self.results if r.failure]
 
@@ -90,7 +96,7 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
             extra_summary: Optional[Callable[[list[StepResult]], dict[str, Any]]] = None) -> RunOutcome:
     """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr.
     ``extra_summary`` adds to the run's summary what only the steps' output tells (the MPI ranks' hosts)."""
-    machine = {**inventory(), **(extra_inventory or {})}
+    machine = with_state({**inventory(), **(extra_inventory or {})}, command, params)
     store = open_store(store_path)
     total = sum(s.estimate_seconds for s in steps) or 1.0
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),

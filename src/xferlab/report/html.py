@@ -24,7 +24,8 @@ from .collect import Section, Table
 TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
              "reason", "suite", "run_id", "model", "pattern", "version", "fact", "value", "advice", "fastest",
              "runner_up", "faster_below", "faster_above", "profile", "verdict", "replaced", "by", "strategy", "command",
-             "tier", "kernel", "system", "opset", "workload", "cause", "median_ci", "latency_ci", "bandwidth_ci", "status", "why"}
+             "tier", "kernel", "system", "opset", "workload", "cause", "median_ci", "latency_ci", "bandwidth_ci", "status", "why",
+             "numa_balancing", "governor", "turbo", "thp", "smt", "virtual", "clock_source"}
 
 
 def machine_table(inventory: dict[str, Any]) -> Table:
@@ -146,6 +147,10 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
 
         for ids in node_groups(db):
             add(f"Nodes compared ({ids[0]})", f"nodes-{ids[0]}", lambda ids=ids: (nodes_section(db, ids), None))
+        if runs:
+            from .state_section import state_section
+
+            add("Machine state", "machine-state", lambda: (state_section(runs), None))
         glance, failed_glance = guarded("At a glance", "glance", lambda: kernels_section.glance(
             memory_runs, device_samples, kernel_runs))
         if failed_glance is not None:

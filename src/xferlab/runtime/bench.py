@@ -180,9 +180,11 @@ def recording(params: dict[str, Any], store_path: Optional[Path], argv: Optional
     from ..measure.run import versions
     from ..store import open_store
     from ..system.inventory import inventory
+    from ..system.state import with_state
 
     with open_store(store_path) as store:
-        run_id = store.start_run("runtime bench", sys.argv[1:] if argv is None else argv, inventory(), versions(), params)
+        run_id = store.start_run("runtime bench", sys.argv[1:] if argv is None else argv,
+                                 with_state(inventory(), "runtime bench", params), versions(), params)
         added = []
 
         def add(r: dict[str, Any]) -> None:

@@ -161,6 +161,7 @@ faults                array    list    first-touch timings of shared memory (mea
 flows                 array    list    a scenario's flows on other links
 hosts                 array    list    each rank's host and CPUs
 hugepages             object   object  huge pages: sizes, totals, transparent huge pages' setting
+machine_state         object   object  the machine's state at a run's start (NUMA balancing, governor, turbo, THP, SMT, VM, load, clock source) and its warnings
 imports               array    list    each shard imported: its run, its samples, whether it was new
 failed_nodes          array    list    the nodes that failed, with why
 links                 object   object  each link's full parameters, by label

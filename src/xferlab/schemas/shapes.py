@@ -3,7 +3,7 @@ result row), ``top`` (the object's other fields) and ``nested`` (the fields of t
 object field, where they are declared); ``?`` after a name: it may be absent. Keyed by the ``command``
 field of the printed object (``scenario run`` covers ``scenario run NAME``)."""
 
-MEASURED = "run_id store failures unvalidated_samples plots?"
+MEASURED = "run_id store machine_state failures unvalidated_samples plots?"
 STUDY = "group skipped steps options"
 STEPS = {"steps": "key label run_id status failure", "skipped": "class reason"}
 SCENARIO = "figure kind? candidate? size_bytes? seed xferlab unit relative_error tolerance basis status status_reason note"
@@ -46,7 +46,7 @@ SHAPES = {
     "inventory": dict(
         rows="hostname node cpu_model cpu_vendor architecture hypervisor cpus_online cpus_allowed cores threads "
              "caches numa_nodes memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
-             "cpu_flags_persistence accelerators",
+             "cpu_flags_persistence machine_state accelerators",
         # per API its devices, each device's record (its API's fields) with where it sits (system/locality.py)
         nested={"accelerators": "opencl? cuda? ...", "opencl": "devices ...", "cuda": "devices ...",
                 "devices": "locality ...", "locality": "pci_bus_id numa_node local_cpus source note"}),
@@ -135,7 +135,7 @@ SHAPES = {
              "counted_lines_received counted_read_requests counted_lines_sent counted_values_sent "
              "counted_status_reads counted_forwarded counted_kept counted_transactions speedup_over_sync "
              "transactions_saved counted_saved device_seconds p_over_o",
-        top="run_id store"),
+        top="run_id store machine_state"),
     "scenario list": dict(rows="name kind title source"),
     "scenario run": dict(
         rows=SCENARIO,
