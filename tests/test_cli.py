@@ -23,7 +23,8 @@ def test_help_lists_the_verbs(cli):
 
 def test_a_verb_imports_only_its_own_module(tmp_path):
     """`xferlab VERB …` imports the CLI module of VERB alone (every command's start-up; the suite starts the CLI
-    hundreds of times), and a misspelt verb still gets the whole list of verbs."""
+    hundreds of times), and a misspelt verb still gets the whole list of verbs. The shared option table
+    (cli/common.py) loads no link model: `results` never needs one."""
     import subprocess
     import sys
 
@@ -35,6 +36,9 @@ def test_a_verb_imports_only_its_own_module(tmp_path):
     done = subprocess.run([sys.executable, "-c", show.format(["shcema"])], capture_output=True, text=True)
     assert "No such command 'shcema'" in done.stderr
     assert all(f"'xferlab.cli.{module}'" in done.stdout for _, module, _ in VERBS)
+    links = "import sys; from xferlab.cli import main; main(['results', '--help']); print('xferlab.links' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", links], capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == "False", done.stdout[-300:]
 
 
 def test_model_time_json(cli):
