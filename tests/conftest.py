@@ -49,7 +49,10 @@ import signal as _signal
 if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
-# Tests that time things and compare the times: run alone (`-m serial`), never beside others.
+# Tests that time things and compare the times, and those whose threads spin (the emulated bus: its host and device
+# threads each need a core; beside other tests every hand-over waits a scheduler quantum, and a 3 s test took 15
+# minutes on the busy 2-vCPU VM): run alone (`-m serial`), never beside others. A name with its [parameters] marks
+# that case alone.
 SERIAL = (
     "tests/test_memory.py::test_latency_steps_match_the_caches",
     "tests/test_memory.py::test_app_direct_on_a_file_with_and_without_persistence",
@@ -58,12 +61,15 @@ SERIAL = (
     "tests/test_probe.py::test_clock_resolution",
     "tests/test_runtime.py::test_bench_records_and_reports",
     "tests/test_runtime.py::test_every_workload_validates",
+    "tests/test_runtime.py::test_the_bus_counts_what_crossed_it[emulated]",
+    "tests/test_schemas.py::test_real_output_matches_its_schema[runtime bench --backend]",
+    "tests/test_schemas.py::test_real_output_matches_its_schema[study run offload]",
 )
 
 
 def pytest_itemcollected(item):
     nodeid = item.nodeid.split("[")[0]
-    if any(nodeid == name or nodeid.endswith("/" + name) for name in SERIAL):
+    if any(n == name or n.endswith("/" + name) for name in SERIAL for n in (nodeid, item.nodeid)):
         item.add_marker(pytest.mark.serial)
     # Marked here, before pytest-xdist reads the marks (its pytest_collection_modifyitems, under --dist loadgroup).
     scopes = {d.scope for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs}
