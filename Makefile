@@ -27,14 +27,15 @@ lab: $(STAMP)
 	-@$(MAKE) --no-print-directory opencl
 	$(BIN)/xferlab lab
 
-# The tests in parallel (pytest-xdist, a worker per core; a module sharing a fixture stays on one
-# worker), then the tests marked `serial` (they compare timings) alone. Fails if either part fails.
+# The tests in parallel (pytest-xdist, a worker per core, each test to the next free worker; the tests sharing a
+# module fixture stay on one worker: tests/conftest.py groups them), then the tests marked `serial` (they compare
+# timings) alone. Fails if either part fails. Each part lists its 25 slowest tests.
 # Intel's OpenCL CPU runtime (the extra `intel`, from PyPI) beside the system's PoCL: the device tests that take
 # the `platform` fixture (tests/conftest.py) run on both; OCL_ICD_VENDORS names the folder holding both .icd files.
 test: sysdeps opencl mpi browser $(STAMP) $(INTEL_STAMP)
 	@status=0; export OCL_ICD_VENDORS="$$(sh scripts/opencl_vendors.sh $(VENV))"; \
-	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not serial" || status=$$?; \
-	$(BIN)/python -m pytest -q -m serial || status=$$?; \
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=25 -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -q --durations=25 -m serial || status=$$?; \
 	exit $$status
 
 bench: $(STAMP)

@@ -8,9 +8,10 @@ pytest-xdist, then the tests marked ``serial`` alone).
 * Tests that compare timings (cache steps, launch latency, speedups, the emulated bus's spinning
   threads) are marked ``serial``: run beside other tests on a small machine they would measure the
   other tests. ``make test`` runs them after the parallel part, one at a time.
-* Each test file runs on one worker (``--dist loadfile``), so a module-scoped fixture (a recorded
-  run, a browser) is built once. (``--dist loadgroup`` with ``xdist_group`` marks did not group
-  anything under pytest 9.2 and pytest-xdist 3.8: the fixtures were built on both workers.)
+* Tests go to whichever worker is free, one at a time (``--dist loadgroup``), except those that take
+  a module-scoped fixture (a recorded run, a browser): ``pytest_itemcollected`` below marks them
+  ``xdist_group`` by their file, so that the fixture is built once, on one worker. (Whole files per
+  worker, ``--dist loadfile``, left a core idle while one long file finished.)
 """
 
 import json
@@ -48,7 +49,10 @@ import signal as _signal
 if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
-# Tests that time things and compare the times: run alone (`-m serial`), never beside others.
+# Tests that time things and compare the times, and those whose threads spin (the emulated bus: its host and device
+# threads each need a core; beside other tests every hand-over waits a scheduler quantum, and a 3 s test took 15
+# minutes on the busy 2-vCPU VM): run alone (`-m serial`), never beside others. A name with its [parameters] marks
+# that case alone.
 SERIAL = (
     "tests/test_memory.py::test_latency_steps_match_the_caches",
     "tests/test_memory.py::test_app_direct_on_a_file_with_and_without_persistence",
@@ -57,13 +61,32 @@ SERIAL = (
     "tests/test_probe.py::test_clock_resolution",
     "tests/test_runtime.py::test_bench_records_and_reports",
     "tests/test_runtime.py::test_every_workload_validates",
+    "tests/test_runtime.py::test_the_bus_counts_what_crossed_it[emulated]",
+    "tests/test_schemas.py::test_real_output_matches_its_schema[runtime bench --backend]",
+    "tests/test_schemas.py::test_real_output_matches_its_schema[study run offload]",
 )
 
 
 def pytest_itemcollected(item):
     nodeid = item.nodeid.split("[")[0]
-    if any(nodeid == name or nodeid.endswith("/" + name) for name in SERIAL):
+    if any(n == name or n.endswith("/" + name) for name in SERIAL for n in (nodeid, item.nodeid)):
         item.add_marker(pytest.mark.serial)
+    # Marked here, before pytest-xdist reads the marks (its pytest_collection_modifyitems, under --dist loadgroup).
+    scopes = {d.scope for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs}
+    if scopes & {"module", "class"}:
+        item.add_marker(pytest.mark.xdist_group(nodeid.split("::")[0]))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """pytest-xdist 3.8 groups an ``xdist_group`` by appending ``@group`` to ``item._nodeid``, which pytest 9 no longer
+    reads (an item's nodeid is ``item._id``): without this the group's tests went to both workers."""
+    if not getattr(config.option, "loadgroup", False):  # set on the workers by pytest-xdist
+        return
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is not None and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
+            item._id = type(item._id).parse(f"{item.nodeid}@{mark.args[0]}")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -21,6 +21,26 @@ def test_help_lists_the_verbs(cli):
         assert verb in out
 
 
+def test_a_verb_imports_only_its_own_module(tmp_path):
+    """`xferlab VERB …` imports the CLI module of VERB alone (every command's start-up; the suite starts the CLI
+    hundreds of times), and a misspelt verb still gets the whole list of verbs. The shared option table
+    (cli/common.py) loads no link model: `results` never needs one."""
+    import subprocess
+    import sys
+
+    from xferlab.cli import VERBS
+
+    show = "import sys; from xferlab.cli import main; main({}); print(sorted(m for m in sys.modules if m.startswith('xferlab.cli.')))"
+    done = subprocess.run([sys.executable, "-c", show.format(["schema", "--help"])], capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == "['xferlab.cli.schema']", done.stdout[-300:]
+    done = subprocess.run([sys.executable, "-c", show.format(["shcema"])], capture_output=True, text=True)
+    assert "No such command 'shcema'" in done.stderr
+    assert all(f"'xferlab.cli.{module}'" in done.stdout for _, module, _ in VERBS)
+    links = "import sys; from xferlab.cli import main; main(['results', '--help']); print('xferlab.links' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", links], capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == "False", done.stdout[-300:]
+
+
 def test_model_time_json(cli):
     doc = cli.json("model", "time", "pcie3x16", "cxl-seed", "--sizes", "64B..4KiB", "--op", "readwrite")
     assert doc["command"] == "model time"

@@ -107,7 +107,7 @@ def test_cycle_detector_finds_a_cycle():
 #: at the bottom serve everything above: ``outputs`` checks output paths and writes files whole (strict
 #: JSON included), ``plots`` draws every figure; ``report`` (the HTML report) is near the top, so that
 #: nothing measuring or modelling depends on reporting.
-ORDER = ["xferlab", "errors", "units", "files", "outputs", "schemas", "signals", "stats", "links", "plots", "system", "sim",
+ORDER = ["xferlab", "choices", "errors", "units", "files", "outputs", "schemas", "signals", "stats", "links", "plots", "system", "sim",
          "store", "measure", "fit", "advise", "runtime", "scenarios", "studies", "sweep", "campaign", "report",
          "lab", "cli", "__main__"]
 

@@ -7,6 +7,7 @@ Errors print one line, ``error: …``, on stderr; ``--debug`` (or XFERLAB_DEBUG=
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Optional
@@ -16,15 +17,6 @@ from typer.core import TyperGroup
 
 from .. import __version__, signals
 from ..errors import XferlabError
-from . import advise as advise_cli
-from . import fit as fit_cli
-from . import inventory as inventory_cli
-from . import lab as lab_cli
-from . import measure
-from . import simulate as simulate_cli
-from . import model, report as report_cli, results, runtime as runtime_cli, scenario, schema, study as study_cli
-from . import campaign as campaign_cli, sweep as sweep_cli
-from . import kernels as kernels_cli
 
 
 # Click's base of usage errors, as the installed Typer has it (Typer 0.29 carries its own copy of Click).
@@ -70,31 +62,17 @@ def _one_line(error: Exception):
     raise typer.Exit(getattr(error, "exit_code", 2))
 
 
-app = typer.Typer(
-    name="xferlab",
-    cls=_Group,
-    help="Measure, model and simulate data movement between CPUs, memory tiers and accelerators.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+#: The verbs in --help's order: (name, module of this package, attribute): a sub-app (a Typer) or one command's
+#: function. A run imports only its verb's module (numpy, pydantic, DuckDB, Rich load where that verb needs them):
+#: every `xferlab …` starts faster; --help, a misspelt verb and `app` (tests walk it) build them all.
+VERBS = (
+    ("model", "model", "app"), ("scenario", "scenario", "app"), ("measure", "measure", "app"),
+    ("results", "results", "app"), ("lab", "lab", "lab"), ("schema", "schema", "schema"),
+    ("inventory", "inventory", "inventory"), ("simulate", "simulate", "app"), ("fit", "fit", "fit"),
+    ("advise", "advise", "app"), ("report", "report", "report"), ("study", "study", "app"),
+    ("runtime", "runtime", "app"), ("sweep", "sweep", "app"), ("campaign", "campaign", "app"),
+    ("kernels", "kernels", "app"),
 )
-app.add_typer(model.app, name="model")
-app.add_typer(scenario.app, name="scenario")
-app.add_typer(measure.app, name="measure")
-app.add_typer(results.app, name="results")
-app.command("lab")(lab_cli.lab)
-app.command("schema")(schema.schema)
-app.command("inventory")(inventory_cli.inventory)
-app.add_typer(simulate_cli.app, name="simulate")
-app.command("fit")(fit_cli.fit)
-app.add_typer(advise_cli.app, name="advise")
-app.command("report")(report_cli.report)
-app.add_typer(study_cli.app, name="study")
-app.add_typer(runtime_cli.app, name="runtime")
-app.add_typer(sweep_cli.app, name="sweep")
-app.add_typer(campaign_cli.app, name="campaign")
-app.add_typer(kernels_cli.app, name="kernels")
 
 
 def _version(value: bool) -> None:
@@ -103,13 +81,48 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks of errors."),
 ) -> None:
     if debug:
         os.environ["XFERLAB_DEBUG"] = "1"
+
+
+def build(verb: Optional[str] = None) -> typer.Typer:
+    """The root command with every verb, or with only ``verb`` when it is one of them (its module alone imported)."""
+    root = typer.Typer(
+        name="xferlab",
+        cls=_Group,
+        help="Measure, model and simulate data movement between CPUs, memory tiers and accelerators.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    root.callback()(_root)
+    only = verb if any(name == verb for name, *_ in VERBS) else None
+    for name, module, attribute in VERBS:
+        if only in (None, name):
+            part = getattr(importlib.import_module(f".{module}", __name__), attribute)
+            if isinstance(part, typer.Typer):
+                root.add_typer(part, name=name)
+            else:
+                root.command(name)(part)
+    return root
+
+
+def __getattr__(name: str):
+    """``app``: the whole CLI (every verb), built on first use."""
+    if name == "app":
+        globals()["app"] = built = build()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _verb(args: list[str]) -> Optional[str]:
+    """The verb a command line runs: its first word that is not an option (the root's options take no value)."""
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None, debug: bool) -> int:
     try:
-        app(args=argv, prog_name="xferlab", standalone_mode=True)
+        build(_verb(sys.argv[1:] if argv is None else argv))(args=argv, prog_name="xferlab", standalone_mode=True)
     except SystemExit as done:
         interrupt = signals.behind(done)  # Typer turns a KeyboardInterrupt into exit 130
         if interrupt is not None:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from ..links import Link, resolve
-from ..links.presets import load_links_files
+from ..choices import DEVICE_AGAINST, NETWORK_AGAINST, OPS, STRATEGIES
 from ..store import STORE_HELP
-from ..links.base import OPS
 from ..errors import BadValue
-from ..fit.device import AGAINST as DEVICE_AGAINST
-from ..fit.network import AGAINST as NETWORK_AGAINST
-from ..system.models import STRATEGIES
 from ..units import _shown, parse_time
+
+if TYPE_CHECKING:
+    from ..links import Link
 
 #: The option table: flag -> {variant: the option object}. An option that several commands take is declared here
 #: once, with one default and one help text; a command that needs another default takes a named variant declared
@@ -184,10 +182,14 @@ def check_op(op: str) -> str:
 
 
 def user_links(files: Optional[list[Path]]) -> dict[str, Link]:
+    from ..links.presets import load_links_files  # the link models load where a command needs them
+
     return load_links_files(files)
 
 
 def links_from(specs: list[str], files: Optional[list[Path]]) -> list[Link]:
+    from ..links import resolve
+
     defined = user_links(files)
     return [resolve(spec, defined) for spec in specs]
 

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..choices import DEVICE_AGAINST
 from ..errors import BadValue, NothingMeasured
 from ..links import resolve
 from ..links.base import Link
@@ -20,7 +21,7 @@ from .linkfit import MODELS, NOISE_FACTOR, PARAMETERS, POOR_CV, POOR_WORST, sele
 from ..measure.samples import kept
 
 #: The preset the fits are set beside by default: seed 000's testbed link (PCIe Gen3 x16).
-AGAINST = "pcie3x16"
+AGAINST = DEVICE_AGAINST
 
 
 def _limit(against: Link, direction: str) -> tuple[float, str, int]:

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..choices import NETWORK_AGAINST
 from ..errors import BadValue, NothingMeasured
 from ..links import resolve
 from ..links.base import Link
@@ -19,7 +20,7 @@ from .device import Group, fit_groups
 from .linkfit import MODELS
 
 #: The network model the fits are set beside by default: seed 001's testbed network (EDR InfiniBand).
-AGAINST = "ib-edr"
+AGAINST = NETWORK_AGAINST
 
 
 

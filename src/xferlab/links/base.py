@@ -25,10 +25,11 @@ from typing import Annotated, Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
+from ..choices import OPS as _OPS
 from ..units import parse_rate, parse_size, parse_time
 
 Op = Literal["write", "read", "readwrite"]
-OPS: tuple[str, ...] = ("write", "read", "readwrite")
+OPS = _OPS  # the names, in xferlab.choices (the CLI reads them without loading this module)
 
 #: A large transfer, used to quote a link's asymptotic ("peak") payload rate.
 PEAK_SIZE = float(2**40)

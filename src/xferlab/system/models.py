@@ -35,10 +35,10 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from ..choices import STRATEGIES
 from ..links import Link, resolve
 from ..links.base import Bytes, Rate, Seconds
 
-STRATEGIES = ("staged", "direct", "coherent", "pipelined")
 MAX_NAME = 120  # characters in the name of a system, workflow, device or task
 
 
