@@ -90,11 +90,13 @@ $(STAMP): $(BIN)/python $(SOURCES)
 	$(BIN)/python -m pip install -q '.[dev]'
 	@touch $@
 
-# The extra's packages once per install of the package: `xferlab[intel]` (a name, not `.`) is resolved against the
-# installed xferlab's metadata, so pip adds the extra's packages without building xferlab again. Where they cannot
-# install (not x86-64 Linux, no network) the Intel runs are skipped, and fail in CI (CI=true).
+# The extras' packages once per install of the package: `xferlab[intel,sycl]` (a name, not `.`) is resolved against
+# the installed xferlab's metadata, so pip adds the extras' packages without building xferlab again; one resolution,
+# as both pin Intel's runtime at 2025.0.5 (sycl: dpctl 0.18.3 and Intel's SYCL runtime, for tests/test_sycl.py; its
+# size and install time in docs/device.md). Where they cannot install (not x86-64 Linux, no network) the Intel and
+# SYCL runs are skipped, and fail in CI (CI=true).
 $(INTEL_STAMP): $(STAMP)
-	@$(BIN)/python -m pip install -q 'xferlab[intel]' && touch $@ || echo "the extra intel did not install: the device tests on Intel's platforms are skipped (in CI they fail)"
+	@$(BIN)/python -m pip install -q 'xferlab[intel,sycl]' && touch $@ || echo "the extras intel and sycl did not install: the device tests on Intel's platforms and SYCL are skipped (in CI they fail)"
 
 clean:
 	rm -rf $(VENV) build

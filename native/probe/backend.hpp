@@ -1,5 +1,5 @@
 // One interface for every accelerator programming model (BabelStream's style): the sweeps in
-// device.cpp are written once over it; opencl_backend.cpp and cuda_backend.cpp implement it over
+// device.cpp are written once over it; opencl_backend.cpp, cuda_backend.cpp and sycl_backend.cpp implement it over
 // runtimes loaded with dlopen at run time (native/loaders/), so nothing vendor-specific is needed
 // to build.
 #pragma once
@@ -27,7 +27,10 @@ enum class HostKind {
   svm_fine,          // OpenCL fine-grained SVM buffer
   managed,           // CUDA managed memory, migrated on demand
   managed_prefetch,  // CUDA managed memory, prefetched to the device before use
+  usm_host,          // SYCL sycl::malloc_host: pinned host memory the device reads directly
+  usm_shared,        // SYCL sycl::malloc_shared: migrates between host and device
 };
+constexpr int kHostKinds = 8;
 const char* host_kind_name(HostKind kind);
 bool parse_host_kind(const std::string& name, HostKind& kind);
 
@@ -86,7 +89,8 @@ class Backend {
 
 std::unique_ptr<Backend> make_opencl_backend();  // opencl_backend.cpp
 std::unique_ptr<Backend> make_cuda_backend();    // cuda_backend.cpp
-// "opencl" or "cuda"; throws BadArgument for anything else.
+std::unique_ptr<Backend> make_sycl_backend();    // sycl_backend.cpp
+// "opencl", "cuda" or "sycl"; throws BadArgument for anything else.
 std::unique_ptr<Backend> make_backend(const std::string& name);
 
 }  // namespace xferlab

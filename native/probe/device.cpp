@@ -39,7 +39,9 @@ namespace xferlab {
 
 namespace {
 
-const char* kKindNames[] = {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"};
+const char* kKindNames[kHostKinds] = {"pageable", "pinned",  "svm-coarse", "svm-fine",
+                                      "managed",  "managed-prefetch", "usm-host", "usm-shared"};
+const std::vector<std::string> kAllKinds(kKindNames, kKindNames + kHostKinds);
 
 std::unique_ptr<Backend> open_backend(Args& args, int& device) {
   auto backend = make_backend(args.text("backend", "opencl"));
@@ -99,7 +101,7 @@ std::vector<long long> default_sizes(size_t limit) {
 const char* host_kind_name(HostKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 bool parse_host_kind(const std::string& name, HostKind& kind) {
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < kHostKinds; ++i)
     if (name == kKindNames[i]) {
       kind = static_cast<HostKind>(i);
       return true;
@@ -110,7 +112,8 @@ bool parse_host_kind(const std::string& name, HostKind& kind) {
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   if (name == "opencl") return make_opencl_backend();
   if (name == "cuda") return make_cuda_backend();
-  throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda");
+  if (name == "sycl") return make_sycl_backend();
+  throw BadArgument("--backend '" + name + "' is not allowed; allowed: opencl, cuda, sycl");
 }
 
 int run_devices(Args& args) {
@@ -129,8 +132,7 @@ constexpr long long kBatchCopies = 1000;
 int run_transfer(Args& args) {
   int device = 0;
   auto backend = open_backend(args, device);
-  const auto kind_names = args.words("kinds", "pageable,pinned",
-                                     {"pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch"});
+  const auto kind_names = args.words("kinds", "pageable,pinned", kAllKinds);
   const std::string sizes_text = args.text("sizes", "");
   const auto directions = args.words("directions", "h2d,d2h,d2d,bidir", {"h2d", "d2h", "d2d", "bidir"});
   const int min_iterations = static_cast<int>(args.integer("iterations", 5, 1, 1000000));
@@ -428,8 +430,7 @@ int run_chunks(Args& args) {
   auto backend = open_backend(args, device);
   const long long total = args.integer("total", 64ll << 20, 1, 1ll << 40);
   const auto chunks = args.integers("chunks", "81920,8388608", 1, 1ll << 40);
-  const auto kind_names = args.words("kinds", "pageable", {"pageable", "pinned", "svm-coarse", "svm-fine", "managed",
-                                                           "managed-prefetch"});
+  const auto kind_names = args.words("kinds", "pageable", kAllKinds);
   const auto directions = args.words("directions", "h2d", {"h2d", "d2h"});
   const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
   // Fixed: --repeats timed repeats. With --precision: at least --repeats, at most --max-repeats.

@@ -254,12 +254,17 @@ def plot_kernels(summary: Sequence[dict], scaling: Sequence[dict], folder: Path)
 
 
 def plot_launch(rows: Sequence[dict], path: Path) -> Path:
-    """The distribution of launch latency (empirical CDF, log time), one line per argument count."""
+    """The distribution of launch latency (empirical CDF, log time), one line per argument count (and
+    per API where a run has several: SYCL's beside OpenCL's)."""
     plt, fig, ax = _axes()
-    for key in dict.fromkeys((r["kernel_args"], r.get("cpus")) for r in rows if r["test"] == "launch"):
-        values = np.sort([r["seconds"] * 1e6 for r in rows if r["test"] == "launch" and (r["kernel_args"], r.get("cpus")) == key])
+    keys = list(dict.fromkeys((r.get("backend"), r["kernel_args"], r.get("cpus")) for r in rows if r["test"] == "launch"))
+    several = len({k[0] for k in keys}) > 1
+    for key in keys:
+        values = np.sort([r["seconds"] * 1e6 for r in rows
+                          if r["test"] == "launch" and (r.get("backend"), r["kernel_args"], r.get("cpus")) == key])
         ax.plot(values, np.arange(1, len(values) + 1) / len(values),
-                label=f"{key[0]} args" + (f", pinned to CPU {key[1]}" if key[1] is not None else ""))
+                label=(f"{key[0]}, " if several else "") + f"{key[1]} args"
+                + (f", pinned to CPU {key[2]}" if key[2] is not None else ""))
     ax.set_xscale("log")
     ax.set_xlabel("launch + wait (µs, host clock)")
     ax.set_ylabel("fraction of launches")

@@ -94,9 +94,10 @@ MPI = _declare("--mpi", "", "auto", "The MPI that runs the ranks: auto (the mpic
                "an MPI without the standard ABI is reached through a shim built once with its mpicc. Its launcher "
                "(mpiexec) is the one beside it.", "auto|wheel|PATH")
 STUDY_PLATFORM = _declare("--platform", "study", None, _PLATFORM + " For the studies that take --device.", "NAME|N")
-_BACKEND = "Device API: opencl (any ICD: PoCL, GPUs, FPGAs) or cuda (the driver API)."
-BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda")
-STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda")
+_BACKEND = ("Device API: opencl (any ICD: PoCL, GPUs, FPGAs), cuda (the driver API) or sycl (USM and launches through "
+            "a SYCL runtime, with dpctl: pip install 'xferlab[sycl]').")
+BACKEND = _declare("--backend", "", "opencl", _BACKEND, "opencl|cuda|sycl")
+STUDY_BACKEND = _declare("--backend", "study", None, _BACKEND + _FOR_STUDIES, "opencl|cuda|sycl")
 RUNTIME_BACKEND = _declare("--backend", "runtime", "emulated", "The offload runtime's device: emulated (a device thread "
                            "behind a modelled bus, the default) or opencl (a real device).", "opencl|emulated")
 

@@ -164,8 +164,9 @@ def print_device_tables(result: dict) -> None:
         ], "table", title="Granularity: the same total in small or large transfers (seed 004)")
     if result["launch"]:
         emit("measure launch", with_interval(result["launch"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
-            Column("kernel_args", "buffer args"), Column("pinned_cpu", "pinned"),
+            Column("backend", "API", justify="left"), Column("kernel_args", "buffer args"), Column("pinned_cpu", "pinned"),
             Column("median_seconds", "median", format_time, no_wrap=True), interval_column("ci"),
+            Column("relative_to_opencl", "/ OpenCL", lambda v: "–" if v is None else f"{v:.2f}x", no_wrap=True),
             Column("p99_seconds", "p99", format_time, no_wrap=True),
             Column("max_seconds", "max", format_time, no_wrap=True),
             Column("device_median_seconds", "device (kernel)", format_time, no_wrap=True), Column("count", "n"),

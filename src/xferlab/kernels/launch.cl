@@ -1,6 +1,6 @@
-// xferlab measure launch (native/probe/opencl_backend.cpp): empty kernels with 0 to 8 buffer arguments,
-// launched and waited for. Built with no options. Embedded in the probe at build time (CMakeLists.txt) and
-// shipped in the wheel.
+// xferlab measure launch (native/probe/opencl_backend.cpp; sycl_backend.cpp builds the same source through
+// the SYCL runtime): empty kernels with 0 to 8 buffer arguments, launched and waited for. Built with no options.
+// Embedded in the probe at build time (CMakeLists.txt) and shipped in the wheel.
 __kernel void xferlab_empty0() {}
 __kernel void xferlab_empty1(__global char* a0) {}
 __kernel void xferlab_empty2(__global char* a0, __global char* a1) {}

@@ -159,6 +159,8 @@ def quick_device_plans() -> tuple[list[DevicePlan], list[str]]:
         if why:
             missing.append(f"{backend}: not available: {why}")
         for index in range(len(found)):
+            if backend == "sycl" and not found[index].get("usm_device_allocations"):
+                continue  # a SYCL device without USM (PoCL's, under DPC++) has nothing to copy to
             plan = DevicePlan(backend=backend, device=index, max_size=64 * 2**20, min_time=0.005, max_iterations=50,
                               launch=True, launch_count=2000, launch_args=[0, 4], chunks=list(SEED_CHUNKS),
                               chunk_total=64 * 2**20, precision=PRECISION, max_time=MAX_TIME_DEVICE, order="interleaved")

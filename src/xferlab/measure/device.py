@@ -1,5 +1,6 @@
 """The host–accelerator suite: copies over a size sweep for each host memory kind, kernel launch
-latency, and one total moved in small or large chunks, on any OpenCL device or CUDA GPU.
+latency, and one total moved in small or large chunks, on any OpenCL device, CUDA GPU or SYCL device
+(USM through dpctl; its launches beside OpenCL's on the same device, seed 004's DPC++ against OpenCL).
 
 Each step is one run of the probe's ``transfer``, ``launch`` or ``chunks`` subcommand; rows carry
 both clocks: ``seconds`` is the host steady clock around submit + wait, ``device_seconds`` (in the
@@ -17,7 +18,7 @@ from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
 from ..units import _shown, format_size
-from . import checks
+from . import checks, sycl
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
 from .programs import check_program, program_args, refused
@@ -26,8 +27,9 @@ from ..stats import summarize
 from ..system.locality import check_allowed, cpu_text, with_locality
 from .steps import Step, good_time, step_failure
 
-BACKENDS = ("opencl", "cuda")
-KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch")
+BACKENDS = ("opencl", "cuda", "sycl")
+KINDS = ("pageable", "pinned", "svm-coarse", "svm-fine", "managed", "managed-prefetch", "usm-host", "usm-shared")
+EXPLICIT_KINDS = ("pageable", "pinned", "usm-host")  # copied by explicit calls; the others are shared memory
 DIRECTIONS = ("h2d", "d2h", "d2d", "bidir")
 ORDERS = ("sequential", "interleaved")
 SEED_CHUNKS = (80_000, 8_000_000)  # seed 004: 80 kB x 100,000 against 8 MB x 1,000
@@ -82,6 +84,8 @@ def platform_device(backend: str, platform: Optional[str], index: int) -> int:
 
 
 def supported_kinds(backend: str, device: dict[str, Any]) -> list[str]:
+    if backend == "sycl":  # pageable, and the USM host kinds the device has the aspects for
+        return list(device.get("host_kinds") or ["pageable"])
     if backend == "cuda":
         return ["pageable", "pinned", "managed"] + (["managed-prefetch"] if device.get("concurrent_managed_access") else [])
     kinds = ["pageable", "pinned"]
@@ -117,6 +121,7 @@ class DevicePlan:
     chunk_total: int = 256 * 2**20
     chunk_directions: list[str] = field(default_factory=lambda: ["h2d"])
     info: dict[str, Any] = field(default_factory=dict)
+    opencl_twin: Optional[int] = None       # sycl: the same device's OpenCL index, whose launches run beside
     program: Optional[Path] = None          # --program: the empty kernels from a binary (measure/programs.py)
 
     def check(self) -> None:
@@ -124,6 +129,8 @@ class DevicePlan:
         if self.backend not in BACKENDS:
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: {', '.join(BACKENDS)}")
         self.info = find_device(self.backend, self.device)
+        if self.backend == "sycl":
+            self.opencl_twin = sycl.check(self.device, self.info, self.launch, self.program, devices)
         self.program = check_program(self.program, self.backend, self.info)
         allowed = supported_kinds(self.backend, self.info)
         for kind in self.kinds or []:
@@ -180,7 +187,7 @@ class DevicePlan:
         if not times:
             return self.launch_count
         per_launch = times[len(times) // 2]
-        runs = len(self.launch_args) * (2 if self.pin is not None else 1)
+        runs = len(self.launch_args) * (2 if self.pin is not None else 1) * (2 if self.opencl_twin is not None else 1)
         self.launch_count = max(1000, min(self.launch_count, int(seconds / (runs * per_launch))))
         return self.launch_count
 
@@ -226,8 +233,8 @@ def steps(plan: DevicePlan) -> list[Step]:
     if plan.chunks:
         # Buffers against shared memory (seed 004's USM vs buffers): the explicit kinds and one shared kind.
         kinds = plan.kind_list()
-        shared = [k for k in kinds if k.startswith(("svm", "managed"))]
-        for kind in [k for k in kinds if k in ("pageable", "pinned")] + shared[-1:]:
+        shared = [k for k in kinds if k not in EXPLICIT_KINDS]
+        for kind in [k for k in kinds if k in EXPLICIT_KINDS] + shared[-1:]:
             args = ["chunks", *where, "--kinds", kind, "--total", str(plan.chunk_total),
                     "--chunks", ",".join(map(str, plan.chunks)), "--directions", ",".join(plan.chunk_directions),
                     *probe_args(plan.precision, plan.max_time), *placed]
@@ -236,15 +243,20 @@ def steps(plan: DevicePlan) -> list[Step]:
                                                                    sum(plan.chunk_total / c * 60e-6 for c in plan.chunks),
                                                               len(plan.chunks), plan.precision, plan.max_time)))
     if plan.launch:
+        # a SYCL run's launches alternate with the same device's through OpenCL (seed 004's DPC++ against OpenCL)
         for pin in [None] + ([plan.pin] if plan.pin is not None else []):
-            args = ["launch", *where, "--count", str(plan.launch_count), "--args", ",".join(map(str, plan.launch_args)),
-                    *probe_args(plan.precision, plan.max_time), *program_args(plan.program)]
-            args += ["--pin", str(pin)] if pin is not None else placed
-            where = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None else f", on CPUs {where_cpus}")
-            out.append(Step(f"{plan.backend} launch latency{where}", "launch",
-                            args, {**place, "cpus": str(pin) if pin is not None else where_cpus},
-                            estimate(plan.launch_count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
-                                     None, plan.max_time)))  # with a target --count stays the cap
+            for api, api_where, count, first in sycl.launch_rounds(plan.backend, where, plan.opencl_twin,
+                                                                   plan.launch_count):
+                args = ["launch", *api_where, "--count", str(count), "--args", ",".join(map(str, plan.launch_args)),
+                        *probe_args(plan.precision, plan.max_time), *program_args(plan.program)]
+                args += ["--pin", str(pin)] if pin is not None else placed
+                label = (f", pinned to CPU {pin}" if pin is not None else "" if where_cpus is None
+                         else f", on CPUs {where_cpus}") + ("" if count == plan.launch_count
+                                                          else f", launches {first}–{first + count - 1}")
+                out.append(Step(f"{api} launch latency{label}", "launch", args,
+                                {**place, "cpus": str(pin) if pin is not None else where_cpus, "first_iteration": first},
+                                estimate(count * len(plan.launch_args) * 80e-6, len(plan.launch_args),
+                                         None, plan.max_time)))  # with a target --count stays the cap
     return out
 
 
@@ -290,7 +302,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                         continue
                     rows.append({**base, "test": "launch", "metric": "latency_seconds", "value": h,
                                  "kernel_args": r["args"], "cpus": step.placement.get("cpus"),
-                                 "iteration": r["first_iteration"] + i, "warmup": False, "seconds": h,
+                                 "iteration": step.placement.get("first_iteration", 0) + r["first_iteration"] + i, "warmup": False, "seconds": h,
                                  "device_seconds": d if good_time(d) else None, "validated": run.ok})
     else:
         for r in run.records:
@@ -310,11 +322,6 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     failure = step_failure(rows, failure, dropped, "copies")
     annotate(step.test, run.records, rows)  # how each point's repetition stopped
     return rows, failure
-
-
-def _quantile(data: list[float], q: float) -> float:
-    data = sorted(data)
-    return data[min(len(data) - 1, int(q * len(data)))]
 
 
 def transfer_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -360,26 +367,6 @@ def transfer_overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "stopped_points": stopped_counts(points),
                     "device_bandwidth_bytes_per_second": points[-1]["device_median_bytes_per_second"]})
     return out
-
-
-def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in kept(rows):
-        if r["test"] == "launch":
-            groups.setdefault((r["kernel_args"], r.get("cpus")), []).append(r)
-    out = []
-    for (nargs, cpu), members in groups.items():
-        host = [m["seconds"] for m in members]
-        s = summarize(host)
-        devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
-        out.append({"kernel_args": nargs, "pinned_cpu": cpu, "count": s["count"], "headline": "median",
-                    "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
-                    "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
-                    "device_median_seconds": summarize(devs)["median"] if devs else None,
-                    **ci_fields(host), "stopped": stopped_of(members)})
-    return out
-
-
 
 
 def chunk_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

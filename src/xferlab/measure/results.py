@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 from ..system import inventory as inv
 from . import sizeclass
-from .device import chunk_summary, launch_summary, transfer_overview, transfer_summary
+from .device import chunk_summary, transfer_overview, transfer_summary
+from .launches import launch_summary
 from .memory import MemoryPlan, summaries
 from .samples import validated
 from .steps import unvalidated

@@ -32,7 +32,7 @@ class Fitted:
 def fits_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path, against: str,
                  profile_prefix: Optional[str]) -> tuple[Section, list[Fitted]]:
     from ..fit.device import fit_device, skip_note
-    from ..measure.device import launch_summary
+    from ..measure.launches import launch_summary
 
     rid = run["run_id"]
     fit_rows, links, figures, notes, skipped = fit_device(rows, against, folder / rid / "fits", profile_prefix, rid)

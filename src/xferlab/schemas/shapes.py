@@ -61,7 +61,8 @@ SHAPES = {
              "speedup_vs_d?",
         top=f"{MEASURED} device"),
     "measure device": dict(
-        rows=f"test host_kind? direction? size_bytes? chunk_bytes? transfers? total_bytes? kernel_args? pinned_cpu? "
+        rows=f"test host_kind? direction? size_bytes? chunk_bytes? transfers? total_bytes? backend? kernel_args? pinned_cpu? "
+             "relative_to_opencl? "
              f"{STATS_SECONDS} median_bytes_per_second? best_bytes_per_second? device_median_seconds? "
              "device_median_bytes_per_second? median_ci_low_seconds median_ci_high_seconds "
              "median_ci_low_bytes_per_second? median_ci_high_bytes_per_second? transfer_median_seconds? "

@@ -5,7 +5,7 @@ from .quantities import QUANTITIES
 
 TABLE = """
 # --- what a row is about: labels
-backend               string   label   the device API: opencl, cuda, emulated (the runtime's bus), or the backend's own name
+backend               string   label   the device API: opencl, cuda, sycl, emulated (the runtime's bus), or the backend's own name
 basis                 string   label   what a scenario's figure rests on: independent, seed-inputs or fitted
 baseline              string   label   the link or strategy a comparison is against
 buffer                string   label   where a network test's buffers live: host or device
@@ -212,6 +212,7 @@ host_read_share       number   ratio   results the host reads
 unused_share          number   ratio   results nothing uses
 tolerance             number   ratio   the relative deviation accepted as a reproduction
 relative_to_d         number   ratio   this version's total time / D's
+relative_to_opencl    number?  ratio   this backend's median launch time / OpenCL's on the same device (null: no OpenCL run beside)
 relative_to_largest_chunk number ratio this chunk size's time / the largest chunk's
 relative_to_runtime_aligned number ratio this buffer's median bandwidth / a runtime-allocated, page-aligned one's
 speedup_vs_fewest_groups number ratio best bandwidth / that with the fewest work-groups

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadValue
-from ..measure.device import SEED_CHUNKS, DevicePlan, chunk_summary, rows_of, steps
+from ..measure.device import EXPLICIT_KINDS, SEED_CHUNKS, DevicePlan, chunk_summary, rows_of, steps
 from ..system.locality import cpu_text, local_placement, parse_cpus
 from ..units import format_size
 from .base import Plan, Study, StudyStep
@@ -31,8 +31,9 @@ def plan(options: dict[str, Any]) -> Plan:
     # the copies' host thread on the device's local socket unless --cpus names others (local_placement)
     device.cpus, notes = local_placement(device.info, parse_cpus(options["cpus"]) if options.get("cpus") else None)
     kinds = device.kind_list()
-    skipped = [] if any(k.startswith(("svm", "managed")) for k in kinds) else [
-        {"class": "shared memory", "reason": f"{device.info.get('name', 'the device')} has no shared memory (SVM or managed)"}]
+    skipped = [] if any(k not in EXPLICIT_KINDS for k in kinds) else [
+        {"class": "shared memory", "reason": f"{device.info.get('name', 'the device')} has no shared memory "
+                                             "(SVM, managed or USM shared)"}]
     return Plan([StudyStep("chunks", f"{format_size(total)} in chunks of {', '.join(format_size(c) for c in chunks)}",
                            "device", steps(device), rows_of, {"backend": device.backend, "device": device.device,
                                                               "cpus": None if device.cpus is None else cpu_text(device.cpus)},

@@ -8,7 +8,8 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ..measure.device import DevicePlan, launch_summary, rows_of, steps
+from ..measure.device import DevicePlan, rows_of, steps
+from ..measure.launches import launch_summary
 from ..store.rows import flat
 from ..system import inventory as inv
 from ..system.locality import check_allowed, cpu_text, parse_cpus, remote_cpus, study_cpus
@@ -33,6 +34,8 @@ def plan(options: dict[str, Any]) -> Plan:
     device = DevicePlan(backend=options["backend"], device=options["device"], transfers=False, launch=True,
                         launch_count=options["count"], launch_args=list(options["args"]))
     device.check()
+    sycl_alone = device.opencl_twin is not None
+    device.opencl_twin = None  # the study is about where the submitting thread runs: one API's launches
     out = [StudyStep("unpinned", "launches, submitting thread unpinned", "device", steps(device), _rows_with_governor,
                      {"backend": device.backend, "device": device.device}, {"accelerator": device.info})]
     if options.get("cpus") is not None:
@@ -40,7 +43,8 @@ def plan(options: dict[str, Any]) -> Plan:
     else:  # by default the device's socket
         cpus, why = study_cpus(device.info, sorted(os.sched_getaffinity(0)))
     cpus = cpus[:options["max_cpus"]]
-    notes = [f"pinned CPUs {cpu_text(cpus)}: {why}"]
+    notes = [f"pinned CPUs {cpu_text(cpus)}: {why}"] + (
+        ["SYCL's launches alone; `xferlab measure launch --backend sycl` runs OpenCL's beside them"] if sycl_alone else [])
     remote = remote_cpus(cpus, device.info)
     if remote:
         local = device.info["locality"]
