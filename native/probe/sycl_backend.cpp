@@ -172,12 +172,7 @@ class SyclBackend final : public Backend {
     EventRef e = a.DPCTLQueue_Memcpy(queue_, address(dst), address(src), bytes);
     if (!e) throw std::runtime_error("sycl::queue::memcpy of " + std::to_string(bytes) + " bytes failed (error " +
                                      std::to_string(g_last_error) + ")");
-    a.DPCTLEvent_Wait(e);
-    Timing t;
-    t.host_seconds = since(t0);
-    t.device_seconds = device_time(e);
-    a.DPCTLEvent_Delete(e);
-    return t;
+    return waited(t0, e);
   }
 
   Timing copy_both(Memory& dst1, const Memory& src1, Memory& dst2, const Memory& src2, size_t bytes) override {
@@ -211,6 +206,13 @@ class SyclBackend final : public Backend {
     const auto t0 = Clock::now();
     EventRef e = a.DPCTLQueue_SubmitRange(kernels_[args.size()], queue_, values, types, args.size(), range, 1, nullptr, 0);
     if (!e) throw std::runtime_error("submitting the empty kernel failed (error " + std::to_string(g_last_error) + ")");
+    return waited(t0, e);
+  }
+
+ private:
+  // Waits for one submitted command: the host's time since t0 and the event's profiled device time.
+  Timing waited(Clock::time_point t0, EventRef e) {
+    const Api& a = sycl_api();
     a.DPCTLEvent_Wait(e);
     Timing t;
     t.host_seconds = since(t0);
@@ -219,7 +221,6 @@ class SyclBackend final : public Backend {
     return t;
   }
 
- private:
   void list() {
     const Api& a = api();
     loaded_ = true;
