@@ -11,7 +11,6 @@ and a rank that hangs; data that arrive wrong. Iteration counts are small: 2 cor
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,14 +19,15 @@ import pytest
 
 from xferlab.measure.device import devices
 from xferlab.measure.mpi_site import choose, launch_command
-from xferlab.measure.network import NetworkPlan, launched_rank, mpi_library, rows_of, step
+from xferlab.measure.mpi_site import wheel_library
+from xferlab.measure.network import NetworkPlan, launched_rank, rows_of, step
 from xferlab.measure.network_results import overview, summary
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
 from mpis import NAMES, abi, option, version_word
 
 try:
-    mpi_library()
+    wheel_library()
 except Exception as error:  # noqa: BLE001
     if os.environ.get("CI") == "true":  # mpich is a dependency: CI must have it
         raise

@@ -28,14 +28,13 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import BadValue, Unavailable
+from ..errors import BadValue
 from ..units import _shown
 from ..system.inventory import memory_available
 from ..units import format_size, parse_list, parse_size
-from .mpi_site import Mpi, choose as choose_mpi, launch_command, wheel_launcher, wheel_library
+from .mpi_site import Mpi, choose as choose_mpi, launch_command
 from .probe import ProbeRun
 from .steps import Step, good_time, step_failure
 
@@ -78,16 +77,6 @@ def launched_rank() -> Optional[tuple[int, int]]:
             except ValueError:
                 continue
     return None
-
-
-def mpi_library() -> Path:
-    """The wheel's standard-ABI library (or $XFERLAB_MPI_LIB): ``--mpi wheel`` (measure/mpi_site.py)."""
-    return wheel_library()
-
-
-def launcher() -> Path:
-    """The wheel's ``mpiexec`` (or $XFERLAB_MPIEXEC): ``--mpi wheel``'s launcher."""
-    return wheel_launcher()
 
 
 def _size_item(text: str, where: str) -> int:
