@@ -144,14 +144,17 @@ def platform(request) -> str:
     return request.param
 
 
-FAKE_LIBCUDA = Path(__file__).with_name("fake_libcuda.c")
+def build_stand_in(source: str, path: Path, *flags: str) -> Path:
+    """A stand-in library (tests/fake_libcuda.c, tests/fake_libopencl.c) compiled to ``path``, ``flags`` after the
+    source (libraries to link); skips without a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        pytest.skip(f"no C compiler to build the stand-in {source}")
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(path), str(Path(__file__).with_name(source)), *flags],
+                   check=True, capture_output=True)
+    return path
 
 
 def build_fake_libcuda(path: Path, *flags: str) -> Path:
-    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``; skips without a C compiler."""
-    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not compiler:
-        pytest.skip("no C compiler to build the stand-in libcuda")
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(path), str(FAKE_LIBCUDA)],
-                   check=True, capture_output=True)
-    return path
+    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``."""
+    return build_stand_in("fake_libcuda.c", path, *flags)

@@ -239,16 +239,10 @@ def test_kernels_build_refuses_bad_input_in_one_line(cli, tmp_path):
 def _no_compiler_library(tmp_path):
     """tests/fake_libopencl.c built: the system's OpenCL with every device saying CL_DEVICE_COMPILER_AVAILABLE
     false (no device here compiles nothing; an FPGA's runtime does), for XFERLAB_OPENCL_LIBRARY."""
-    import shutil
-    import subprocess
-    from pathlib import Path
+    from conftest import build_stand_in
 
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        pytest.skip("no C compiler to build the stand-in OpenCL library")
-    path = tmp_path / "libnocompiler.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(path), str(Path(__file__).with_name("fake_libopencl.c")),
-                    "-Wl,--no-as-needed", "-l:libOpenCL.so.1", "-ldl"], check=True, capture_output=True)
+    path = build_stand_in("fake_libopencl.c", tmp_path / "libnocompiler.so", "-Wl,--no-as-needed", "-l:libOpenCL.so.1",
+                          "-ldl")
     return {"XFERLAB_OPENCL_LIBRARY": str(path)}
 
 
