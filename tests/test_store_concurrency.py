@@ -76,7 +76,9 @@ def test_a_reader_answers_while_a_run_records(tmp_path, cli):
             time.sleep(0.1)
     finally:
         run_id, committed = finish(proc, first)
-    assert len(waits) >= 5 and max(waits) < 2.0, waits
+    # Not blocked: a reader held behind the writer would wait for its whole 10 s run. The bound leaves room for a
+    # busy 2-vCPU machine (a clean clone saw one read take 2.1 s beside the parallel suite), not for the writer.
+    assert len(waits) >= 5 and max(waits) < 5.0, waits
     assert counts == sorted(counts) and counts[-1] > counts[0]  # saw the run grow
     with open_store(path, read_only=True) as store:
         assert store.run(run_id)["samples"] == 100 * len(committed)
