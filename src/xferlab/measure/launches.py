@@ -23,15 +23,15 @@ def launch_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in kept(rows):
         if r["test"] == "launch":
             groups.setdefault((value_of(r, "backend"), r["kernel_args"], r.get("cpus")), []).append(r)
-    medians = {key: summarize([m["seconds"] for m in members])["median"] for key, members in groups.items()}
+    summaries = {key: summarize([m["seconds"] for m in members]) for key, members in groups.items()}
     out = []
     for (backend, nargs, cpu), members in groups.items():
         host = [m["seconds"] for m in members]
-        s = summarize(host)
+        s = summaries[(backend, nargs, cpu)]
         devs = [m["device_seconds"] for m in members if m.get("device_seconds") is not None]
-        opencl = medians.get(("opencl", nargs, cpu)) if backend != "opencl" else None
+        opencl = summaries.get(("opencl", nargs, cpu)) if backend != "opencl" else None
         out.append({"backend": backend, "kernel_args": nargs, "pinned_cpu": cpu,
-                    "relative_to_opencl": s["median"] / opencl if opencl else None,
+                    "relative_to_opencl": s["median"] / opencl["median"] if opencl and opencl["median"] else None,
                     "count": s["count"], "headline": "median",
                     "median_seconds": s["median"], "p99_seconds": _quantile(host, 0.99), "min_seconds": s["min"],
                     "max_seconds": s["max"], "mean_seconds": s["mean"], "cov": s["cov"],
