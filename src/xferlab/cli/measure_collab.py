@@ -92,7 +92,7 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
     failures = failed_steps(outcome)
     plots = []
     if plot and result:
-        from ..plots import plot_collab
+        from ..plots.measured import plot_collab
 
         plots.append(plot_collab(result, Path(plot) / "collab.png"))
     name = plan.info.get("name", "?")

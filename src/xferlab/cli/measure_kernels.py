@@ -196,7 +196,7 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
     got = results(outcome.rows)
     plots = []
     if plot and (got["stream"] or got["spmv"]):
-        from ..plots import plot_kernels
+        from ..plots.measured import plot_kernels
 
         plots = plot_kernels(got["stream"] + got["spmv"], got["scaling"], Path(plot))
     name = plan.info.get("name", "?")

@@ -217,7 +217,7 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
         setup["mpi"] = {**(setup.get("mpi") or {}), **plan.site.params()}
     plots = []
     if plot and table:
-        from ..plots import plot_network
+        from ..plots.measured import plot_network
 
         plots = plot_network(table, Path(plot))
     notes = setup_notes(setup)

@@ -116,7 +116,7 @@ def bench_cmd(ctx: typer.Context, backend: str = RUNTIME_BACKEND,
              "P/O = (T_host - T_acc) / (T_run - T_acc), T_acc: the same workload over a free bus (emulated only)",
              program_note(rows)]
     if plot:
-        from ..plots import plot_runtime_speedup
+        from ..plots.measured import plot_runtime_speedup
 
         notes.append(f"plot: {plot_runtime_speedup(rows, plot)}")
     emit("runtime bench", [{k: v for k, v in r.items() if k != "program"} for r in rows], [  # (kept in the store)

@@ -87,7 +87,7 @@ def collab_stage(lab: Lab, plan: DevicePlan, collab_plan: CollabPlan) -> list[di
                        [{"step": r.step.label, "reason": r.failure} for r in (run.results or []) if r.failure],
                        bool(run.rows))
     if summary:
-        from ..plots import plot_collab  # matplotlib only when there is something to plot
+        from ..plots.measured import plot_collab  # matplotlib only when there is something to plot
 
         plot_collab(summary, lab.folder / f"{plan.backend}{plan.device}" / "collab.png")
     return summary

@@ -96,7 +96,7 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None)
         "plots": [],
     }
     if plot:
-        from ..plots import plot_bandwidth, plot_latency, plot_loaded  # matplotlib only when plotting
+        from ..plots.measured import plot_bandwidth, plot_latency, plot_loaded  # matplotlib only when plotting
 
         if result["bandwidth"]:
             result["plots"].append(plot_bandwidth(sums, plot / "bandwidth.png"))
@@ -134,7 +134,7 @@ def device_results(outcome, plot: Optional[Path]) -> dict:
               "failures": failures(outcome), "unvalidated_samples": unvalidated_total(outcome), "plots": []}
     result["overview"] = transfer_overview(result["transfers"]) if result["transfers"] else []
     if plot:
-        from ..plots import plot_chunk_study, plot_device_transfers, plot_launch  # matplotlib only when plotting
+        from ..plots.measured import plot_chunk_study, plot_device_transfers, plot_launch  # matplotlib only when plotting
 
         if result["transfers"]:
             result["plots"] += plot_device_transfers(result["transfers"], plot)

@@ -281,7 +281,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
 
 def collab_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
     from ..measure.collab import summary
-    from ..plots import plot_collab
+    from ..plots.measured import plot_collab
 
     rid = run["run_id"]
     rows_ = summary(rows)
@@ -328,7 +328,7 @@ def scenario_section(folder: Path) -> Section:
 def runtime_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Section:
     """A `runtime bench` run: every workload x mode x latency, with the speedup plot when the run swept
     the bus latency."""
-    from ..plots import plot_runtime_speedup
+    from ..plots.measured import plot_runtime_speedup
 
     rid = run["run_id"]
     points = [{**r, "workload": r["test"], "mode": r["mode"], "seconds": r["value"]} for r in rows]

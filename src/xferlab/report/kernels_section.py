@@ -16,7 +16,7 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     """The accelerator's side: device STREAM per memory kind (BabelStream's kernels), scaling,
     first-touch faults, copies by alignment, SpMV (measure/kernels.py's summaries)."""
     from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
-    from ..plots import plot_kernels
+    from ..plots.measured import plot_kernels
 
     rid = run["run_id"]
     summary = stream_summary(rows)

@@ -16,7 +16,7 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     from ..fit.network import AGAINST, fit_network
     from ..measure.network import COLLECTIVES
     from ..measure.network_results import overview, summary
-    from ..plots import plot_network
+    from ..plots.measured import plot_network
 
     rid = run["run_id"]
     table = summary(rows)
