@@ -2,7 +2,7 @@
 //
 //   devices   the devices a backend sees, with their inventory
 //   transfer  H2D, D2H, D2D and bidirectional copies over a size sweep, per host memory kind
-//   launch    empty-kernel launch latency, with 0..8 buffer arguments, optionally pinned to a CPU
+//   launch    empty-kernel launch latency (launch.cpp)
 //   chunks    one total moved as many small or few large transfers (seed 004's granularity study)
 //
 // Method: warm-up copies are run and not reported; each timed copy reports the host steady clock
@@ -15,9 +15,7 @@
 // (pageable ones page-aligned): seed 004's FPGA DMA needs 64-byte-aligned arrays. (Its kernel panic
 // came with posix_memalign'ed, i.e. application-allocated, memory during a D2H DMA, cause unconfirmed;
 // kernels.cpp's align mode copies from runtime- and application-allocated memory at offsets.)
-#include <dirent.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,12 +41,6 @@ const char* kKindNames[kHostKinds] = {"pageable", "pinned",  "svm-coarse", "svm-
                                       "managed",  "managed-prefetch", "usm-host", "usm-shared"};
 const std::vector<std::string> kAllKinds(kKindNames, kKindNames + kHostKinds);
 
-std::unique_ptr<Backend> open_backend(Args& args, int& device) {
-  auto backend = make_backend(args.text("backend", "opencl"));
-  device = static_cast<int>(args.integer("device", 0, 0, 4096));
-  return backend;
-}
-
 // A byte pattern that differs for every position and every `seed`.
 inline unsigned char pattern(size_t i, unsigned seed) {
   return static_cast<unsigned char>((i * 2654435761u + seed * 40503u) >> 13);
@@ -67,29 +59,6 @@ long long first_wrong(const void* p, size_t n, unsigned seed) {
   return -1;
 }
 
-// The CPUs the process's other threads (the runtime's) may run on, as a JSON array: their union;
-// `threads` counts those threads.
-std::string other_threads_cpus(int& threads) {
-  threads = 0;
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
-      cpu_set_t set;
-      if (tid <= 0 || tid == self || sched_getaffinity(tid, sizeof set, &set) != 0) continue;
-      CPU_OR(&all, &all, &set);
-      ++threads;
-    }
-    closedir(dir);
-  }
-  std::string out = "[";
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &all)) out += (out.size() > 1 ? "," : "") + std::to_string(c);
-  return out + "]";
-}
-
 std::vector<long long> default_sizes(size_t limit) {
   std::vector<long long> sizes;
   for (long long s = 1; s <= static_cast<long long>(limit); s *= 2) sizes.push_back(s);
@@ -97,6 +66,12 @@ std::vector<long long> default_sizes(size_t limit) {
 }
 
 }  // namespace
+
+std::unique_ptr<Backend> open_backend(Args& args, int& device) {
+  auto backend = make_backend(args.text("backend", "opencl"));
+  device = static_cast<int>(args.integer("device", 0, 0, 4096));
+  return backend;
+}
 
 const char* host_kind_name(HostKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
@@ -324,103 +299,6 @@ int run_transfer(Args& args) {
   if (!all_ok) {
     std::fprintf(stderr, "xferlab-probe: transfer: validation failed: copied data differs from what was sent\n");
     return 1;
-  }
-  return 0;
-}
-
-int run_launch(Args& args) {
-  int device = 0;
-  auto backend = open_backend(args, device);
-  const long long count = args.integer("count", 10000, 1, 100000000);
-  const int warmup = static_cast<int>(args.integer("warmup", 100, 0, 1000000));
-  const auto arg_counts = args.integers("args", "0", 0, 8);
-  const int pin = static_cast<int>(args.integer("pin", -1, 0, 65535));
-  const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
-  if (pin >= 0 && !cpus.empty()) throw BadArgument("--pin and --cpus: give one (--pin CPU pins to one CPU, --cpus LIST places on a set)");
-  const int chunk = static_cast<int>(args.integer("chunk", 1000, 1, 1000000));
-  // Fixed: exactly --count launches. With --precision: at least --min-count, at most --count.
-  precision::Policy policy;
-  policy.min_iterations = count;
-  policy.max_iterations = count;
-  precision::read_options(args, policy);
-  const long long min_count = args.integer("min-count", std::min(count, 100LL), 1, 100000000);
-  if (policy.adaptive()) policy.min_iterations = std::min(min_count, count);
-  read_program_option(args);
-  args.finish();
-  if (pin >= 0) check_cpus({pin});
-  if (!cpus.empty()) check_cpus(cpus);
-  backend->open(device);
-  backend->load_kernels();  // its build is no part of any timed launch
-  std::vector<std::unique_ptr<Memory>> buffers;
-  for (int i = 0; i < 8; ++i) buffers.push_back(backend->allocate_device(4096));
-  // Only the submitting thread is pinned, and only once the runtime's own threads exist (PoCL starts
-  // one worker per CPU when the platform is first used; a runtime may start more at the first launch,
-  // hence one untimed launch first): threads inherit the affinity of the thread that creates them,
-  // so pinning before open() confined the whole device to the submitting thread's CPU.
-  if (pin >= 0 || !cpus.empty()) {
-    backend->launch_empty({});
-    if (pin >= 0) pin_to_cpu(pin);
-    else if (!place_on_cpus(cpus)) throw std::runtime_error("could not place the host thread on --cpus");
-  }
-  int threads = 0;
-  const std::string threads_cpus = other_threads_cpus(threads);
-  JsonLine()
-      .str("probe", "launch")
-      .str("record", "setup")
-      .str("backend", backend->name())
-      .raw("device", backend->describe(device))
-      .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1)
-      .str("host_cpus", cpus.empty() ? "" : cpu_list_text(allowed_cpus()))
-      .integer("other_threads", threads)
-      .raw("other_threads_cpus", threads_cpus)
-      .integer("warmup", warmup)
-      .number("precision", policy.adaptive() ? policy.precision : NAN)
-      .number("max_time_seconds", policy.max_time)
-      .str("clock", "std::chrono::steady_clock around set-arguments + submit + wait; device: profiling events")
-      .emit();
-  for (long long nargs : arg_counts) {
-    std::vector<const Memory*> kernel_args;
-    for (int i = 0; i < nargs; ++i) kernel_args.push_back(buffers[i].get());
-    for (int w = 0; w < warmup; ++w) backend->launch_empty(kernel_args);
-    std::vector<double> host, dev;
-    auto flush = [&](long long first) {
-      std::string h = "[", d = "[";
-      char buf[40];
-      for (size_t i = 0; i < host.size(); ++i) {
-        std::snprintf(buf, sizeof buf, "%s%.17g", i ? "," : "", host[i]);
-        h += buf;
-        std::snprintf(buf, sizeof buf, "%s%.17g", i ? "," : "", dev[i]);
-        d += buf;
-      }
-      JsonLine()
-          .str("probe", "launch")
-          .str("record", "samples")
-          .integer("args", nargs)
-          .integer("first_iteration", first)
-          .raw("host_seconds", h + "]")
-          .raw("device_seconds", d + "]")
-          .emit();
-      host.clear();
-      dev.clear();
-    };
-    long long first = 0;
-    precision::Repeat repeat(policy);
-    for (long long i = 0;; ++i) {
-      Timing t = backend->launch_empty(kernel_args);
-      host.push_back(t.host_seconds);
-      dev.push_back(t.device_seconds);
-      const bool again = repeat.more(t.host_seconds);
-      if (static_cast<int>(host.size()) == chunk) {
-        flush(first);
-        first = i + 1;
-      }
-      if (!again) break;
-    }
-    if (!host.empty()) flush(first);
-    JsonLine point;
-    point.str("probe", "launch").str("record", "point").integer("args", nargs)
-        .integer("pinned_cpu", pin >= 0 ? sched_getcpu() : -1);
-    repeat.describe(point).emit();
   }
   return 0;
 }
