@@ -17,6 +17,7 @@ std::string g_reason;
 
 std::string g_prefix;  // "" for a standard-ABI library, "xferlab_" for xferlab's shim
 std::string g_abi = "standard", g_mpi_library;
+std::string g_one_sided_missing;  // the optional one-sided entry points not found, comma-separated
 
 template <class F>
 bool resolve(void* lib, F& slot, const char* name) {
@@ -85,6 +86,31 @@ std::string load_once() {
       return path + " does not export " + g_prefix + e.name +
              (g_prefix.empty() ? " (not an MPI standard-ABI library?)" : " (a shim of another xferlab?)");
   resolve(lib, a.Query_cuda_support, "MPIX_Query_cuda_support");  // optional
+  const Entry one_sided[] = {  // optional too: only the one-sided tests need them
+      {"MPI_Comm_split", resolve(lib, a.Comm_split, "MPI_Comm_split")},
+      {"MPI_Comm_group", resolve(lib, a.Comm_group, "MPI_Comm_group")},
+      {"MPI_Group_incl", resolve(lib, a.Group_incl, "MPI_Group_incl")},
+      {"MPI_Group_free", resolve(lib, a.Group_free, "MPI_Group_free")},
+      {"MPI_Win_create", resolve(lib, a.Win_create, "MPI_Win_create")},
+      {"MPI_Win_allocate", resolve(lib, a.Win_allocate, "MPI_Win_allocate")},
+      {"MPI_Win_free", resolve(lib, a.Win_free, "MPI_Win_free")},
+      {"MPI_Win_set_errhandler", resolve(lib, a.Win_set_errhandler, "MPI_Win_set_errhandler")},
+      {"MPI_Put", resolve(lib, a.Put, "MPI_Put")},
+      {"MPI_Get", resolve(lib, a.Get, "MPI_Get")},
+      {"MPI_Win_lock", resolve(lib, a.Win_lock, "MPI_Win_lock")},
+      {"MPI_Win_unlock", resolve(lib, a.Win_unlock, "MPI_Win_unlock")},
+      {"MPI_Win_lock_all", resolve(lib, a.Win_lock_all, "MPI_Win_lock_all")},
+      {"MPI_Win_unlock_all", resolve(lib, a.Win_unlock_all, "MPI_Win_unlock_all")},
+      {"MPI_Win_flush", resolve(lib, a.Win_flush, "MPI_Win_flush")},
+      {"MPI_Win_flush_local", resolve(lib, a.Win_flush_local, "MPI_Win_flush_local")},
+      {"MPI_Win_fence", resolve(lib, a.Win_fence, "MPI_Win_fence")},
+      {"MPI_Win_post", resolve(lib, a.Win_post, "MPI_Win_post")},
+      {"MPI_Win_start", resolve(lib, a.Win_start, "MPI_Win_start")},
+      {"MPI_Win_complete", resolve(lib, a.Win_complete, "MPI_Win_complete")},
+      {"MPI_Win_wait", resolve(lib, a.Win_wait, "MPI_Win_wait")},
+  };
+  for (const Entry& e : one_sided)
+    if (!e.ok) g_one_sided_missing += (g_one_sided_missing.empty() ? "" : ", ") + g_prefix + e.name;
   return "";
 }
 
@@ -97,6 +123,7 @@ std::string library() {
 
 std::string abi() { return g_abi; }
 std::string mpi_library() { return g_mpi_library; }
+std::string one_sided_missing() { return g_one_sided_missing; }
 
 const Api* load(std::string& why) {
   static std::once_flag once;

@@ -25,12 +25,17 @@ struct Op_;
 struct Request_;
 struct Errhandler_;
 struct Info_;
+struct Win_;
+struct Group_;
 using Comm = Comm_*;
 using Datatype = Datatype_*;
 using Op = Op_*;
 using Request = Request_*;
 using Errhandler = Errhandler_*;
 using Info = Info_*;
+using Win = Win_*;      // one-sided communication (network_rma.cpp)
+using Group = Group_*;
+using Aint = intptr_t;  // MPI_Aint in the standard ABI
 struct Status;  // only MPI_STATUS_IGNORE (null) is passed
 
 template <class T>
@@ -58,6 +63,12 @@ constexpr int MAX_PROCESSOR_NAME = 256;
 constexpr int MAX_LIBRARY_VERSION_STRING = 8192;
 constexpr int MAX_ERROR_STRING = 512;
 constexpr int MAX_INFO_VAL = 1024;
+// One-sided communication (MPI 5.0 ABI annex; mpi_abi.h of the mpich wheel has the same values).
+const Win WIN_NULL = handle<Win>(0x110);
+const Group GROUP_NULL = handle<Group>(0x108);
+constexpr int LOCK_EXCLUSIVE = 301, LOCK_SHARED = 302;
+constexpr int MODE_NOCHECK = 1024, MODE_NOPRECEDE = 2048, MODE_NOPUT = 4096, MODE_NOSTORE = 8192,
+              MODE_NOSUCCEED = 16384;
 
 // The entry points, resolved once; a missing one makes load() fail with its name.
 struct Api {
@@ -93,6 +104,29 @@ struct Api {
   int (*Info_free)(Info*);
   // Optional: whether the MPI moves CUDA device memory itself (an MPICH and Open MPI extension).
   int (*Query_cuda_support)();
+  // Optional: one-sided communication (MPI_Win_*, MPI_Put, MPI_Get) and the groups and split communicator
+  // its tests take; one_sided_missing() names those this MPI lacks (the tests then refuse to run).
+  int (*Comm_split)(Comm, int, int, Comm*);
+  int (*Comm_group)(Comm, Group*);
+  int (*Group_incl)(Group, int, const int*, Group*);
+  int (*Group_free)(Group*);
+  int (*Win_create)(void*, Aint, int, Info, Comm, Win*);
+  int (*Win_allocate)(Aint, int, Info, Comm, void*, Win*);
+  int (*Win_free)(Win*);
+  int (*Win_set_errhandler)(Win, Errhandler);
+  int (*Put)(const void*, int, Datatype, int, Aint, int, Datatype, Win);
+  int (*Get)(void*, int, Datatype, int, Aint, int, Datatype, Win);
+  int (*Win_lock)(int, int, int, Win);
+  int (*Win_unlock)(int, Win);
+  int (*Win_lock_all)(int, Win);
+  int (*Win_unlock_all)(Win);
+  int (*Win_flush)(int, Win);
+  int (*Win_flush_local)(int, Win);
+  int (*Win_fence)(int, Win);
+  int (*Win_post)(Group, int, Win);
+  int (*Win_start)(Group, int, Win);
+  int (*Win_complete)(Win);
+  int (*Win_wait)(Win);
 };
 
 // The library's path as it will be (or was) opened.
@@ -103,6 +137,8 @@ std::string abi();
 std::string mpi_library();
 // The resolved API, or nullptr with the reason in `why` (library or symbol missing). Loads once.
 const Api* load(std::string& why);
+// After load(): the one-sided entry points this MPI does not export ("" when it has them all).
+std::string one_sided_missing();
 // Throws std::runtime_error naming `what` and the MPI's own message when `code` is not SUCCESS.
 void check(int code, const char* what);
 

@@ -73,8 +73,13 @@ Options parse(Args& args) {
   o.budget = args.real("budget", 0.0, 0.0, 1e7);
   o.inventory_file = args.text("inventory", "");
   o.corrupt = args.flag("corrupt");
+  o.rma_sync = args.given("rma-sync") ? args.words("rma-sync", "flush", kRmaSyncs).front() : "";
+  o.rma_window = args.words("rma-window", "allocate", kRmaWindows).front();
   args.finish();
   if (o.node >= 0) check_node(o.node);
+  if (!o.rma_sync.empty() && o.rma_sync != "fence" && o.rma_sync != "pscw" &&
+      std::find(o.tests.begin(), o.tests.end(), "put_bibw") != o.tests.end())
+    throw BadArgument("--rma-sync " + o.rma_sync + ": put_bibw takes fence or pscw (as OSU's osu_put_bibw)");
   return o;
 }
 
@@ -96,6 +101,9 @@ int run_network(Args& args) {
   std::string why;
   g = M::load(why);
   if (!g) throw NotAvailable("MPI: " + why + " (set XFERLAB_MPI_LIB to an MPI standard-ABI library, libmpi_abi.so, or xferlab's shim: measure network --mpi)");
+  if (std::any_of(o.tests.begin(), o.tests.end(), one_sided) && !M::one_sided_missing().empty())
+    throw NotAvailable("MPI: " + M::library() + " has no one-sided communication (it does not export " +
+                       M::one_sided_missing() + ")");
   int argc = 0;
   char** argv = nullptr;
   ok(g->Init(&argc, &argv), "MPI_Init");
@@ -240,7 +248,11 @@ int run_network(Args& args) {
         for (long long size : test == "barrier" ? std::vector<long long>{0} : sizes) {
           if ((test == "bw" || test == "bibw" || test == "mbw_mr") && size == 0) continue;  // OSU starts these at 1 B
           if ((test == "allreduce" || test == "reduce") && size < 4) continue;             // below one float
-          if (test == "latency" || test == "bw" || test == "bibw") {
+          if (one_sided(test)) {  // host memory only (measure/network.py refuses device buffers with them)
+            if (path != "host" || (size == 0 && test != "put_latency" && test != "get_latency")) continue;
+            for (int b : partners)
+              if (go()) runner.run_rma(test, size, 0, b);
+          } else if (test == "latency" || test == "bw" || test == "bibw") {
             for (int b : partners)
               if (go()) runner.run(test, size, 0, b);
           } else if (test == "multi_lat" || test == "mbw_mr") {

@@ -27,7 +27,8 @@ namespace xferlab::net {
 namespace M = mpi;
 
 inline const std::vector<std::string> kTests = {"latency",   "bw",        "bibw",    "mbw_mr", "multi_lat", "allreduce",
-                                         "alltoall",  "bcast",     "allgather", "reduce", "barrier"};
+                                         "alltoall",  "bcast",     "allgather", "reduce", "barrier",
+                                         "put_latency", "get_latency", "put_bw", "get_bw", "put_bibw"};
 constexpr int kAckBytes = 4;  // osu_bw's acknowledgement
 constexpr int kTagData = 100, kTagAck = 101;
 
@@ -35,6 +36,12 @@ inline bool collective(const std::string& t) {
   return t == "allreduce" || t == "alltoall" || t == "bcast" || t == "allgather" || t == "reduce" || t == "barrier";
 }
 inline bool windowed(const std::string& t) { return t == "bw" || t == "bibw" || t == "mbw_mr"; }
+// One-sided (network_rma.cpp): OSU's osu_put_latency, osu_get_latency, osu_put_bw, osu_get_bw, osu_put_bibw.
+inline bool one_sided(const std::string& t) {
+  return t == "put_latency" || t == "get_latency" || t == "put_bw" || t == "get_bw" || t == "put_bibw";
+}
+inline const std::vector<std::string> kRmaSyncs = {"lock", "flush", "flush_local", "lock_all", "fence", "pscw"};
+inline const std::vector<std::string> kRmaWindows = {"allocate", "create"};
 
 struct Options {
   std::vector<std::string> tests;
@@ -50,6 +57,8 @@ struct Options {
   double budget = 0.0;
   std::string inventory_file;
   bool corrupt = false;  // tests: rank 1 sees one wrong byte in what it received, so validation must fail
+  std::string rma_sync;             // one-sided: OSU's -s; "" = OSU's default per test (flush; pscw for put_bibw)
+  std::string rma_window = "allocate";  // one-sided: OSU's -w (allocate, create)
 };
 
 inline int iterations_for(const Options& o, const std::string& test, long long size, bool warm) {
@@ -192,6 +201,8 @@ class Runner {
   // multi_lat and mbw_mr: pairs (r, r + ranks/2) at once.
   void run_pairs(const std::string& test, long long size);
   void run_collective(const std::string& test, long long size);
+  // One-sided put/get between a (origin, timing) and b (target), in a window of the pair (network_rma.cpp).
+  void run_rma(const std::string& test, long long size, int a, int b);
 
  private:
   // Rank a times; a sends first. Returns the one-way samples at a, empty elsewhere.

@@ -16,6 +16,7 @@ from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
                                LATENCY_COUNTS, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
 from ..measure.network_results import overview, summary
+from ..measure.network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH, SYNCS, WINDOWS
 from ..measure.mpi_site import ABIS
 from ..measure.device import platform_device
 from ..measure.probe import run_probe
@@ -48,7 +49,8 @@ def network(ctx: typer.Context,
                                       "which decides).", metavar="N"),
             tests: str = typer.Option(",".join(TESTS), "--tests", metavar="LIST",
                                       help="Point-to-point: latency, bw, bibw, mbw_mr, multi_lat; collectives: allreduce, "
-                                           "alltoall, bcast, allgather, reduce, barrier."),
+                                           "alltoall, bcast, allgather, reduce, barrier; one-sided (host memory, not in "
+                                           "the default set): put_latency, get_latency, put_bw, get_bw, put_bibw."),
             sizes: str = typer.Option(SIZES, "--sizes", help="Message sizes of the point-to-point tests (OSU's: 0 and 1 B "
                                       "to 4 MiB; bandwidth tests start at 1 B).", metavar="LIST"),
             collective_sizes: str = typer.Option(COLLECTIVE_SIZES, "--collective-sizes", metavar="LIST",
@@ -61,7 +63,7 @@ def network(ctx: typer.Context,
                                                  help=f"Warm-up iterations of the latency tests (OSU: {LATENCY_COUNTS[0][1]}; "
                                                       f"{LATENCY_COUNTS[1][1]} above --large-from)."),
             bw_iterations: Optional[int] = typer.Option(None, "--bw-iterations", metavar="N",
-                                                        help=f"Timed windows of bw, bibw, mbw_mr (OSU: {BANDWIDTH_COUNTS[0][0]}; "
+                                                        help=f"Timed windows of bw, bibw, mbw_mr, put_bw, get_bw, put_bibw (OSU: {BANDWIDTH_COUNTS[0][0]}; "
                                                              f"{BANDWIDTH_COUNTS[1][0]} above --large-from; a fifth of N when given)."),
             bw_warmup: Optional[int] = typer.Option(None, "--bw-warmup", metavar="N",
                                                     help=f"Warm-up windows (OSU: {BANDWIDTH_COUNTS[0][1]}; {BANDWIDTH_COUNTS[1][1]} above)."),
@@ -87,6 +89,14 @@ def network(ctx: typer.Context,
             bind: Optional[str] = typer.Option(None, "--bind", metavar="core|none",
                                                help="core: each rank pinned to its own CPU (default when xferlab starts "
                                                     "the ranks); none: as the launcher placed it (default under one)."),
+            rma_sync: Optional[str] = typer.Option(None, "--rma-sync", metavar="|".join(SYNCS),
+                                                   help="One-sided tests: the synchronization (OSU's -s): lock/unlock, "
+                                                        "one lock and a flush or flush_local per iteration, lock_all, "
+                                                        "fence, post-start-complete-wait. Default OSU's: flush; pscw for "
+                                                        "put_bibw (which takes fence or pscw)."),
+            rma_window: str = typer.Option("allocate", "--rma-window", metavar="|".join(WINDOWS),
+                                           help="One-sided tests: the window (OSU's -w): allocate (MPI_Win_allocate, "
+                                                "OSU's default) or create (MPI_Win_create over xferlab's host buffer)."),
             mpi: str = MPI, budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV) -> None:
@@ -106,7 +116,8 @@ def network(ctx: typer.Context,
                                                  "--collective-iterations"),
                        large_from=parse_size(large_from, "--large-from", allow_zero=True), window=window,
                        buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend,
-                       device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside, mpi=mpi)
+                       device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside, mpi=mpi,
+                       rma_sync=rma_sync, rma_window=rma_window)
     only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
@@ -128,20 +139,27 @@ def network(ctx: typer.Context,
 
 def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, str]]:
     """The options that apply only to some of --tests or with device --buffers (cli.common.only_with)."""
-    p2p, latency = any(t in POINT_TO_POINT for t in tests), any(t in ("latency", "multi_lat") for t in tests)
-    bandwidth, collective = any(t in BANDWIDTH for t in tests), any(t in COLLECTIVES for t in tests)
+    one_sided = any(t in ONE_SIDED for t in tests)
+    p2p = any(t in POINT_TO_POINT for t in tests) or one_sided
+    latency = any(t in ("latency", "multi_lat", "put_latency", "get_latency") for t in tests)
+    bandwidth = any(t in BANDWIDTH or t in ONE_SIDED_BANDWIDTH for t in tests)
+    collective = any(t in COLLECTIVES for t in tests)
     sized = any(t in COLLECTIVES and t != "barrier" for t in tests)
-    bw_words = f"with {', '.join(BANDWIDTH[:-1])} or {BANDWIDTH[-1]} in --tests"
-    return [("sizes", p2p, f"with a point-to-point test in --tests ({', '.join(POINT_TO_POINT)})"),
-            ("iterations", latency, "with latency or multi_lat in --tests"),
-            ("warmup", latency, "with latency or multi_lat in --tests"),
+    bw_words = (f"with {', '.join(BANDWIDTH[:-1])} or {BANDWIDTH[-1]} in --tests (one-sided: "
+                f"{', '.join(ONE_SIDED_BANDWIDTH)})")
+    lat_words = "with latency or multi_lat in --tests (one-sided: put_latency, get_latency)"
+    rma_words = f"with a one-sided test in --tests ({', '.join(ONE_SIDED)})"
+    return [("sizes", p2p, f"with a point-to-point test in --tests ({', '.join(POINT_TO_POINT)}) or a one-sided one"),
+            ("iterations", latency, lat_words),
+            ("warmup", latency, lat_words),
             ("bw_iterations", bandwidth, bw_words), ("bw_warmup", bandwidth, bw_words), ("window", bandwidth, bw_words),
             ("collective_sizes", sized, "with a collective that moves data in --tests (barrier moves none)"),
             ("collective_iterations", collective, "with a collective in --tests"),
             ("collective_warmup", collective, "with a collective in --tests"),
             ("backend", "device" in buffers, "with --buffers device"), ("device_", "device" in buffers, "with --buffers device"),
             ("platform", "device" in buffers, "with --buffers device"),
-            ("path", "device" in buffers, "with --buffers device")]
+            ("path", "device" in buffers, "with --buffers device"),
+            ("rma_sync", one_sided, rma_words), ("rma_window", one_sided, rma_words)]
 
 
 def _other_rank(plan: NetworkPlan, timeout: float) -> int:
@@ -181,6 +199,17 @@ TABLES = [
         Column("rank_min_mean_seconds", "min rank", _time, no_wrap=True),
         Column("rank_max_mean_seconds", "max rank", _time, no_wrap=True),
         Column("median_seconds", "median", _time, no_wrap=True), Column("count", "n")]),
+    (("put_latency", "get_latency"), "One-sided latency (OSU: osu_put_latency, osu_get_latency): mean (OSU) = the "
+     "timer / iterations (/ 2 for fence and pscw, a ping-pong)", _HEAD + [
+        Column("rma_sync", "sync", justify="left"), Column("rma_window", "window", justify="left"),
+        Column("mean_seconds", "mean (OSU)", _time, no_wrap=True), Column("median_seconds", "median", _time, no_wrap=True),
+        interval_column("median_ci"), Column("min_seconds", "min", _time, no_wrap=True), Column("count", "n")]),
+    (ONE_SIDED_BANDWIDTH, "One-sided bandwidth (OSU: osu_put_bw, osu_get_bw, osu_put_bibw): bandwidth (OSU) = "
+     "bytes / total time; median and best of the windows", _HEAD + [
+        Column("rma_sync", "sync", justify="left"), Column("rma_window", "window", justify="left"),
+        Column("mean_bytes_per_second", "bandwidth (OSU)", _rate, no_wrap=True),
+        Column("median_bytes_per_second", "median", _rate, no_wrap=True),
+        Column("best_bytes_per_second", "best", _rate, no_wrap=True), Column("count", "n")]),
 ]
 
 

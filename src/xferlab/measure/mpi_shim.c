@@ -30,6 +30,9 @@ typedef void* H; /* a standard-ABI handle */
 _Static_assert(sizeof(MPI_Request) <= sizeof(H), "MPI_Request wider than a pointer");
 _Static_assert(sizeof(MPI_Comm) <= sizeof(H), "MPI_Comm wider than a pointer");
 _Static_assert(sizeof(MPI_Info) <= sizeof(H), "MPI_Info wider than a pointer");
+_Static_assert(sizeof(MPI_Win) <= sizeof(H), "MPI_Win wider than a pointer");
+_Static_assert(sizeof(MPI_Group) <= sizeof(H), "MPI_Group wider than a pointer");
+_Static_assert(sizeof(MPI_Aint) == sizeof(intptr_t), "MPI_Aint is not pointer-sized");
 
 #define FROM_BITS(type, h) ({ type v_; uintptr_t u_ = (uintptr_t)(h); memcpy(&v_, &u_, sizeof v_); v_; })
 static H to_bits(const void* native, size_t n) {
@@ -64,6 +67,27 @@ static MPI_Op op(H h) {
     case 0x23: return MPI_MAX;
     default: return MPI_OP_NULL;
   }
+}
+
+/* One-sided communication: windows and groups travel bit for bit (their null handles translated); lock
+ * types and assertions are the standard ABI's values (MPI_LOCK_EXCLUSIVE 301, MPI_LOCK_SHARED 302,
+ * MPI_MODE_NOCHECK 1024, NOPRECEDE 2048, NOPUT 4096, NOSTORE 8192, NOSUCCEED 16384), this MPI's below. */
+static MPI_Win win(H h) { return (uintptr_t)h == 0x110 ? MPI_WIN_NULL : FROM_BITS(MPI_Win, h); }
+static H win_out(MPI_Win w) { return w == MPI_WIN_NULL ? (H)0x110 : to_bits(&w, sizeof w); }
+static MPI_Group group(H h) {
+  switch ((uintptr_t)h) {
+    case 0x108: return MPI_GROUP_NULL;
+    case 0x109: return MPI_GROUP_EMPTY;
+    default: return FROM_BITS(MPI_Group, h);
+  }
+}
+static H group_out(MPI_Group g) {
+  return g == MPI_GROUP_NULL ? (H)0x108 : g == MPI_GROUP_EMPTY ? (H)0x109 : to_bits(&g, sizeof g);
+}
+static int lock_type(int t) { return t == 301 ? MPI_LOCK_EXCLUSIVE : t == 302 ? MPI_LOCK_SHARED : -1; }
+static int assertion(int a) {
+  return (a & 1024 ? MPI_MODE_NOCHECK : 0) | (a & 2048 ? MPI_MODE_NOPRECEDE : 0) | (a & 4096 ? MPI_MODE_NOPUT : 0) |
+         (a & 8192 ? MPI_MODE_NOSTORE : 0) | (a & 16384 ? MPI_MODE_NOSUCCEED : 0);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -184,6 +208,69 @@ EXPORT int xferlab_MPI_Info_free(H* i) {
   *i = (H)0x130;
   return code;
 }
+
+EXPORT int xferlab_MPI_Comm_split(H c, int color, int key, H* out) {
+  MPI_Comm made = MPI_COMM_NULL;
+  const int code = MPI_Comm_split(comm(c), color, key, &made);
+  *out = made == MPI_COMM_NULL ? (H)0x100 : to_bits(&made, sizeof made);
+  return code;
+}
+EXPORT int xferlab_MPI_Comm_group(H c, H* out) {
+  MPI_Group made = MPI_GROUP_NULL;
+  const int code = MPI_Comm_group(comm(c), &made);
+  *out = group_out(made);
+  return code;
+}
+EXPORT int xferlab_MPI_Group_incl(H g, int n, const int* ranks, H* out) {
+  MPI_Group made = MPI_GROUP_NULL;
+  const int code = MPI_Group_incl(group(g), n, ranks, &made);
+  *out = group_out(made);
+  return code;
+}
+EXPORT int xferlab_MPI_Group_free(H* g) {
+  MPI_Group native = group(*g);
+  const int code = MPI_Group_free(&native);
+  *g = (H)0x108;
+  return code;
+}
+EXPORT int xferlab_MPI_Win_create(void* base, intptr_t size, int unit, H i, H c, H* out) {
+  MPI_Win made = MPI_WIN_NULL;
+  const int code = MPI_Win_create(base, (MPI_Aint)size, unit, info(i), comm(c), &made);
+  *out = win_out(made);
+  return code;
+}
+EXPORT int xferlab_MPI_Win_allocate(intptr_t size, int unit, H i, H c, void* base, H* out) {
+  MPI_Win made = MPI_WIN_NULL;
+  const int code = MPI_Win_allocate((MPI_Aint)size, unit, info(i), comm(c), base, &made);
+  *out = win_out(made);
+  return code;
+}
+EXPORT int xferlab_MPI_Win_free(H* w) {
+  MPI_Win native = win(*w);
+  const int code = MPI_Win_free(&native);
+  *w = (H)0x110;
+  return code;
+}
+EXPORT int xferlab_MPI_Win_set_errhandler(H w, H handler) {
+  return MPI_Win_set_errhandler(win(w), (uintptr_t)handler == 0x143 ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL);
+}
+EXPORT int xferlab_MPI_Put(const void* buf, int n, H t, int target, intptr_t disp, int m, H u, H w) {
+  return MPI_Put(buf, n, type(t), target, (MPI_Aint)disp, m, type(u), win(w));
+}
+EXPORT int xferlab_MPI_Get(void* buf, int n, H t, int target, intptr_t disp, int m, H u, H w) {
+  return MPI_Get(buf, n, type(t), target, (MPI_Aint)disp, m, type(u), win(w));
+}
+EXPORT int xferlab_MPI_Win_lock(int lock, int rank, int a, H w) { return MPI_Win_lock(lock_type(lock), rank, assertion(a), win(w)); }
+EXPORT int xferlab_MPI_Win_unlock(int rank, H w) { return MPI_Win_unlock(rank, win(w)); }
+EXPORT int xferlab_MPI_Win_lock_all(int a, H w) { return MPI_Win_lock_all(assertion(a), win(w)); }
+EXPORT int xferlab_MPI_Win_unlock_all(H w) { return MPI_Win_unlock_all(win(w)); }
+EXPORT int xferlab_MPI_Win_flush(int rank, H w) { return MPI_Win_flush(rank, win(w)); }
+EXPORT int xferlab_MPI_Win_flush_local(int rank, H w) { return MPI_Win_flush_local(rank, win(w)); }
+EXPORT int xferlab_MPI_Win_fence(int a, H w) { return MPI_Win_fence(assertion(a), win(w)); }
+EXPORT int xferlab_MPI_Win_post(H g, int a, H w) { return MPI_Win_post(group(g), assertion(a), win(w)); }
+EXPORT int xferlab_MPI_Win_start(H g, int a, H w) { return MPI_Win_start(group(g), assertion(a), win(w)); }
+EXPORT int xferlab_MPI_Win_complete(H w) { return MPI_Win_complete(win(w)); }
+EXPORT int xferlab_MPI_Win_wait(H w) { return MPI_Win_wait(win(w)); }
 
 /* Whether this MPI moves CUDA device memory itself, where it says (Open MPI's and MPICH's extension). */
 extern int MPIX_Query_cuda_support(void) __attribute__((weak));

@@ -35,6 +35,8 @@ from ..units import _shown
 from ..system.inventory import memory_available
 from ..units import format_size, parse_list, parse_size
 from .mpi_site import Mpi, choose as choose_mpi, launch_command
+from . import network_rma as rma
+from .network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH
 from .probe import ProbeRun
 from .steps import Step, good_time, step_failure
 
@@ -44,7 +46,11 @@ TESTS = POINT_TO_POINT + COLLECTIVES
 BANDWIDTH = ("bw", "bibw", "mbw_mr")
 #: The smallest message each test takes (the probe skips smaller ones, native/probe/network.cpp): OSU
 #: starts the bandwidth tests at 1 B, and a reduction needs one float.
-SMALLEST = {**{t: 1 for t in BANDWIDTH}, "allreduce": 4, "reduce": 4}
+SMALLEST = {**{t: 1 for t in BANDWIDTH}, "allreduce": 4, "reduce": 4, **{t: 1 for t in ONE_SIDED_BANDWIDTH}}
+#: Every test --tests takes: TESTS (the default set) and the one-sided tests, asked for by name.
+ALL_TESTS = TESTS + ONE_SIDED
+#: The tests whose samples are a window's time and whose figure is bytes over time.
+RATES = BANDWIDTH + ONE_SIDED_BANDWIDTH
 BUFFERS = ("host", "device")
 PATHS = ("auto", "staged", "direct")
 
@@ -105,6 +111,8 @@ class NetworkPlan:
     device_info: dict[str, Any] = field(default_factory=dict)
     mpi: str = "auto"                # --mpi: auto | wheel | PATH (an mpicc or a library)
     site: Optional[Mpi] = None       # the MPI it names, once checked
+    rma_sync: Optional[str] = None   # --rma-sync (one-sided tests; None: OSU's default per test)
+    rma_window: str = "allocate"     # --rma-window
 
     def chosen_mpi(self) -> Mpi:
         if self.site is None:
@@ -115,11 +123,11 @@ class NetworkPlan:
     def parse_tests(text: str) -> list[str]:
         tests = [t.strip() for t in text.split(",") if t.strip()]
         if not tests:
-            raise BadValue(f"--tests {_shown(text)} is empty; allowed: {', '.join(TESTS)}")
+            raise BadValue(f"--tests {_shown(text)} is empty; allowed: {', '.join(ALL_TESTS)}")
         for t in tests:
-            if t not in TESTS:
+            if t not in ALL_TESTS:
                 raise BadValue(f"--tests {_shown(t)} is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
-                               f"collectives {', '.join(COLLECTIVES)}")
+                               f"collectives {', '.join(COLLECTIVES)}; one-sided {', '.join(ONE_SIDED)}")
         return list(dict.fromkeys(tests))
 
     @staticmethod
@@ -150,7 +158,7 @@ class NetworkPlan:
         if coll and self.collective_sizes:
             many = any(t in ("alltoall", "allgather") for t in coll)
             need = max(need, 2 * max(self.collective_sizes) * (self.world if many else 1) * (2 if staged else 1))
-        return need
+        return max(need, rma.memory_per_rank(self.tests, self.sizes, self.window))
 
     def check(self, cpus: int, probe_devices: bool = True) -> None:
         if self.inside is None:
@@ -159,7 +167,7 @@ class NetworkPlan:
             if self.ranks > cpus * MAX_LOCAL_RANKS_PER_CPU:
                 raise BadValue(f"--ranks {self.ranks}: this machine lets xferlab use {cpus} CPU(s); allowed: 2..{cpus} "
                                "(every rank polls a CPU; start more ranks across nodes with the site's launcher)")
-        elif self.inside[1] < 2 and any(t in POINT_TO_POINT for t in self.tests):
+        elif self.inside[1] < 2 and any(t in POINT_TO_POINT or t in ONE_SIDED for t in self.tests):
             raise BadValue(f"the launcher started {self.inside[1]} rank; the point-to-point tests need at least 2")
         for test in self.tests:  # a test none of whose sizes it takes would run and fail with no samples
             option, sizes = ("--collective-sizes", self.collective_sizes) if test in COLLECTIVES else ("--sizes", self.sizes)
@@ -187,6 +195,7 @@ class NetworkPlan:
             raise BadValue(f"--path {_shown(self.path)} is not allowed; allowed: {', '.join(PATHS)}")
         if self.backend not in ("opencl", "cuda"):
             raise BadValue(f"--backend {_shown(self.backend)} is not allowed; allowed: opencl, cuda")
+        rma.check_options(self.tests, self.rma_sync, self.rma_window, self.buffers)
         if self.bind not in (None, "core", "none"):
             raise BadValue(f"--bind {_shown(self.bind)} is not allowed; allowed: core, none")
         if self.node is not None:
@@ -200,7 +209,7 @@ class NetworkPlan:
                            f"{format_size(max(self.collective_sizes or [0]))} need {format_size(need)} of buffers "
                            f"({self.world if self.inside is None else 1} rank(s) here), above half of the "
                            f"{format_size(available)} available; allowed: smaller sizes")
-        self.chosen_mpi()
+        rma.check_support(self.tests, self.chosen_mpi().library, self.mpi)
         if "device" in self.buffers and probe_devices:
             from .device import find_device
 
@@ -223,6 +232,7 @@ class NetworkPlan:
                 "--path", self.path, "--bind", self.bind or ("none" if self.inside else "core")]
         if self.node is not None:
             args += ["--node", str(self.node)]
+        args += rma.probe_args(self.tests, self.rma_sync, self.rma_window)
         if self.budget:
             args += ["--budget", repr(float(self.budget))]
         if inventory_file:
@@ -233,10 +243,10 @@ class NetworkPlan:
         """A rough time for the progress bar: ~2 µs per small message, ~0.1 ns per byte, on this kind of machine."""
         total = 0.0
         for t in self.tests:
-            counts = self.bandwidth_counts if t in BANDWIDTH else self.collective_counts if t in COLLECTIVES else self.latency_counts
+            counts = self.bandwidth_counts if t in RATES else self.collective_counts if t in COLLECTIVES else self.latency_counts
             for s in ([0] if t == "barrier" else self.collective_sizes if t in COLLECTIVES else self.sizes):
                 timed, warm = counts[1] if s > self.large_from else counts[0]
-                per = (self.window if t in BANDWIDTH else 2) * (2e-6 + s * 1e-10)
+                per = (self.window if t in RATES else 2) * (2e-6 + s * 1e-10)
                 total += (timed + warm) * per
         return 2.0 + total * len(self.buffers)
 
@@ -249,7 +259,7 @@ class NetworkPlan:
                 "platform": self.device_info.get("platform") if "device" in self.buffers else None,
                 "path": self.path, "node": self.node,
                 "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)",
-                "mpi": self.chosen_mpi().params()}
+                "mpi": self.chosen_mpi().params(), **rma.params(self.tests, self.rma_sync, self.rma_window)}
 
 
 def step(plan: NetworkPlan, inventory_file: Optional[str] = None) -> Step:
@@ -281,13 +291,15 @@ def write_inventory() -> str:
 # -- rows ---------------------------------------------------------------------------------------
 
 def _metric(test: str) -> str:
-    return "bandwidth_bytes_per_second" if test in BANDWIDTH else "latency_seconds"
+    return "bandwidth_bytes_per_second" if test in RATES else "latency_seconds"
 
 
 def _moved(record: dict[str, Any]) -> int:
     """Bytes one sample moved: a message (latency tests, collectives), a window (bw, mbw_mr: per pair,
     times the pairs), both directions' windows (bibw)."""
     size, test = record["size_bytes"], record["test"]
+    if test in ONE_SIDED:
+        return rma.moved(test, size, record.get("window", WINDOW))
     if test == "bibw":
         return 2 * size * record.get("window", WINDOW)
     if test in ("bw", "mbw_mr"):
@@ -319,14 +331,16 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
             if not good_time(s):
                 dropped.append(f"{r['test']} {r['size_bytes']} B #{i}: {s} s")
                 continue
-            value = moved / s if r["test"] in BANDWIDTH else s
+            value = moved / s if r["test"] in RATES else s
             rows.append({"suite": "network", "test": r["test"], "metric": _metric(r["test"]), "value": value,
                          "size_bytes": r["size_bytes"], "iteration": i, "warmup": False, "seconds": s, "bytes": moved,
                          "node": step_.placement.get("node") if r.get("path") == "host" else None,
                          "validated": _key(r) in good,
                          "params": {"pair": r.get("pair"), "ranks": ",".join(map(str, r.get("ranks", []))),
                                     "rank": r.get("rank"), "buffer": r.get("buffer"), "path": r.get("path"),
-                                    "window": r.get("window"), "pairs": r.get("pairs")}})
+                                    "window": r.get("window"), "pairs": r.get("pairs"),
+                                    **({"rma_sync": r.get("rma_sync"), "rma_window": r.get("rma_window")}
+                                       if r["test"] in ONE_SIDED else {})}})
     failure = run.failure
     if bad:
         first = bad[0]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..stats import summarize
-from .network import BANDWIDTH, COLLECTIVES, TESTS, WINDOW
+from .network import ALL_TESTS, COLLECTIVES, RATES, WINDOW
+from .network_rma import ONE_SIDED
 from .precision import ci_fields
 from .samples import kept, value_of
 
@@ -25,7 +26,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in kept(rows):
         if r.get("suite") == "network" and not r.get("warmup"):
             groups.setdefault((r["test"], r["size_bytes"], value_of(r, "pair"), value_of(r, "path")), []).append(r)
-    order = {t: i for i, t in enumerate(TESTS)}
+    order = {t: i for i, t in enumerate(ALL_TESTS)}
     out = []
     for (test, size, pair, path), members in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "",
                                                                                     kv[0][2] or "", kv[0][1])):
@@ -35,7 +36,9 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                  "path": path, "count": s["count"], "headline": "mean",
                                  "mean_seconds": s["mean"], "median_seconds": s["median"], "min_seconds": s["min"],
                                  "max_seconds": s["max"], "cov": s["cov"], **ci_fields(secs)}
-        if test in BANDWIDTH:
+        if test in ONE_SIDED:  # the synchronization and the window it ran with (OSU's -s and -w)
+            entry.update({"rma_sync": value_of(members[0], "rma_sync"), "rma_window": value_of(members[0], "rma_window")})
+        if test in RATES:
             moved = members[0]["bytes"]
             entry.update({"iteration_bytes": moved, "mean_bytes_per_second": moved * len(secs) / sum(secs),
                           "median_bytes_per_second": moved / s["median"], "best_bytes_per_second": moved / s["min"],

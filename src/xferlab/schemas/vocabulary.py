@@ -66,6 +66,8 @@ opset                 string   label   the offload runtime's operation set
 pair                  string?  label   a network rank pair's kind (intra-node, inter-node)
 part                  string   label   a study table's part (copies, collaboration, network; stage or flow)
 path                  string?  label   a network test's data path (host, staged, direct)
+rma_sync              string?  label   a one-sided network test's synchronization (OSU's -s: lock, flush, flush_local, lock_all, fence, pscw)
+rma_window            string?  label   a one-sided network test's window (OSU's -w: allocate, create)
 pattern               string   label   a CHAI collaboration pattern: histogram or taskqueue
 placement             string   label   where a campaign figure was measured (node, mode, threads)
 reason                string   label   why something was skipped or failed
