@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../loaders/mpi_loader.hpp"
@@ -27,12 +28,20 @@ namespace xferlab::net {
 namespace M = mpi;
 
 inline const std::vector<std::string> kTests = {"latency",   "bw",        "bibw",    "mbw_mr", "multi_lat", "allreduce",
-                                         "alltoall",  "bcast",     "allgather", "reduce", "barrier"};
+                                         "alltoall",  "bcast",     "allgather", "reduce", "barrier",
+                                         "gather", "scatter", "reduce_scatter", "alltoallv", "allgatherv",
+                                         "iallreduce", "ialltoall", "ibcast", "iallgather", "ireduce", "igather",
+                                         "iscatter", "ibarrier"};
+// The non-blocking collectives (OSU's osu_iallreduce …: network_nbc.cpp), each timed as OSU does, with overlap.
+inline const std::vector<std::string> kNonblocking = {"iallreduce", "ialltoall", "ibcast",   "iallgather",
+                                                      "ireduce",    "igather",   "iscatter", "ibarrier"};
 constexpr int kAckBytes = 4;  // osu_bw's acknowledgement
 constexpr int kTagData = 100, kTagAck = 101;
 
 inline bool collective(const std::string& t) {
-  return t == "allreduce" || t == "alltoall" || t == "bcast" || t == "allgather" || t == "reduce" || t == "barrier";
+  return t == "allreduce" || t == "alltoall" || t == "bcast" || t == "allgather" || t == "reduce" || t == "barrier" ||
+         t == "gather" || t == "scatter" || t == "reduce_scatter" || t == "alltoallv" || t == "allgatherv" ||
+         std::find(kNonblocking.begin(), kNonblocking.end(), t) != kNonblocking.end();
 }
 inline bool windowed(const std::string& t) { return t == "bw" || t == "bibw" || t == "mbw_mr"; }
 
@@ -192,6 +201,8 @@ class Runner {
   // multi_lat and mbw_mr: pairs (r, r + ranks/2) at once.
   void run_pairs(const std::string& test, long long size);
   void run_collective(const std::string& test, long long size);
+  // iallreduce …: pure communication, then with a compute phase between start and wait (network_nbc.cpp).
+  void run_nbc(const std::string& test, long long size);
 
  private:
   // Rank a times; a sends first. Returns the one-way samples at a, empty elsewhere.
@@ -205,7 +216,12 @@ class Runner {
   void report(const std::string& test, long long size, const std::string& pair, const std::vector<int>& ranks,
               const std::vector<double>& seconds, int timer, int iters, int warm, long long wrong);
   void emit_samples(const std::string& test, long long size, const std::string& pair, const std::vector<int>& ranks,
-                    const std::vector<double>& seconds, int rank, int iters, int warm, int pairs);
+                    const std::vector<double>& seconds, int rank, int iters, int warm, int pairs,
+                    const std::vector<std::pair<std::string, std::string>>& more = {});  // more: (key, JSON) fields
+  // A collective's ending: every rank's samples (and `more` series of each, by name) printed by rank 0, then
+  // validate() (network_collectives.cpp).
+  void report_collective(const std::string& test, long long size, const std::vector<double>& seconds, int iters, int warm,
+                         long long wrong, const std::vector<std::pair<std::string, std::vector<double>>>& more = {});
   // Rank 0 learns every rank's first wrong byte and prints the point's validation record.
   void validate(const std::string& test, long long size, const std::string& pair, long long wrong);
 
