@@ -57,6 +57,7 @@ const Datatype DOUBLE = handle<Datatype>(0x214);
 const Datatype CHAR = handle<Datatype>(0x243);
 const Datatype BYTE = handle<Datatype>(0x247);
 Status* const STATUS_IGNORE = nullptr;
+const Request REQUEST_NULL = handle<Request>(0x180);
 constexpr int SUCCESS = 0;
 constexpr int COMM_TYPE_SHARED = 221;
 constexpr int MAX_PROCESSOR_NAME = 256;
@@ -99,6 +100,20 @@ struct Api {
   int (*Allgather)(const void*, int, Datatype, void*, int, Datatype, Comm);
   int (*Gather)(const void*, int, Datatype, void*, int, Datatype, int, Comm);
   int (*Gatherv)(const void*, int, Datatype, void*, const int*, const int*, Datatype, int, Comm);
+  // The collectives OSU has beside those above, and the non-blocking ones (native/probe/network_nbc.cpp).
+  int (*Scatter)(const void*, int, Datatype, void*, int, Datatype, int, Comm);
+  int (*Reduce_scatter_block)(const void*, void*, int, Datatype, Op, Comm);
+  int (*Alltoallv)(const void*, const int*, const int*, Datatype, void*, const int*, const int*, Datatype, Comm);
+  int (*Allgatherv)(const void*, int, Datatype, void*, const int*, const int*, Datatype, Comm);
+  int (*Wait)(Request*, Status*);
+  int (*Iallreduce)(const void*, void*, int, Datatype, Op, Comm, Request*);
+  int (*Ireduce)(const void*, void*, int, Datatype, Op, int, Comm, Request*);
+  int (*Ibcast)(void*, int, Datatype, int, Comm, Request*);
+  int (*Ialltoall)(const void*, int, Datatype, void*, int, Datatype, Comm, Request*);
+  int (*Iallgather)(const void*, int, Datatype, void*, int, Datatype, Comm, Request*);
+  int (*Igather)(const void*, int, Datatype, void*, int, Datatype, int, Comm, Request*);
+  int (*Iscatter)(const void*, int, Datatype, void*, int, Datatype, int, Comm, Request*);
+  int (*Ibarrier)(Comm, Request*);
   int (*Comm_get_info)(Comm, Info*);
   int (*Info_get_string)(Info, const char*, int*, char*, int*);
   int (*Info_free)(Info*);

@@ -13,6 +13,9 @@
 //   mbw_mr     every pair runs bw's window at once; sample = the slowest pair's window time
 //   allreduce, reduce (MPI_FLOAT sum), bcast, alltoall, allgather (MPI_CHAR), barrier: every rank
 //              times each call alone, with a barrier between calls (as OSU); samples of every rank
+//              (gather, scatter, reduce_scatter, alltoallv, allgatherv too)
+//   iallreduce … ibarrier: OSU's non-blocking method (network_nbc.cpp): pure communication, then
+//              the overall time with a compute phase between start and wait, and the compute's time
 //
 // Buffers: host memory (page-aligned, bound to --node), or device memory of an OpenCL/CUDA backend
 // (backend.hpp), given to MPI directly where the MPI moves device memory itself (CUDA-aware MPI,
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "network.hpp"
+#include "network_coll.hpp"
 #include "probe.hpp"
 
 namespace xferlab {
@@ -243,11 +247,11 @@ int run_network(Args& args) {
       Runner runner(o, w, path == "host" ? nullptr : backend.get(), path);
       for (const std::string& test : o.tests) {
         if (!collective(test) && w.size < 2) continue;
-        if (test == "barrier" && path != "host") continue;  // no buffer: the host path's figure is the one
+        if (moves_no_data(test) && path != "host") continue;  // no buffer: the host path's figure is the one
         const auto& sizes = collective(test) ? o.collective_sizes : o.sizes;
-        for (long long size : test == "barrier" ? std::vector<long long>{0} : sizes) {
+        for (long long size : moves_no_data(test) ? std::vector<long long>{0} : sizes) {
           if ((test == "bw" || test == "bibw" || test == "mbw_mr") && size == 0) continue;  // OSU starts these at 1 B
-          if ((test == "allreduce" || test == "reduce") && size < 4) continue;             // below one float
+          if (collective(test) && !takes(test, size, w.size)) continue;  // below one float (one per rank's block)
           if (one_sided(test)) {  // host memory only (measure/network.py refuses device buffers with them)
             if (path != "host" || (size == 0 && test != "put_latency" && test != "get_latency")) continue;
             for (int b : partners)
@@ -257,6 +261,8 @@ int run_network(Args& args) {
               if (go()) runner.run(test, size, 0, b);
           } else if (test == "multi_lat" || test == "mbw_mr") {
             if (go()) runner.run_pairs(test, size);
+          } else if (nonblocking(test)) {
+            if (go()) runner.run_nbc(test, size);
           } else if (go()) {
             runner.run_collective(test, size);
           }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../loaders/mpi_loader.hpp"
@@ -28,12 +29,20 @@ namespace M = mpi;
 
 inline const std::vector<std::string> kTests = {"latency",   "bw",        "bibw",    "mbw_mr", "multi_lat", "allreduce",
                                          "alltoall",  "bcast",     "allgather", "reduce", "barrier",
+                                         "gather", "scatter", "reduce_scatter", "alltoallv", "allgatherv",
+                                         "iallreduce", "ialltoall", "ibcast", "iallgather", "ireduce", "igather",
+                                         "iscatter", "ibarrier",
                                          "put_latency", "get_latency", "put_bw", "get_bw", "put_bibw"};
+// The non-blocking collectives (OSU's osu_iallreduce …: network_nbc.cpp), each timed as OSU does, with overlap.
+inline const std::vector<std::string> kNonblocking = {"iallreduce", "ialltoall", "ibcast",   "iallgather",
+                                                      "ireduce",    "igather",   "iscatter", "ibarrier"};
 constexpr int kAckBytes = 4;  // osu_bw's acknowledgement
 constexpr int kTagData = 100, kTagAck = 101;
 
 inline bool collective(const std::string& t) {
-  return t == "allreduce" || t == "alltoall" || t == "bcast" || t == "allgather" || t == "reduce" || t == "barrier";
+  return t == "allreduce" || t == "alltoall" || t == "bcast" || t == "allgather" || t == "reduce" || t == "barrier" ||
+         t == "gather" || t == "scatter" || t == "reduce_scatter" || t == "alltoallv" || t == "allgatherv" ||
+         std::find(kNonblocking.begin(), kNonblocking.end(), t) != kNonblocking.end();
 }
 inline bool windowed(const std::string& t) { return t == "bw" || t == "bibw" || t == "mbw_mr"; }
 // One-sided (network_rma.cpp): OSU's osu_put_latency, osu_get_latency, osu_put_bw, osu_get_bw, osu_put_bibw.
@@ -203,6 +212,8 @@ class Runner {
   void run_collective(const std::string& test, long long size);
   // One-sided put/get between a (origin, timing) and b (target), in a window of the pair (network_rma.cpp).
   void run_rma(const std::string& test, long long size, int a, int b);
+  // iallreduce …: pure communication, then with a compute phase between start and wait (network_nbc.cpp).
+  void run_nbc(const std::string& test, long long size);
 
  private:
   // Rank a times; a sends first. Returns the one-way samples at a, empty elsewhere.
@@ -216,7 +227,12 @@ class Runner {
   void report(const std::string& test, long long size, const std::string& pair, const std::vector<int>& ranks,
               const std::vector<double>& seconds, int timer, int iters, int warm, long long wrong);
   void emit_samples(const std::string& test, long long size, const std::string& pair, const std::vector<int>& ranks,
-                    const std::vector<double>& seconds, int rank, int iters, int warm, int pairs);
+                    const std::vector<double>& seconds, int rank, int iters, int warm, int pairs,
+                    const std::vector<std::pair<std::string, std::string>>& more = {});  // more: (key, JSON) fields
+  // A collective's ending: every rank's samples (and `more` series of each, by name) printed by rank 0, then
+  // validate() (network_collectives.cpp).
+  void report_collective(const std::string& test, long long size, const std::vector<double>& seconds, int iters, int warm,
+                         long long wrong, const std::vector<std::pair<std::string, std::vector<double>>>& more = {});
   // Rank 0 learns every rank's first wrong byte and prints the point's validation record.
   void validate(const std::string& test, long long size, const std::string& pair, long long wrong);
 

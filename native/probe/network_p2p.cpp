@@ -182,7 +182,8 @@ void Runner::report(const std::string& test, long long size, const std::string& 
 }
 
 void Runner::emit_samples(const std::string& test, long long size, const std::string& pair, const std::vector<int>& ranks,
-                  const std::vector<double>& seconds, int rank, int iters, int warm, int pairs) {
+                  const std::vector<double>& seconds, int rank, int iters, int warm, int pairs,
+                          const std::vector<std::pair<std::string, std::string>>& more) {
   std::string r = "[";
   for (size_t i = 0; i < ranks.size(); ++i) r += (i ? "," : "") + std::to_string(ranks[i]);
   JsonLine line;
@@ -191,7 +192,9 @@ void Runner::emit_samples(const std::string& test, long long size, const std::st
   line.str("buffer", backend_ ? "device" : "host").str("path", path_).integer("iterations", iters).integer("warmup", warm);
   if (windowed(test)) line.integer("window", o_.window);
   if (pairs > 0) line.integer("pairs", pairs);
-  line.raw("seconds", seconds_json(seconds)).emit();
+  line.raw("seconds", seconds_json(seconds));
+  for (const auto& [key, json] : more) line.raw(key.c_str(), json);
+  line.emit();
 }
 
 // Rank 0 learns every rank's first wrong byte and prints the point's validation record.
@@ -213,7 +216,7 @@ void Runner::validate(const std::string& test, long long size, const std::string
     line.str("what", "rank " + std::to_string(bad_rank) + " received a wrong byte at offset " +
                          std::to_string(all[2 * bad_rank + 1]));
   else
-    line.str("what", test == "barrier" ? "no data to check" : "every receiver holds the bytes sent");
+    line.str("what", test == "barrier" || test == "ibarrier" ? "no data to check" : "every receiver holds the bytes sent");
   line.emit();
 }
 

@@ -14,7 +14,7 @@ import typer
 from ..errors import BadValue
 from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
-                               LATENCY_COUNTS, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
+                               LATENCY_COUNTS, NO_DATA, NONBLOCKING, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
 from ..measure.network_results import overview, summary
 from ..measure.network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH, SYNCS, WINDOWS
 from ..measure.mpi_site import ABIS
@@ -49,8 +49,10 @@ def network(ctx: typer.Context,
                                       "which decides).", metavar="N"),
             tests: str = typer.Option(",".join(TESTS), "--tests", metavar="LIST",
                                       help="Point-to-point: latency, bw, bibw, mbw_mr, multi_lat; collectives: allreduce, "
-                                           "alltoall, bcast, allgather, reduce, barrier; one-sided (host memory, not in "
-                                           "the default set): put_latency, get_latency, put_bw, get_bw, put_bibw."),
+                                           "alltoall, bcast, allgather, reduce, barrier, gather, scatter, reduce_scatter, "
+                                           "alltoallv, allgatherv; non-blocking, with overlap: " + ", ".join(NONBLOCKING) + "; "
+                                           "one-sided (host memory, not in the default set): put_latency, get_latency, "
+                                           "put_bw, get_bw, put_bibw."),
             sizes: str = typer.Option(SIZES, "--sizes", help="Message sizes of the point-to-point tests (OSU's: 0 and 1 B "
                                       "to 4 MiB; bandwidth tests start at 1 B).", metavar="LIST"),
             collective_sizes: str = typer.Option(COLLECTIVE_SIZES, "--collective-sizes", metavar="LIST",
@@ -144,7 +146,7 @@ def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, 
     latency = any(t in ("latency", "multi_lat", "put_latency", "get_latency") for t in tests)
     bandwidth = any(t in BANDWIDTH or t in ONE_SIDED_BANDWIDTH for t in tests)
     collective = any(t in COLLECTIVES for t in tests)
-    sized = any(t in COLLECTIVES and t != "barrier" for t in tests)
+    sized = any(t in COLLECTIVES and t not in NO_DATA for t in tests)
     bw_words = (f"with {', '.join(BANDWIDTH[:-1])} or {BANDWIDTH[-1]} in --tests (one-sided: "
                 f"{', '.join(ONE_SIDED_BANDWIDTH)})")
     lat_words = "with latency or multi_lat in --tests (one-sided: put_latency, get_latency)"
@@ -177,6 +179,7 @@ def _other_rank(plan: NetworkPlan, timeout: float) -> int:
 
 _time, _rate = or_dash(format_time), or_dash(format_rate)
 _messages = or_dash(lambda v: f"{v / 1e6:.3g} M/s")
+_percent = or_dash(lambda v: f"{100 * v:.1f} %")
 
 
 _HEAD = [Column("test", "test", justify="left"), Column("size_bytes", "size", format_size, no_wrap=True),
@@ -193,12 +196,23 @@ TABLES = [
         Column("median_bytes_per_second", "median", _rate, no_wrap=True),
         Column("best_bytes_per_second", "best", _rate, no_wrap=True),
         Column("messages_per_second", "messages", _messages, no_wrap=True), Column("count", "n")]),
-    (COLLECTIVES, "Collectives, per call (OSU: osu_allreduce …): mean (OSU) = the mean over ranks of each rank's mean; "
-     "min/max rank = OSU's Min and Max", _HEAD + [
+    (tuple(t for t in COLLECTIVES if t not in NONBLOCKING), "Collectives, per call (OSU: osu_allreduce …): mean (OSU) = "
+     "the mean over ranks of each rank's mean; min/max rank = OSU's Min and Max; algbw, busbw = nccl-tests' algorithm "
+     "and bus bandwidth of the mean", _HEAD + [
         Column("mean_seconds", "mean (OSU)", _time, no_wrap=True),
         Column("rank_min_mean_seconds", "min rank", _time, no_wrap=True),
         Column("rank_max_mean_seconds", "max rank", _time, no_wrap=True),
-        Column("median_seconds", "median", _time, no_wrap=True), Column("count", "n")]),
+        Column("median_seconds", "median", _time, no_wrap=True),
+        Column("algorithm_mean_bytes_per_second", "algbw", _rate, no_wrap=True),
+        Column("bus_mean_bytes_per_second", "busbw", _rate, no_wrap=True), Column("count", "n")]),
+    (NONBLOCKING, "Non-blocking collectives (OSU: osu_iallreduce …): overall = start + compute + wait, compute sized to "
+     "the pure communication (start + wait); overlap = max(0, 1 - (overall - compute) / pure); means over ranks; "
+     "busbw of the pure communication", _HEAD + [
+        Column("mean_seconds", "overall (OSU)", _time, no_wrap=True),
+        Column("compute_mean_seconds", "compute", _time, no_wrap=True),
+        Column("pure_mean_seconds", "pure comm.", _time, no_wrap=True),
+        Column("overlap", "overlap", _percent, no_wrap=True),
+        Column("bus_mean_bytes_per_second", "busbw", _rate, no_wrap=True), Column("count", "n")]),
     (("put_latency", "get_latency"), "One-sided latency (OSU: osu_put_latency, osu_get_latency): mean (OSU) = the "
      "timer / iterations (/ 2 for fence and pscw, a ping-pong)", _HEAD + [
         Column("rma_sync", "sync", justify="left"), Column("rma_window", "window", justify="left"),

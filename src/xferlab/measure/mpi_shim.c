@@ -275,3 +275,55 @@ EXPORT int xferlab_MPI_Win_wait(H w) { return MPI_Win_wait(win(w)); }
 /* Whether this MPI moves CUDA device memory itself, where it says (Open MPI's and MPICH's extension). */
 extern int MPIX_Query_cuda_support(void) __attribute__((weak));
 EXPORT int xferlab_MPIX_Query_cuda_support(void) { return MPIX_Query_cuda_support ? MPIX_Query_cuda_support() : 0; }
+
+/* The other collectives OSU has, and the non-blocking ones (native/probe/network_nbc.cpp). A request
+ * travels bit for bit, except the null request: the standard ABI's MPI_REQUEST_NULL (0x180) here. */
+static MPI_Request req_in(H h) { return (uintptr_t)h == 0x180 ? MPI_REQUEST_NULL : FROM_BITS(MPI_Request, h); }
+static H req_out(MPI_Request r) { return r == MPI_REQUEST_NULL ? (H)0x180 : to_bits(&r, sizeof r); }
+EXPORT int xferlab_MPI_Scatter(const void* in, int n, H t, void* out, int m, H u, int root, H c) {
+  return MPI_Scatter(in, n, type(t), out, m, type(u), root, comm(c));
+}
+EXPORT int xferlab_MPI_Reduce_scatter_block(const void* in, void* out, int count, H t, H o, H c) {
+  return MPI_Reduce_scatter_block(in, out, count, type(t), op(o), comm(c));
+}
+EXPORT int xferlab_MPI_Alltoallv(const void* in, const int* counts, const int* displs, H t, void* out, const int* rcounts,
+                                 const int* rdispls, H u, H c) {
+  return MPI_Alltoallv(in, counts, displs, type(t), out, rcounts, rdispls, type(u), comm(c));
+}
+EXPORT int xferlab_MPI_Allgatherv(const void* in, int n, H t, void* out, const int* counts, const int* displs, H u, H c) {
+  return MPI_Allgatherv(in, n, type(t), out, counts, displs, type(u), comm(c));
+}
+EXPORT int xferlab_MPI_Wait(H* request, void* status) {
+  (void)status;
+  MPI_Request r = req_in(*request);
+  const int code = MPI_Wait(&r, MPI_STATUS_IGNORE);
+  *request = req_out(r);
+  return code;
+}
+#define NBC_START(call)     \
+  MPI_Request r_;           \
+  const int code_ = (call); \
+  *request = req_out(r_);   \
+  return code_
+EXPORT int xferlab_MPI_Iallreduce(const void* in, void* out, int count, H t, H o, H c, H* request) {
+  NBC_START(MPI_Iallreduce(in, out, count, type(t), op(o), comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Ireduce(const void* in, void* out, int count, H t, H o, int root, H c, H* request) {
+  NBC_START(MPI_Ireduce(in, out, count, type(t), op(o), root, comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Ibcast(void* buf, int count, H t, int root, H c, H* request) {
+  NBC_START(MPI_Ibcast(buf, count, type(t), root, comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Ialltoall(const void* in, int n, H t, void* out, int m, H u, H c, H* request) {
+  NBC_START(MPI_Ialltoall(in, n, type(t), out, m, type(u), comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Iallgather(const void* in, int n, H t, void* out, int m, H u, H c, H* request) {
+  NBC_START(MPI_Iallgather(in, n, type(t), out, m, type(u), comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Igather(const void* in, int n, H t, void* out, int m, H u, int root, H c, H* request) {
+  NBC_START(MPI_Igather(in, n, type(t), out, m, type(u), root, comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Iscatter(const void* in, int n, H t, void* out, int m, H u, int root, H c, H* request) {
+  NBC_START(MPI_Iscatter(in, n, type(t), out, m, type(u), root, comm(c), &r_));
+}
+EXPORT int xferlab_MPI_Ibarrier(H c, H* request) { NBC_START(MPI_Ibarrier(comm(c), &r_)); }

@@ -17,7 +17,9 @@ standard-ABI library outright.
 
 Rows: ``suite`` network, ``test`` the OSU benchmark's name (latency, bw, bibw, mbw_mr, multi_lat)
 or the collective's, one per timed iteration: ``seconds`` is a one-way latency (ping-pong round
-trip / 2), a window's time (bandwidth tests) or one call (collectives, a row per rank). ``params``
+trip / 2), a window's time (bandwidth tests) or one call (collectives, a row per rank; for the
+non-blocking ones the overall time of start, compute and wait, with ``params.compute_seconds`` and
+the pure communication time of the same iteration, ``params.pure_seconds``). ``params``
 hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / device) and the path
 (host, staged through pinned host memory, or direct: device memory given to a GPU-aware MPI).
 """
@@ -41,12 +43,23 @@ from .probe import ProbeRun
 from .steps import Step, good_time, step_failure
 
 POINT_TO_POINT = ("latency", "bw", "bibw", "mbw_mr", "multi_lat")
-COLLECTIVES = ("allreduce", "alltoall", "bcast", "allgather", "reduce", "barrier")
+#: The non-blocking collectives (OSU's osu_iallreduce …: pure communication, then overlapped with a compute
+#: phase; native/probe/network_nbc.cpp), each the blocking operation of its name without the "i".
+NONBLOCKING = ("iallreduce", "ialltoall", "ibcast", "iallgather", "ireduce", "igather", "iscatter", "ibarrier")
+COLLECTIVES = ("allreduce", "alltoall", "bcast", "allgather", "reduce", "barrier",
+               "gather", "scatter", "reduce_scatter", "alltoallv", "allgatherv") + NONBLOCKING
 TESTS = POINT_TO_POINT + COLLECTIVES
+#: Collectives that move no data: one point, no size.
+NO_DATA = ("barrier", "ibarrier")
+#: Collectives whose buffers at some rank hold a block of every rank (alltoall's both sides, a gather's output,
+#: a scatter's input): ranks x size bytes.
+EVERY_RANKS_BLOCK = ("alltoall", "allgather", "gather", "scatter", "alltoallv", "allgatherv", "ialltoall", "iallgather",
+                     "igather", "iscatter")
 BANDWIDTH = ("bw", "bibw", "mbw_mr")
 #: The smallest message each test takes (the probe skips smaller ones, native/probe/network.cpp): OSU
 #: starts the bandwidth tests at 1 B, and a reduction needs one float.
-SMALLEST = {**{t: 1 for t in BANDWIDTH}, "allreduce": 4, "reduce": 4, **{t: 1 for t in ONE_SIDED_BANDWIDTH}}
+SMALLEST = {**{t: 1 for t in BANDWIDTH}, "allreduce": 4, "reduce": 4, "iallreduce": 4, "ireduce": 4, "reduce_scatter": 4,
+            **{t: 1 for t in ONE_SIDED_BANDWIDTH}}
 #: Every test --tests takes: TESTS (the default set) and the one-sided tests, asked for by name.
 ALL_TESTS = TESTS + ONE_SIDED
 #: The tests whose samples are a window's time and whose figure is bytes over time.
@@ -154,9 +167,9 @@ class NetworkPlan:
         if p2p and self.sizes:
             slots = self.window if any(t in BANDWIDTH for t in p2p) else 1
             need = max(need, 2 * max(self.sizes) * (1 + (slots if staged else 0)))
-        coll = [t for t in self.tests if t in COLLECTIVES and t != "barrier"]
+        coll = [t for t in self.tests if t in COLLECTIVES and t not in NO_DATA]
         if coll and self.collective_sizes:
-            many = any(t in ("alltoall", "allgather") for t in coll)
+            many = any(t in EVERY_RANKS_BLOCK for t in coll)
             need = max(need, 2 * max(self.collective_sizes) * (self.world if many else 1) * (2 if staged else 1))
         return max(need, rma.memory_per_rank(self.tests, self.sizes, self.window))
 
@@ -171,10 +184,12 @@ class NetworkPlan:
             raise BadValue(f"the launcher started {self.inside[1]} rank; the point-to-point tests need at least 2")
         for test in self.tests:  # a test none of whose sizes it takes would run and fail with no samples
             option, sizes = ("--collective-sizes", self.collective_sizes) if test in COLLECTIVES else ("--sizes", self.sizes)
-            least = SMALLEST.get(test, 0)
-            if test != "barrier" and sizes and max(sizes) < least:
+            least = SMALLEST.get(test, 0) * (self.world if test == "reduce_scatter" else 1)
+            if test not in NO_DATA and sizes and max(sizes) < least:
+                why = ("one float per rank" if test == "reduce_scatter" else "one float" if least == 4
+                       else "where OSU starts it")
                 raise BadValue(f"{option} {','.join(format_size(s) for s in sizes)}: {test} takes messages of at least "
-                               f"{format_size(least)} ({'one float' if least == 4 else 'where OSU starts it'}), and none of these is; allowed: sizes from "
+                               f"{format_size(least)} ({why}), and none of these is; allowed: sizes from "
                                f"{format_size(least)} to {format_size(LARGEST_MESSAGE)}")
         if self.window < 1 or self.window > 4096:
             raise BadValue(f"--window {self.window}: messages in flight per iteration must be in 1..4096")
@@ -244,9 +259,9 @@ class NetworkPlan:
         total = 0.0
         for t in self.tests:
             counts = self.bandwidth_counts if t in RATES else self.collective_counts if t in COLLECTIVES else self.latency_counts
-            for s in ([0] if t == "barrier" else self.collective_sizes if t in COLLECTIVES else self.sizes):
+            for s in ([0] if t in NO_DATA else self.collective_sizes if t in COLLECTIVES else self.sizes):
                 timed, warm = counts[1] if s > self.large_from else counts[0]
-                per = (self.window if t in RATES else 2) * (2e-6 + s * 1e-10)
+                per = (self.window if t in RATES else 6 if t in NONBLOCKING else 2) * (2e-6 + s * 1e-10)
                 total += (timed + warm) * per
         return 2.0 + total * len(self.buffers)
 
@@ -307,6 +322,15 @@ def _moved(record: dict[str, Any]) -> int:
     return size
 
 
+def _nbc_params(record: dict[str, Any], i: int) -> dict[str, Any]:
+    """A non-blocking collective's row: its iteration's compute time and the pure communication time of the
+    same iteration of the first phase (``seconds`` is the overall time, OSU's "Overall")."""
+    if record["test"] not in NONBLOCKING:
+        return {}
+    compute, pure = record.get("compute_seconds") or [], record.get("pure_seconds") or []
+    return {"compute_seconds": compute[i] if i < len(compute) else None, "pure_seconds": pure[i] if i < len(pure) else None}
+
+
 def _key(r: dict[str, Any]) -> tuple:
     return (r.get("test"), r.get("size_bytes"), r.get("pair"), r.get("path"))
 
@@ -338,7 +362,7 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
                          "validated": _key(r) in good,
                          "params": {"pair": r.get("pair"), "ranks": ",".join(map(str, r.get("ranks", []))),
                                     "rank": r.get("rank"), "buffer": r.get("buffer"), "path": r.get("path"),
-                                    "window": r.get("window"), "pairs": r.get("pairs"),
+                                    "window": r.get("window"), "pairs": r.get("pairs"), **_nbc_params(r, i),
                                     **({"rma_sync": r.get("rma_sync"), "rma_window": r.get("rma_window")}
                                        if r["test"] in ONE_SIDED else {})}})
     failure = run.failure

@@ -3,16 +3,69 @@ size, pair kind and path beside the robust ones, and the overview seed 001 quote
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ..stats import summarize
-from .network import ALL_TESTS, COLLECTIVES, RATES, WINDOW
+from .network import ALL_TESTS, COLLECTIVES, NONBLOCKING, RATES, WINDOW
 from .network_rma import ONE_SIDED
 from .precision import ci_fields
 from .samples import kept, value_of
 
+#: Collectives whose algorithm bytes are every rank's block: S = ranks x OSU's message size (per rank).
+_EVERY_BLOCK = ("allgather", "allgatherv", "alltoall", "alltoallv", "gather", "scatter")
 
 
+def bus_terms(test: str, size: int, ranks: int) -> Optional[tuple[int, float]]:
+    """nccl-tests' algorithm bytes S and bus-bandwidth factor of a collective (its doc/PERFORMANCE.md and
+    each test's GetBw): algorithm bandwidth = S / time, bus bandwidth = algorithm bandwidth x factor, the
+    factor making the figures of any rank count comparable with a link's peak on a ring or flat topology.
+    With OSU's sizes (per rank): allreduce S = size, factor 2(n-1)/n; reduce, bcast S = size, 1;
+    reduce_scatter (OSU's size is the whole vector) S = the bytes reduced, (n-1)/n; allgather, alltoall
+    S = n x size (every rank's block), (n-1)/n. nccl-tests' gather and scatter take S = n x size and
+    (n-1)/n too (the root's link carries every block but its own); the v-variants, with OSU's equal
+    counts, move what their plain forms move, so take their terms. A non-blocking collective takes
+    its operation's. None for barrier (no data)."""
+    op = test[1:] if test in NONBLOCKING else test
+    n = max(int(ranks), 1)
+    if op == "allreduce":
+        return size, 2 * (n - 1) / n
+    if op in ("reduce", "bcast"):
+        return size, 1.0
+    if op == "reduce_scatter":
+        return (size // 4 // n) * n * 4, (n - 1) / n
+    if op in _EVERY_BLOCK:
+        return size * n, (n - 1) / n
+    return None
+
+
+def _bus_fields(test: str, size: int, ranks: int, mean: Optional[float], median: Optional[float]) -> dict[str, Any]:
+    terms = bus_terms(test, size, ranks)
+    if terms is None:
+        return {}
+    moved, factor = terms
+    rate = lambda t: moved / t if t else None  # noqa: E731
+    return {"algorithm_bytes": moved, "bus_factor": factor,
+            "algorithm_mean_bytes_per_second": rate(mean), "algorithm_median_bytes_per_second": rate(median),
+            "bus_mean_bytes_per_second": rate(mean) and rate(mean) * factor,
+            "bus_median_bytes_per_second": rate(median) and rate(median) * factor}
+
+
+def overlap_of(overall: float, compute: float, pure: float) -> Optional[float]:
+    """OSU's overlap of a non-blocking collective (print_stats_nbc of osu_util_mpi.c), as a ratio: the
+    share of the pure communication time the compute hid, max(0, 1 - (overall - compute) / pure)."""
+    if not pure:
+        return None
+    return max(0.0, 1.0 - (overall - compute) / pure)
+
+
+def _rank_means(members: list[dict[str, Any]], key: str) -> list[float]:
+    """Each rank's mean of ``key`` (``seconds`` or a params series), rank after rank."""
+    by_rank: dict[Any, list[float]] = {}
+    for m in members:
+        v = m["seconds"] if key == "seconds" else value_of(m, key)
+        if v is not None:
+            by_rank.setdefault(value_of(m, "rank"), []).append(v)
+    return [sum(v) / len(v) for v in by_rank.values()]
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (test, size, pair kind, path) of the validated samples, OSU's figure beside the
@@ -21,7 +74,12 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     OSU's "Bandwidth" (bytes / total time), ``median_bytes_per_second`` and ``best_bytes_per_second``
     (the fastest iteration) beside it, and mbw_mr's ``messages_per_second`` (OSU's "Messages/s").
     Collectives: ``mean_seconds`` is the mean over ranks of each rank's mean (OSU's "Avg
-    Latency"), ``rank_min_mean_seconds`` / ``rank_max_mean_seconds`` OSU's "Min" and "Max"."""
+    Latency"), ``rank_min_mean_seconds`` / ``rank_max_mean_seconds`` OSU's "Min" and "Max"; beside it
+    nccl-tests' algorithm and bus bandwidth (:func:`bus_terms`) of the mean and of the median.
+    Non-blocking collectives: ``mean_seconds`` is OSU's "Overall", ``compute_mean_seconds`` its
+    "Compute", ``pure_mean_seconds`` its "Pure Comm." (each the mean over ranks of each rank's mean,
+    as OSU averages over processes) and ``overlap`` its "Overlap(%)" / 100 (:func:`overlap_of`); their
+    bandwidths are the pure communication's."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "network" and not r.get("warmup"):
@@ -47,12 +105,20 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 messages = (value_of(members[0], "window") or WINDOW) * (value_of(members[0], "pairs") or 1)
                 entry["messages_per_second"] = messages * len(secs) / sum(secs)
         if test in COLLECTIVES or test == "multi_lat":
-            by_rank: dict[Any, list[float]] = {}
-            for m in members:
-                by_rank.setdefault(value_of(m, "rank"), []).append(m["seconds"])
-            means = [sum(v) / len(v) for v in by_rank.values()]
-            entry.update({"ranks": len(by_rank), "mean_seconds": sum(means) / len(means),
+            means = _rank_means(members, "seconds")
+            entry.update({"ranks": len(means), "mean_seconds": sum(means) / len(means),
                           "rank_min_mean_seconds": min(means), "rank_max_mean_seconds": max(means)})
+            mean, median = entry["mean_seconds"], s["median"]
+            if test in NONBLOCKING:
+                compute, pure = _rank_means(members, "compute_seconds"), _rank_means(members, "pure_seconds")
+                c = sum(compute) / len(compute) if compute else None
+                mean = sum(pure) / len(pure) if pure else None
+                pure_all = [v for v in (value_of(m, "pure_seconds") for m in members) if v is not None]
+                median = summarize(pure_all)["median"] if pure_all else None
+                entry.update({"compute_mean_seconds": c, "pure_mean_seconds": mean,
+                              "overlap": overlap_of(entry["mean_seconds"], c, mean) if c is not None and mean else None})
+            if test in COLLECTIVES:
+                entry.update(_bus_fields(test, size, len(means), mean, median))
         out.append(entry)
     return out
 

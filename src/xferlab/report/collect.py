@@ -156,7 +156,7 @@ def fmt_value(key: str, value: Any) -> str:
         return "yes" if value else "no"
     if key in ("relative_error", "stage_sum_relative_error", "stage_max_relative_error") and isinstance(value, float):  # predicted / measured - 1: signed
         return f"{value:+.1%}"
-    if isinstance(value, float) and (key == "cov" or key.endswith(("_error", "fraction", "_share", "_saved")) or key.startswith("fraction")):
+    if isinstance(value, float) and (key in ("cov", "overlap") or key.endswith(("_error", "fraction", "_share", "_saved")) or key.startswith("fraction")):
         return pct(value)
     if key.endswith("bytes_per_second"):
         return format_rate(value)

@@ -14,7 +14,7 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     """MPI between ranks: OSU's figures per test, size, pair kind and path, the fitted link of the
     ping-pong set beside seed 001's EDR InfiniBand, and the latency and bandwidth plots."""
     from ..fit.network import AGAINST, fit_network
-    from ..measure.network import COLLECTIVES
+    from ..measure.network import COLLECTIVES, NONBLOCKING
     from ..measure.network_results import overview, summary
     from ..plots.measured import plot_network
 
@@ -53,12 +53,22 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                     ("mean_bytes_per_second", "bandwidth (OSU)"), ("median_bytes_per_second", "median"),
                                     ("best_bytes_per_second", "best"), ("messages_per_second", "messages/s"),
                                     ("count", "n")], bw))
-    coll = [t for t in table if t["test"] in COLLECTIVES]
+    coll = [t for t in table if t["test"] in COLLECTIVES and t["test"] not in NONBLOCKING]
     if coll:
-        section.tables.append(Table("Collectives, per call", [("test", "test"), ("path", "path"), ("size_bytes", "size"),
+        section.tables.append(Table("Collectives, per call (algbw, busbw: nccl-tests' algorithm and bus bandwidth of "
+                                    "the mean; busbw assumes a ring or flat topology)",
+                                    [("test", "test"), ("path", "path"), ("size_bytes", "size"),
                                     ("mean_seconds", "mean (OSU)"), ("rank_min_mean_seconds", "min rank"),
-                                    ("rank_max_mean_seconds", "max rank"), ("median_seconds", "median"), ("count", "n")],
-                                    coll))
+                                    ("rank_max_mean_seconds", "max rank"), ("median_seconds", "median"),
+                                    ("algorithm_mean_bytes_per_second", "algbw"), ("bus_mean_bytes_per_second", "busbw"),
+                                    ("count", "n")], coll))
+    nbc = [t for t in table if t["test"] in NONBLOCKING]
+    if nbc:
+        section.tables.append(Table("Non-blocking collectives (OSU's method): overall = start + compute + wait, the "
+                                    "compute sized to the pure communication; overlap = max(0, 1 - (overall - compute) / pure)",
+                                    [("test", "test"), ("path", "path"), ("size_bytes", "size"),
+                                     ("mean_seconds", "overall (OSU)"), ("compute_mean_seconds", "compute"),
+                                     ("pure_mean_seconds", "pure comm."), ("overlap", "overlap"), ("count", "n")], nbc))
     try:
         fits, _, figures, notes, skipped = fit_network(rows, AGAINST, folder / rid / "fits", None, rid)
     except Exception as error:  # noqa: BLE001 - a run without ping-pong sizes to fit still shows its tables

@@ -72,6 +72,8 @@ packet_overhead_ci_low_seconds number seconds the low end of its 95 % interval
 packet_overhead_ci_high_seconds number seconds the high end of its 95 % interval
 rank_min_mean_seconds number   seconds the mean time of the fastest rank (OSU's min)
 rank_max_mean_seconds number   seconds the mean time of the slowest rank (OSU's max)
+compute_mean_seconds  number   seconds a non-blocking collective's compute phase between start and wait, mean over ranks of each rank's mean (OSU's Compute)
+pure_mean_seconds     number   seconds a non-blocking collective's pure communication time (start + wait), mean over ranks of each rank's mean (OSU's Pure Comm.)
 # --- sizes
 size_bytes            number?  bytes   a size: a copy's, an array's, a message's
 chunk_bytes           integer? bytes   a chunk's size
@@ -95,6 +97,7 @@ to_device_bytes       integer  bytes   bytes the runtime sent the device
 from_device_bytes     integer  bytes   bytes the runtime read back
 packet_bytes          integer? bytes   a per-packet fit's packet size
 iteration_bytes       integer  bytes   bytes moved in one timed iteration (a window of messages; both ways for bibw)
+algorithm_bytes       integer  bytes   a collective's bytes S as nccl-tests counts them (the algorithm bandwidth is S / time)
 breakpoints_bytes     array    bytes   a piecewise fit's breakpoints
 stride_bytes          integer  bytes   bytes between touches
 offset_bytes          integer  bytes   bytes from a page boundary
@@ -120,6 +123,10 @@ model_limit_bytes_per_second number bytes_per_second the link model's peak paylo
 best_flops_per_second number   flops_per_second the best floating-point rate
 median_flops_per_second number flops_per_second the median floating-point rate
 messages_per_second   number   per_second messages per second (OSU's message rate)
+algorithm_mean_bytes_per_second number bytes_per_second a collective's algorithm bandwidth, S / the mean time (nccl-tests' algbw)
+algorithm_median_bytes_per_second number bytes_per_second a collective's algorithm bandwidth, S / the median time
+bus_mean_bytes_per_second number bytes_per_second a collective's bus bandwidth, algbw x the bus factor (nccl-tests' busbw), of the mean time
+bus_median_bytes_per_second number bytes_per_second a collective's bus bandwidth of the median time
 bandwidth_mean_bytes_per_second number bytes_per_second the largest message's mean bandwidth (OSU)
 bandwidth_median_bytes_per_second number bytes_per_second the largest copy's median bandwidth
 device_bandwidth_bytes_per_second number bytes_per_second the largest copy's median bandwidth on the device's clock

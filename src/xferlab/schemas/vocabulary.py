@@ -194,6 +194,8 @@ ideal_parallelism     number   count   requests / levels: the parallelism of an 
 r2_log                number   ratio   R² of the fit on log times
 fraction_of_model_limit number ratio   the best measured bandwidth / the link model's peak
 cov                   number   ratio   the coefficient of variation: sample standard deviation / mean
+bus_factor            number   ratio   nccl-tests' factor from a collective's algorithm to its bus bandwidth (2(n-1)/n for allreduce …)
+overlap               number   ratio   OSU's overlap of a non-blocking collective: max(0, 1 - (overall - compute) / pure); 1 is 100 %
 total_cov             number   ratio   the total time's coefficient of variation
 device_share          number   ratio   the share of the work the device takes
 speedup               number   ratio   how many times faster than the baseline
