@@ -79,7 +79,9 @@ def network(ctx: typer.Context,
                                        metavar="N"),
             buffers: str = typer.Option("host", "--buffers", metavar="LIST",
                                         help="host (page-aligned host memory), device (the backend's device memory: "
-                                             "given to a GPU-aware MPI, else staged through pinned host memory)."),
+                                             "given to a GPU-aware MPI, else staged through pinned host memory); "
+                                             "host,device: the point-to-point tests on every ordered pair of kinds "
+                                             "(OSU's H D, D H), collectives on each kind."),
             backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             path: str = typer.Option("auto", "--path", metavar="auto|staged|direct",
                                      help="Device buffers: auto runs staged, and direct too where the MPI moves device "
