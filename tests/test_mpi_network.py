@@ -79,7 +79,8 @@ def test_two_ranks_measure_validate_and_store(recorded):
     assert [h["rank"] for h in doc["hosts"]] == [0, 1] and doc["hosts"][0]["host"] == doc["hosts"][1]["host"]
     lat = {r["size_bytes"]: r for r in results if r["test"] == "latency"}
     assert sorted(lat) == [0, 1, 64, 4096, 65536, 262144]
-    assert all(r["pair"] == "intra-node" and r["path"] == "host" and r["count"] == (200 if r["size_bytes"] <= 8192 else 20)
+    # 200 timed round trips in 100 batches of 2 (one sample each, OSU's loop); above 8 KiB 20 in 20 batches of 1
+    assert all(r["pair"] == "intra-node" and r["path"] == "host" and r["count"] == (100 if r["size_bytes"] <= 8192 else 20)
                for r in lat.values())
     # One-way times grow with the message past the eager sizes; bandwidths are bytes over time.
     assert lat[262144]["median_seconds"] > lat[1]["median_seconds"] > 0
@@ -102,11 +103,11 @@ def test_two_ranks_measure_validate_and_store(recorded):
         samples = db.samples(doc["run_id"])
         groups = db.stats(doc["run_id"])
         params = db.run(doc["run_id"])["params"]
-    assert len(samples) == sum(r["count"] for r in results)  # every timed iteration is a row
+    assert len(samples) == sum(r["count"] for r in results)  # every sample is a row
     assert all(s["suite"] == "network" and s["validated"] for s in samples)
     assert params["mpi"]["abi"] == abi(name) and params["mpi"]["choice"] == option(name)
     group = next(g for g in groups if g["test"] == "latency" and g["size_bytes"] == 1)
-    assert (group["pair"], group["path"], group["count"]) == ("intra-node", "host", 200)
+    assert (group["pair"], group["path"], group["count"]) == ("intra-node", "host", 100)
     assert group["mean"] == pytest.approx(lat[1]["mean_seconds"])
 
 
@@ -175,7 +176,8 @@ def test_device_buffers_are_staged_through_pinned_memory(cli):
     assert {("latency", "host"), ("latency", "staged"), ("allreduce", "staged")} <= paths
     assert ("barrier", "staged") not in paths  # a barrier moves no buffer
     assert doc["mpi"]["paths"] == ["host", "staged"] and doc["mpi"]["gpu_aware"].startswith("no")
-    staged = next(r for r in doc["results"] if (r["test"], r["path"], r["size_bytes"]) == ("latency", "staged", 8))
+    staged = next(r for r in doc["results"] if (r["test"], r["path"], r["buffers"], r["size_bytes"]) ==
+                  ("latency", "staged", "D D", 8))
     host = next(r for r in doc["results"] if (r["test"], r["path"], r["size_bytes"]) == ("latency", "host", 8))
     assert staged["median_seconds"] > host["median_seconds"]  # two copies per message on top
 

@@ -3,13 +3,14 @@
 // so that the figures compare with OSU's one to one. Every rank runs this; rank 0 prints.
 //
 // How each test is timed (in network_p2p.cpp and network_collectives.cpp; std::chrono::steady_clock,
-// as every loop of the probe; one read per iteration on the timing rank, so every iteration is a
-// sample and their sum is OSU's timer):
-//   latency    ping-pong between rank 0 and a partner; sample = round trip / 2 (one-way)
+// as every loop of the probe; the samples' sum or mean is OSU's timer):
+//   latency    ping-pong between rank 0 and a partner, timed as OSU times it, one clock read around a run
+//              of iterations: the iterations split into up to 100 equal batches (network.hpp,
+//              latency_batches); sample = a batch's time / its iterations / 2 (one-way)
 //   bw         the sender posts `window` non-blocking sends, waits for all, then takes a 4-byte ack
 //              from the receiver; sample = the time of one window (bytes = size x window)
 //   bibw       both sides post `window` receives and `window` sends, then wait for all 2 x window
-//   multi_lat  every pair (r, r + ranks/2) ping-pongs at once; a sample per iteration per pair
+//   multi_lat  every pair (r, r + ranks/2) ping-pongs at once; a sample per batch per pair
 //   mbw_mr     every pair runs bw's window at once; sample = the slowest pair's window time
 //   allreduce, reduce (MPI_FLOAT sum), bcast, alltoall, allgather (MPI_CHAR), barrier: every rank
 //              times each call alone, with a barrier between calls (as OSU); samples of every rank
@@ -17,6 +18,8 @@
 //   iallreduce … ibarrier: OSU's non-blocking method (network_nbc.cpp): pure communication, then
 //              the overall time with a compute phase between start and wait, and the compute's time
 //
+// Buffers per side (OSU's H D / D H): with --buffers host,device the point-to-point tests run every ordered
+// pair of kinds (the sender's first: H H, H D, D H, D D); collectives one kind at a time.
 // Buffers: host memory (page-aligned, bound to --node), or device memory of an OpenCL/CUDA backend
 // (backend.hpp), given to MPI directly where the MPI moves device memory itself (CUDA-aware MPI,
 // path "direct"), else staged through pinned host memory (path "staged": a device-to-host copy
@@ -30,6 +33,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "network.hpp"
@@ -243,8 +247,13 @@ int run_network(Args& args) {
       skipped += stopped;
       return flag == 1;
     };
+    const bool with_host = std::find(o.buffers.begin(), o.buffers.end(), "host") != o.buffers.end();
     for (const std::string& path : paths) {
       Runner runner(o, w, path == "host" ? nullptr : backend.get(), path);
+      // The point-to-point tests' (a on host, b on host) sides on this path: a device path runs D D, and with
+      // host buffers listed too H D and D H (OSU's order: H H, H D, D H, D D).
+      std::vector<std::pair<bool, bool>> sides = {{false, false}};
+      if (path != "host" && with_host) sides = {{true, false}, {false, true}, {false, false}};
       for (const std::string& test : o.tests) {
         if (!collective(test) && w.size < 2) continue;
         if (moves_no_data(test) && path != "host") continue;  // no buffer: the host path's figure is the one
@@ -256,11 +265,17 @@ int run_network(Args& args) {
             if (path != "host" || (size == 0 && test != "put_latency" && test != "get_latency")) continue;
             for (int b : partners)
               if (go()) runner.run_rma(test, size, 0, b);
-          } else if (test == "latency" || test == "bw" || test == "bibw") {
-            for (int b : partners)
-              if (go()) runner.run(test, size, 0, b);
-          } else if (test == "multi_lat" || test == "mbw_mr") {
-            if (go()) runner.run_pairs(test, size);
+          } else if (test == "latency" || test == "bw" || test == "bibw" || test == "multi_lat" || test == "mbw_mr") {
+            for (const auto& side : sides) {  // OSU's H D / D H: each ordered pair of the kinds --buffers lists
+              runner.sides(side.first, side.second);
+              if (test == "multi_lat" || test == "mbw_mr") {
+                if (go()) runner.run_pairs(test, size);
+              } else {
+                for (int b : partners)
+                  if (go()) runner.run(test, size, 0, b);
+              }
+            }
+            runner.sides(false, false);
           } else if (nonblocking(test)) {
             if (go()) runner.run_nbc(test, size);
           } else if (go()) {

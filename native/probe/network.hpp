@@ -78,6 +78,20 @@ inline int iterations_for(const Options& o, const std::string& test, long long s
   return warm ? (large ? o.warmup_large : o.warmup) : (large ? o.iterations_large : o.iterations);
 }
 
+// The ping-pong tests (latency, multi_lat) time the loop the way OSU does, one clock read before a run of
+// iterations and one after, not one per iteration: their `iterations` are split into `latency_batches(iters)`
+// equal batches, the largest count up to kLatencyBatches that divides them, one sample each (a batch's time /
+// its iterations / 2), so the samples' mean is OSU's timer / iterations / 2 to the nanosecond and the loop
+// reads the clock once per batch.
+constexpr int kLatencyBatches = 100;
+inline int latency_batches(int iters) {
+  for (int k = std::min(iters, kLatencyBatches); k > 1; --k)
+    if (iters % k == 0) return k;
+  return 1;
+}
+inline bool pingpong_test(const std::string& t) { return t == "latency" || t == "multi_lat"; }
+inline int samples_for(const std::string& test, int iters) { return pingpong_test(test) ? latency_batches(iters) : iters; }
+
 inline unsigned char pattern(int rank, long long size, size_t k) {
   return static_cast<unsigned char>(k * 131u + static_cast<unsigned>(rank) * 17u + static_cast<unsigned>(size) * 7u + 1u);
 }
@@ -214,8 +228,24 @@ class Runner {
   void run_rma(const std::string& test, long long size, int a, int b);
   // iallreduce …: pure communication, then with a compute phase between start and wait (network_nbc.cpp).
   void run_nbc(const std::string& test, long long size);
+  // Buffers per side (OSU's `H D`, `D H`): on a device path, which of the pair's ranks (a: the sender of
+  // the ping-pong or the window, b: its partner) keep host memory instead. Both false: both on the path's kind.
+  void sides(bool a_host, bool b_host) {
+    a_host_ = a_host;
+    b_host_ = b_host;
+  }
+  // OSU's notation of the buffers of the pair (sender first): "H H", "H D", "D H", "D D".
+  std::string sides_text() const {
+    const char* a = backend_ && !a_host_ ? "D" : "H";
+    const char* b = backend_ && !b_host_ ? "D" : "H";
+    return std::string(a) + " " + b;
+  }
+  // What a record of `test` names: the pair's sides, or a collective's one kind ("H" or "D").
+  std::string buffers_of(const std::string& test) const { return collective(test) ? (backend_ ? "D" : "H") : sides_text(); }
 
  private:
+  // The backend of this rank's buffers in the pair (a, b): nullptr for host memory.
+  Backend* side_backend(int a) const { return (w_.rank == a ? a_host_ : b_host_) ? nullptr : backend_; }
   // Rank a times; a sends first. Returns the one-way samples at a, empty elsewhere.
   std::vector<double> pingpong(long long size, int a, int b, int warm, int iters, long long& wrong);
   // bw (a sends windows to b, b acks each) or bibw (both send a window to each other). Samples at a.
@@ -240,6 +270,7 @@ class Runner {
   const World& w_;
   Backend* backend_;
   std::string path_;
+  bool a_host_ = false, b_host_ = false;
 };
 
 }  // namespace xferlab::net

@@ -1,6 +1,7 @@
 // `xferlab-probe network`'s point-to-point tests (OSU's osu_latency, osu_bw, osu_bibw, osu_multi_lat,
 // osu_mbw_mr) and what every test ends with: gathering the samples on rank 0, printing them, and the
-// validation record. Where each is timed: pingpong() and window(), one clock read per iteration.
+// validation record. Where each is timed: pingpong() one clock read per batch of iterations (as OSU, which
+// reads it once around the loop), window() one per window (a read is ~25 ns, a window tens of µs).
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -41,7 +42,8 @@ void Runner::run_pairs(const std::string& test, long long size) {
     const int a = sender ? w_.rank : partner, b = sender ? partner : w_.rank;
     mine = test == "multi_lat" ? pingpong(size, a, b, warm, iters, wrong) : window(size, a, b, warm, iters, wrong, false);
   }
-  mine.resize(static_cast<size_t>(iters), 0.0);
+  const int n = samples_for(test, iters);  // samples per pair: one per batch (multi_lat) or per window (mbw_mr)
+  mine.resize(static_cast<size_t>(n), 0.0);
   std::vector<double> all = gather(mine);
   std::vector<int> pairs_ranks;
   std::string kinds;
@@ -52,52 +54,65 @@ void Runner::run_pairs(const std::string& test, long long size) {
   bool all_intra = true, all_inter = true;
   for (int r = 0; r < half; ++r) (w_.same_host(r, r + half) ? all_inter : all_intra) = false;
   const std::string pair = all_intra ? "intra-node" : all_inter ? "inter-node" : "mixed";
-  std::vector<double> seconds(static_cast<size_t>(iters), 0.0);
+  std::vector<double> seconds(static_cast<size_t>(n), 0.0);
   if (w_.rank == 0) {
     if (test == "multi_lat") {  // one record per pair
       for (int r = 0; r < half; ++r) {
-        std::vector<double> s(all.begin() + static_cast<long>(r) * iters, all.begin() + static_cast<long>(r + 1) * iters);
+        std::vector<double> s(all.begin() + static_cast<long>(r) * n, all.begin() + static_cast<long>(r + 1) * n);
         emit_samples(test, size, w_.pair_kind(r, r + half), {r, r + half}, s, r, iters, warm, half);
       }
     } else {  // the slowest pair's window, iteration by iteration
       for (int r = 0; r < half; ++r)
-        for (int i = 0; i < iters; ++i)
-          seconds[i] = std::max(seconds[i], all[static_cast<size_t>(r) * iters + i]);
+        for (int i = 0; i < n; ++i)
+          seconds[i] = std::max(seconds[i], all[static_cast<size_t>(r) * n + i]);
       emit_samples(test, size, pair, pairs_ranks, seconds, -1, iters, warm, half);
     }
   }
   validate(test, size, pair, wrong);
 }
 
-// Rank a times; a sends first. Returns the one-way samples at a, empty elsewhere.
+// Rank a times; a sends first. Returns the one-way samples at a (one per batch of iterations), empty elsewhere.
+// The loop is OSU's: no clock read, store or branch between a batch's iterations beyond the staging calls
+// (inline no-ops for host memory) and each call's return code.
 std::vector<double> Runner::pingpong(long long size, int a, int b, int warm, int iters, long long& wrong) {
   const int me = w_.rank;
   if (me != a && me != b) return {};
   const size_t n = static_cast<size_t>(size);
-  Buffer send(o_, backend_, path_, n, 1), recv(o_, backend_, path_, n, 1);
+  Backend* mine = side_backend(a);
+  Buffer send(o_, mine, path_, n, 1), recv(o_, mine, path_, n, 1);
   fill(send, me, size, n);
   recv.write(std::vector<unsigned char>(n, 0xEE));
   const int other = me == a ? b : a, c = count_of(size);
-  std::vector<Clock::time_point> t(static_cast<size_t>(iters) + 1);
-  for (int i = 0; i < warm + iters; ++i) {
+  void *sbuf = send.mpi(), *rbuf = recv.mpi();
+  auto round_trips = [&](int count) {
     if (me == a) {
-      if (i >= warm) t[static_cast<size_t>(i - warm)] = Clock::now();
-      send.before_send(n);
-      ok(g->Send(send.mpi(), c, M::CHAR, other, kTagData, M::COMM_WORLD), "MPI_Send");
-      ok(g->Recv(recv.mpi(), c, M::CHAR, other, kTagData, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
-      recv.after_receive(n);
+      for (int i = 0; i < count; ++i) {
+        send.before_send(n);
+        ok(g->Send(sbuf, c, M::CHAR, other, kTagData, M::COMM_WORLD), "MPI_Send");
+        ok(g->Recv(rbuf, c, M::CHAR, other, kTagData, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
+        recv.after_receive(n);
+      }
     } else {
-      ok(g->Recv(recv.mpi(), c, M::CHAR, other, kTagData, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
-      recv.after_receive(n);
-      send.before_send(n);
-      ok(g->Send(send.mpi(), c, M::CHAR, other, kTagData, M::COMM_WORLD), "MPI_Send");
+      for (int i = 0; i < count; ++i) {
+        ok(g->Recv(rbuf, c, M::CHAR, other, kTagData, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
+        recv.after_receive(n);
+        send.before_send(n);
+        ok(g->Send(sbuf, c, M::CHAR, other, kTagData, M::COMM_WORLD), "MPI_Send");
+      }
     }
+  };
+  round_trips(warm);
+  const int batches = latency_batches(iters), per = iters / batches;
+  std::vector<Clock::time_point> t(static_cast<size_t>(batches) + 1);
+  t[0] = Clock::now();
+  for (int k = 0; k < batches; ++k) {
+    round_trips(per);
+    t[static_cast<size_t>(k) + 1] = Clock::now();
   }
-  t[static_cast<size_t>(iters)] = Clock::now();
   wrong = check(recv, other, size, n);
   if (me != a) return {};
-  std::vector<double> out(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) out[i] = std::chrono::duration<double>(t[i + 1] - t[i]).count() / 2;
+  std::vector<double> out(static_cast<size_t>(batches));
+  for (int k = 0; k < batches; ++k) out[k] = std::chrono::duration<double>(t[k + 1] - t[k]).count() / (2.0 * per);
   return out;
 }
 
@@ -107,7 +122,8 @@ std::vector<double> Runner::window(long long size, int a, int b, int warm, int i
   if (me != a && me != b) return {};
   const size_t n = static_cast<size_t>(size);
   const int win = o_.window, c = count_of(size), other = me == a ? b : a;
-  Buffer send(o_, backend_, path_, n, win), recv(o_, backend_, path_, n, win);
+  Backend* mine = side_backend(a);
+  Buffer send(o_, mine, path_, n, win), recv(o_, mine, path_, n, win);
   fill(send, me, size, n);
   recv.write(std::vector<unsigned char>(n, 0xEE));
   std::vector<M::Request> requests(static_cast<size_t>(2 * win));
@@ -170,11 +186,12 @@ void Runner::report(const std::string& test, long long size, const std::string& 
             const std::vector<double>& seconds, int timer, int iters, int warm, long long wrong) {
   // The timing rank's samples reach rank 0 (when rank 0 is not the timer).
   std::vector<double> s = seconds;
+  const int n = samples_for(test, iters);
   if (timer != 0) {
-    if (w_.rank == timer) ok(g->Send(s.data(), iters, M::DOUBLE, 0, kTagAck, M::COMM_WORLD), "MPI_Send");
+    if (w_.rank == timer) ok(g->Send(s.data(), n, M::DOUBLE, 0, kTagAck, M::COMM_WORLD), "MPI_Send");
     if (w_.rank == 0) {
-      s.resize(static_cast<size_t>(iters));
-      ok(g->Recv(s.data(), iters, M::DOUBLE, timer, kTagAck, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
+      s.resize(static_cast<size_t>(n));
+      ok(g->Recv(s.data(), n, M::DOUBLE, timer, kTagAck, M::COMM_WORLD, M::STATUS_IGNORE), "MPI_Recv");
     }
   }
   if (w_.rank == 0) emit_samples(test, size, pair, ranks, s, timer, iters, warm, 1);
@@ -189,7 +206,12 @@ void Runner::emit_samples(const std::string& test, long long size, const std::st
   JsonLine line;
   line.str("record", "samples").str("test", test).integer("size_bytes", size).str("pair", pair).raw("ranks", r + "]");
   if (rank >= 0) line.integer("rank", rank);
-  line.str("buffer", backend_ ? "device" : "host").str("path", path_).integer("iterations", iters).integer("warmup", warm);
+  // buffer: host or device when every rank's buffers are of that kind, "mixed" when not; buffers: OSU's
+  // notation, the sender's kind first (a collective's: one kind).
+  const std::string kinds = buffers_of(test);
+  const std::string buffer = kinds == "H H" || kinds == "H" ? "host" : kinds == "D D" || kinds == "D" ? "device" : "mixed";
+  line.str("buffer", buffer).str("buffers", kinds).str("path", path_).integer("iterations", iters).integer("warmup", warm);
+  if (pingpong_test(test)) line.integer("per_sample", iters / latency_batches(iters));
   if (windowed(test)) line.integer("window", o_.window);
   if (pairs > 0) line.integer("pairs", pairs);
   line.raw("seconds", seconds_json(seconds));
@@ -211,6 +233,7 @@ void Runner::validate(const std::string& test, long long size, const std::string
     if (!all[2 * r]) bad_rank = r;
   JsonLine line;
   line.str("record", "validation").str("test", test).integer("size_bytes", size).str("pair", pair).str("path", path_);
+  line.str("buffers", buffers_of(test));
   line.boolean("ok", bad_rank < 0);
   if (bad_rank >= 0)
     line.str("what", "rank " + std::to_string(bad_rank) + " received a wrong byte at offset " +

@@ -212,7 +212,8 @@ void Runner::run_rma(const std::string& test, long long size, int a, int b) {
     JsonLine line;
     line.str("record", "samples").str("test", test).integer("size_bytes", size).str("pair", pair_kind);
     line.raw("ranks", "[" + std::to_string(a) + "," + std::to_string(b) + "]").integer("rank", a);
-    line.str("buffer", "host").str("path", path_).integer("iterations", iters).integer("warmup", warm);
+    line.str("buffer", "host").str("buffers", buffers_of(test)).str("path", path_).integer("iterations", iters);
+    line.integer("warmup", warm);
     if (bw) line.integer("window", o_.window);
     line.str("rma_sync", sync).str("rma_window", o_.rma_window).raw("seconds", seconds_json(seconds)).emit();
   }

@@ -93,6 +93,11 @@ MPI = _declare("--mpi", "", "auto", "The MPI that runs the ranks: auto (the mpic
                "wheel), wheel, or the path of an MPI's mpicc or library (libmpi_abi.so.1, libmpi.so.12, libmpi.so.40); "
                "an MPI without the standard ABI is reached through a shim built once with its mpicc. Its launcher "
                "(mpiexec) is the one beside it.", "auto|wheel|PATH")
+_MPI = ("The MPI that runs the ranks: auto (the mpicc on PATH, a loaded module, else the mpich wheel), wheel, or the "
+        "path of an MPI's mpicc or library (libmpi_abi.so.1, libmpi.so.12, libmpi.so.40)")
+STUDY_MPI = _declare("--mpi", "study", None, f"characterize: {_MPI[0].lower()}{_MPI[1:]}, for its network step (default "
+                     "auto).", "auto|wheel|PATH")
+LAB_MPI = _declare("--mpi", "lab", "auto", f"{_MPI}, for the network stage.", "auto|wheel|PATH")
 STUDY_PLATFORM = _declare("--platform", "study", None, _PLATFORM + " For the studies that take --device.", "NAME|N")
 _BACKEND = ("Device API: opencl (any ICD: PoCL, GPUs, FPGAs), cuda (the driver API) or sycl (USM and launches through "
             "a SYCL runtime, with dpctl: pip install 'xferlab[sycl]').")

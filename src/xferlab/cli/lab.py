@@ -11,7 +11,7 @@ from .. import lab as labrun
 from ..measure.results import notes as failure_notes
 from ..scenarios import describe_check
 from ..units import parse_time
-from .common import JSON, LAB_BUDGET, LAB_PROGRAM, LAB_STORE
+from .common import JSON, LAB_BUDGET, LAB_MPI, LAB_PROGRAM, LAB_STORE
 from .measure import print_tables
 from .measure_collab import COLUMNS as COLLAB_COLUMNS
 from .measure_device import print_device_tables
@@ -22,11 +22,12 @@ def lab(budget: str = LAB_BUDGET,
         out: Optional[Path] = typer.Option(None, "--out", help=f"Results folder, holding every output: profiles, JSON, "
                                            f"plots, report, and the store unless --store or $XFERLAB_STORE names one "
                                            f"(default: ./{labrun.DEFAULT_OUT}/lab-<UTC time>).", metavar="DIR"),
-        store: Optional[Path] = LAB_STORE, program: Optional[Path] = LAB_PROGRAM,
+        store: Optional[Path] = LAB_STORE, program: Optional[Path] = LAB_PROGRAM, mpi: str = LAB_MPI,
         json_: bool = JSON) -> None:
     """The main job: characterize memory and accelerators, recompute the seeds' figures, fit profiles, advise, write the report."""
     seconds = parse_time(budget, "--budget", allow_zero=False)
-    result = labrun.run(seconds, out, store, say=lambda line: stderr.print(line, highlight=False), program=program)
+    result = labrun.run(seconds, out, store, say=lambda line: stderr.print(line, highlight=False), program=program,
+                        mpi=mpi)
     summary, memory, failed, code = result.summary, result.memory, result.failed, result.code
     if json_:
         emit("lab", result.rows, [], "json", extra={

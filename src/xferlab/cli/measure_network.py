@@ -12,6 +12,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import BadValue
+from ..units import _shown
 from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
                                LATENCY_COUNTS, NO_DATA, NONBLOCKING, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
@@ -25,6 +26,7 @@ from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size
 from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, MPI, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
+from .network_osu import FORMATS, OSU_VERSION, osu_text
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
 
@@ -81,7 +83,9 @@ def network(ctx: typer.Context,
                                        metavar="N"),
             buffers: str = typer.Option("host", "--buffers", metavar="LIST",
                                         help="host (page-aligned host memory), device (the backend's device memory: "
-                                             "given to a GPU-aware MPI, else staged through pinned host memory)."),
+                                             "given to a GPU-aware MPI, else staged through pinned host memory); "
+                                             "host,device: the point-to-point tests on every ordered pair of kinds "
+                                             "(OSU's H D, D H), collectives on each kind."),
             backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
             path: str = typer.Option("auto", "--path", metavar="auto|staged|direct",
                                      help="Device buffers: auto runs staged, and direct too where the MPI moves device "
@@ -101,13 +105,24 @@ def network(ctx: typer.Context,
                                                 "OSU's default) or create (MPI_Win_create over xferlab's host buffer)."),
             mpi: str = MPI, budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
-            json_: bool = JSON, csv_: bool = CSV) -> None:
+            json_: bool = JSON, csv_: bool = CSV,
+            format_: Optional[str] = typer.Option(None, "--format", metavar="osu",
+                                                  help=f"osu: print each test as the OSU Micro-Benchmarks {OSU_VERSION} "
+                                                       "print it (their headers, columns and units: µs, MB/s), for "
+                                                       "scripts that parse OSU's output; notes go to stderr.")) -> None:
     """MPI latency, bandwidth, message rate and collectives (OSU's definitions), host or device buffers.
 
     On one machine xferlab starts --ranks ranks with the MPI it found; under srun or mpiexec every
     rank runs this command and rank 0 writes the store. Exit code 0 when the run succeeded, 1 when
     it failed (samples before a failure are kept)."""
     fmt = output_format(json_, csv_)
+    if format_ is not None:
+        if format_ not in FORMATS:
+            raise BadValue(f"--format {_shown(format_)} is not allowed; allowed: {', '.join(FORMATS)} (default: xferlab's "
+                           "tables; --json, --csv)")
+        if fmt != "table":
+            raise BadValue(f"--format {format_} and --{fmt} were both given; choose one")
+        fmt = format_
     inside = launched_rank()
     device_buffers = "device" in [b.strip() for b in buffers.split(",")]
     plan = NetworkPlan(tests=NetworkPlan.parse_tests(tests), sizes=NetworkPlan.parse_sizes(sizes, "--sizes"),
@@ -268,6 +283,13 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
                  f"`xferlab fit {outcome.run_id}` gives link profiles)")
     notes += failure_notes(failed_steps(outcome))
     notes += [f"plot: {p}" for p in plots]
+    if fmt == "osu":
+        typer.echo(osu_text(table, plan.backend if "device" in plan.buffers else None, plan.window, plan.world // 2,
+                            [f"xferlab measure network, run {outcome.run_id}: the OSU Micro-Benchmarks {OSU_VERSION} "
+                             "output format"]), nl=False)
+        for note in notes:
+            stderr.print(note, highlight=False, markup=False)
+        return
     if fmt != "table":
         emit("measure network", table, [Column(k, k) for k in dict.fromkeys(k for r in table for k in r)], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),

@@ -10,8 +10,8 @@ import typer
 
 from ..errors import BadValue
 from ..report.collect import fmt_value
-from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_PLATFORM, STUDY_PROGRAM,
-                     TIMEOUT, budget_seconds, timeout_seconds, verb)
+from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_MPI, STUDY_PLATFORM,
+                     STUDY_PROGRAM, TIMEOUT, budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -65,13 +65,13 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
                                                   "per element on the device, a configuration each (default 1,16: "
                                                   "decompress-bound and device-bound on a one-thread PoCL CPU device).",
                                                   metavar="LIST"),
-        program: Optional[Path] = STUDY_PROGRAM,
+        program: Optional[Path] = STUDY_PROGRAM, mpi: Optional[str] = STUDY_MPI,
         timeout: str = TIMEOUT,
         store: Optional[Path] = STORE, json_: bool = JSON, csv_: bool = CSV) -> None:
     """Run one of the seeds' experiments on this machine: its table, what was skipped and why.
 
     --backend applies to launch, granularity and characterize, --device to those and deceval, --cpus to launch and
-    granularity; the other options name theirs.
+    granularity, --mpi to characterize; the other options name theirs.
     An option given to a study that does not take it is refused, naming the studies that do."""
     from ..studies import STUDIES, find
     from ..studies.base import option
@@ -89,12 +89,16 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
              "evaluations": parse_list(evaluations, parse_count, "--evaluations") if evaluations is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
              "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None,
-             "program": str(program) if program is not None else None}
+             "program": str(program) if program is not None else None, "mpi": mpi}
     for key, value in given.items():
         if value is not None and key not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if key in s.options)
             raise BadValue(f"{option(key)} does not apply to the {name} study; it applies to: {', '.join(takers)}")
     options: dict[str, Any] = {**chosen.options, **{k: v for k, v in given.items() if v is not None}}
+    if mpi is not None:  # refused before anything runs (the study would only skip its network step)
+        from ..measure.mpi_site import choose
+
+        choose(mpi)
     if platform is not None:  # the probe's device number of --device N of that platform (measure.device.platform_device)
         if "device" not in chosen.options:
             takers = sorted(s.name for s in STUDIES.values() if "device" in s.options)

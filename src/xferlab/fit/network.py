@@ -43,8 +43,11 @@ def fit_network(samples: list[dict[str, Any]], against: str | Link, plot_dir: Op
         raise BadValue(f"run {run_id} has no ping-pong (latency test) above 0 bytes to fit; record one with "
                        "`xferlab measure network --tests latency`")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for s in pings:
-        groups.setdefault((value_of(s, "pair"), value_of(s, "path")), []).append(s)
+    for s in pings:  # a pair of mixed buffers (OSU's H D, D H) is a path of its own: "staged-H-D"
+        sides = value_of(s, "buffers") or ""
+        mixed = sides in ("H D", "D H")
+        groups.setdefault((value_of(s, "pair"), value_of(s, "path") + ("-" + sides.replace(" ", "-") if mixed else "")),
+                          []).append(s)
     limit = limit_link.peak_rate("write")
     planned = []
     for (pair, path), mine in groups.items():

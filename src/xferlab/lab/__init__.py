@@ -104,10 +104,11 @@ def store_for(store: Optional[Path], out: Optional[Path]) -> Optional[Path]:
 
 
 def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None,
-        say: Callable[[str], None] = lambda line: None, program: Optional[Path] = None) -> LabResult:
+        say: Callable[[str], None] = lambda line: None, program: Optional[Path] = None, mpi: str = "auto") -> LabResult:
     """The whole lab within ``seconds``; ``say`` gets a line as each stage starts. ``program``: --program DIR,
     the binaries of one OpenCL device (checked here, before anything is made), which every stage that
-    builds kernels on that device loads (:meth:`Lab.program_for`)."""
+    builds kernels on that device loads (:meth:`Lab.program_for`). ``mpi``: --mpi, the network stage's MPI
+    (one other than auto is checked here too; auto with no MPI installed skips that stage, saying why)."""
     started = datetime.now(timezone.utc)
     from ..store import check_store, resolve_path
 
@@ -116,14 +117,19 @@ def run(seconds: float, out: Optional[Path] = None, store: Optional[Path] = None
         from ..measure.programs import check_dir_for_some_device
 
         check_dir_for_some_device(program, devices("opencl")[0])
+    if mpi != "auto":
+        from ..measure.mpi_site import choose
+
+        choose(mpi)
     given, store = store, store_for(store, out)
     if store is given or os.path.isfile(store):  # (isfile: False for a name no file can have)
         check_store(store)  # before the results folder is made: a damaged store is refused too (a new one
         # in --out is checked with its folder by prepare)
     folder = prepare(out, started)
     kept = keep_previous_profiles(folder / "profiles", started)
-    lab = Lab(seconds, folder, store, resolve_path(store)[0], started, say, program=program)
+    lab = Lab(seconds, folder, store, resolve_path(store)[0], started, say, program=program, mpi=mpi)
     lab.summary["program"] = str(program) if program else None
+    lab.summary["mpi"] = mpi
     with profiles.using(folder / "profiles"):
         for number, stage in enumerate(STAGES, 1):
             lab.prefix = f"[{number}/{len(STAGES)}]"
@@ -180,8 +186,8 @@ def _network(lab: Lab) -> None:
     if lab.left() < 0.05 * lab.seconds:
         lab.summary["network"] = {"skipped": "time budget used up"}
         return
-    run_id, failure = network_stage(min(NETWORK_SHARE * lab.seconds, lab.left()), lab.store)
-    lab.summary["network"] = {"run_id": run_id, "failure": failure}
+    run_id, failure = network_stage(min(NETWORK_SHARE * lab.seconds, lab.left()), lab.store, lab.mpi)
+    lab.summary["network"] = {"run_id": run_id, "failure": failure, "mpi": lab.mpi}
     lab.add_run(run_id)
     if failure and not failure.startswith("skipped:"):
         lab.failed.append(("network", failure))

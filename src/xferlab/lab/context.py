@@ -63,6 +63,7 @@ class Lab:
     rows: list[dict[str, Any]] = field(default_factory=list)
     report: Optional[Path] = None
     program: Optional[Path] = None  # --program DIR: the binaries of one OpenCL device (program_for)
+    mpi: str = "auto"  # --mpi: the network stage's MPI
 
     def __post_init__(self) -> None:
         self.summary = {"xferlab_version": __version__, "started_utc": self.started.isoformat(),

@@ -52,14 +52,15 @@ def deceval_stage(share: float, store: Optional[Path],
     return entry, failure
 
 
-def network_stage(share: float, store: Optional[Path]) -> tuple[Optional[str], Optional[str]]:
-    """Two ranks of the MPI installed with xferlab, on this machine: latency, bandwidth, bi-directional
-    bandwidth, message rate and allreduce, OSU's sizes with a tenth of OSU's iterations, within
-    ``share`` seconds (the probe stops starting points when it is spent). Returns (run id, failure)."""
+def network_stage(share: float, store: Optional[Path], mpi: str = "auto") -> tuple[Optional[str], Optional[str]]:
+    """Two ranks of the MPI ``mpi`` names (--mpi: auto, wheel or a PATH), on this machine: latency,
+    bandwidth, bi-directional bandwidth, message rate and allreduce, OSU's sizes with a tenth of OSU's
+    iterations, within ``share`` seconds (the probe stops starting points when it is spent). Returns
+    (run id, failure)."""
     from ..measure.network import NetworkPlan, rows_of as network_rows, run_summary, step as network_step
 
     plan = NetworkPlan(tests=["latency", "bw", "bibw", "mbw_mr", "allreduce"], latency_counts=((1000, 10), (100, 2)),
-                       bandwidth_counts=((20, 2), (5, 1)), collective_counts=((100, 10), (20, 2)), budget=share)
+                       bandwidth_counts=((20, 2), (5, 1)), collective_counts=((100, 10), (20, 2)), budget=share, mpi=mpi)
     if len(os.sched_getaffinity(0)) < 2:
         return None, "skipped: one CPU (two ranks would share it)"
     try:

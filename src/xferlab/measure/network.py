@@ -16,12 +16,15 @@ the mpicc on PATH, else the ``mpich`` wheel beside this Python; ``$XFERLAB_MPI_L
 standard-ABI library outright.
 
 Rows: ``suite`` network, ``test`` the OSU benchmark's name (latency, bw, bibw, mbw_mr, multi_lat)
-or the collective's, one per timed iteration: ``seconds`` is a one-way latency (ping-pong round
-trip / 2), a window's time (bandwidth tests) or one call (collectives, a row per rank; for the
+or the collective's, one per sample: ``seconds`` is a one-way latency (a batch of ping-pong round
+trips / its iterations / 2: the loop is timed as OSU times it, ``per_sample`` iterations per clock
+read), a window's time (bandwidth tests) or one call (collectives, a row per rank; for the
 non-blocking ones the overall time of start, compute and wait, with ``params.compute_seconds`` and
 the pure communication time of the same iteration, ``params.pure_seconds``). ``params``
-hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / device) and the path
-(host, staged through pinned host memory, or direct: device memory given to a GPU-aware MPI).
+hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / device / mixed), the
+buffers per side in OSU's notation (``H D``: the sender's host memory, the receiver's device
+memory; a collective's ``H`` or ``D``) and the path (host, staged through pinned host memory, or
+direct: device memory given to a GPU-aware MPI).
 """
 
 from __future__ import annotations
@@ -332,7 +335,7 @@ def _nbc_params(record: dict[str, Any], i: int) -> dict[str, Any]:
 
 
 def _key(r: dict[str, Any]) -> tuple:
-    return (r.get("test"), r.get("size_bytes"), r.get("pair"), r.get("path"))
+    return (r.get("test"), r.get("size_bytes"), r.get("pair"), r.get("path"), r.get("buffers"))
 
 
 def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
@@ -364,7 +367,10 @@ def rows_of(step_: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[
                                     "rank": r.get("rank"), "buffer": r.get("buffer"), "path": r.get("path"),
                                     "window": r.get("window"), "pairs": r.get("pairs"), **_nbc_params(r, i),
                                     **({"rma_sync": r.get("rma_sync"), "rma_window": r.get("rma_window")}
-                                       if r["test"] in ONE_SIDED else {})}})
+                                       if r["test"] in ONE_SIDED else {}),
+                                    "buffers": r.get("buffers"), "per_sample": r.get("per_sample"),
+                                    # the store's groups (results show) keep a mixed pair apart from D D
+                                    "variant": r.get("buffers") if r.get("buffer") == "mixed" else None}})
     failure = run.failure
     if bad:
         first = bad[0]

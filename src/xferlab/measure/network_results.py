@@ -11,6 +11,16 @@ from .network_rma import ONE_SIDED
 from .precision import ci_fields
 from .samples import kept, value_of
 
+#: OSU's notation of the buffers per side, sender first (a collective's: one kind), in OSU's order.
+SIDES = ("H H", "H D", "D H", "D D", "H", "D")
+
+
+def _one_kind(buffer: Any, test: str) -> str:
+    """The ``buffers`` of a run recorded before they were per side: both sides of the one kind."""
+    kind = "D" if buffer == "device" else "H"
+    return kind if test in COLLECTIVES else f"{kind} {kind}"
+
+
 #: Collectives whose algorithm bytes are every rank's block: S = ranks x OSU's message size (per rank).
 _EVERY_BLOCK = ("allgather", "allgatherv", "alltoall", "alltoallv", "gather", "scatter")
 
@@ -68,7 +78,7 @@ def _rank_means(members: list[dict[str, Any]], key: str) -> list[float]:
     return [sum(v) / len(v) for v in by_rank.values()]
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (test, size, pair kind, path) of the validated samples, OSU's figure beside the
+    """One row per (test, size, pair kind, path, buffers per side) of the validated samples, OSU's figure beside the
     robust ones: ``mean_seconds`` is OSU's "Avg Latency" (its timer / iterations), ``median_seconds``
     and its 95 % interval the robust centre; for the bandwidth tests ``mean_bytes_per_second`` is
     OSU's "Bandwidth" (bytes / total time), ``median_bytes_per_second`` and ``best_bytes_per_second``
@@ -83,15 +93,18 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "network" and not r.get("warmup"):
-            groups.setdefault((r["test"], r["size_bytes"], value_of(r, "pair"), value_of(r, "path")), []).append(r)
+            groups.setdefault((r["test"], r["size_bytes"], value_of(r, "pair"), value_of(r, "path"),
+                               value_of(r, "buffers")), []).append(r)
     order = {t: i for i, t in enumerate(ALL_TESTS)}
+    sides = {k: i for i, k in enumerate(SIDES)}
     out = []
-    for (test, size, pair, path), members in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "",
-                                                                                    kv[0][2] or "", kv[0][1])):
+    for (test, size, pair, path, buffers), members in sorted(
+            groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "", sides.get(kv[0][4], 9), kv[0][2] or "",
+                                            kv[0][1])):
         secs = [m["seconds"] for m in members]
         s = summarize(secs)
         entry: dict[str, Any] = {"test": test, "size_bytes": size, "pair": pair, "buffer": value_of(members[0], "buffer"),
-                                 "path": path, "count": s["count"], "headline": "mean",
+                                 "buffers": buffers or _one_kind(value_of(members[0], "buffer"), test), "path": path, "count": s["count"], "headline": "mean",
                                  "mean_seconds": s["mean"], "median_seconds": s["median"], "min_seconds": s["min"],
                                  "max_seconds": s["max"], "cov": s["cov"], **ci_fields(secs)}
         if test in ONE_SIDED:  # the synchronization and the window it ran with (OSU's -s and -w)
@@ -125,7 +138,9 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def overview(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (pair kind, path): the smallest message's latency and the largest message's bandwidth,
-    the two figures seed 001 quotes (2 µs host to host, 12.3 GB/s by OSU)."""
+    the two figures seed 001 quotes (2 µs host to host, 12.3 GB/s by OSU); of both sides' buffers of
+    one kind (H H, D D), not the mixed pairs."""
+    table = [t for t in table if t.get("buffers") in (None, "H H", "D D")]
     out = []
     for pair, path in dict.fromkeys((t["pair"], t["path"]) for t in table):
         lat = sorted((t for t in table if t["test"] == "latency" and (t["pair"], t["path"]) == (pair, path)),

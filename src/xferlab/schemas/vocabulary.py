@@ -8,7 +8,8 @@ TABLE = """
 backend               string   label   the device API: opencl, cuda, sycl, emulated (the runtime's bus), or the backend's own name
 basis                 string   label   what a scenario's figure rests on: independent, seed-inputs or fitted
 baseline              string   label   the link or strategy a comparison is against
-buffer                string   label   where a network test's buffers live: host or device
+buffer                string   label   where a network test's buffers live: host or device (mixed: one side each)
+buffers               string?  label   a network test's buffers per side in OSU's notation, the sender's first: H H, H D, D H, D D (a collective's one kind: H or D)
 by                    string   label   the link put in place of `replaced`
 candidate             string   label   the link a scenario compares with its baseline
 class                 string   label   a study's class of measurement (local, remote, cxl, pmem …)

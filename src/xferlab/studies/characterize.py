@@ -43,7 +43,8 @@ def plan(options: dict[str, Any]) -> Plan:
                          {"collab": True, "backend": chai.backend}, {"accelerator": chai.info}))
     try:
         net = network.NetworkPlan(tests=["latency", "bw"], sizes=[8, 4 * 2**20],
-                                  latency_counts=((2000, 100), (200, 10)), bandwidth_counts=((20, 2), (10, 2)))
+                                  latency_counts=((2000, 100), (200, 10)), bandwidth_counts=((20, 2), (10, 2)),
+                                  mpi=options.get("mpi", "auto"))
         net.check(len(os.sched_getaffinity(0)))
         out.append(StudyStep("network", "MPI latency and bandwidth between 2 ranks", "network", [network.step(net)],
                              network.rows_of, {"network": net.params()}))
@@ -81,4 +82,4 @@ CHARACTERIZE = Study(
              ("latency_mean_seconds", "latency (mean, OSU)"), ("bandwidth_median_bytes_per_second", "bandwidth (median)"),
              ("bandwidth_mean_bytes_per_second", "bandwidth (mean, OSU)"), ("at_bytes", "at"), ("total_seconds", "total"),
              ("relative_to_d", "vs D")],
-    options={"backend": "opencl", "device": 0, "max_size": 64 * 2**20, "elements": 2**20})
+    options={"backend": "opencl", "device": 0, "max_size": 64 * 2**20, "elements": 2**20, "mpi": "auto"})
