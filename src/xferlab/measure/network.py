@@ -20,6 +20,8 @@ or the collective's, one per timed iteration: ``seconds`` is a one-way latency (
 trip / 2), a window's time (bandwidth tests) or one call (collectives, a row per rank). ``params``
 hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / device) and the path
 (host, staged through pinned host memory, or direct: device memory given to a GPU-aware MPI).
+The one-sided tests (put_latency, get_latency, put_bw, get_bw, put_bibw; measure/network_rma.py) are
+asked for by name and add the synchronization and window they ran with (``rma_sync``, ``rma_window``).
 """
 
 from __future__ import annotations
