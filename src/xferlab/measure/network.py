@@ -25,6 +25,8 @@ hold the pair kind (intra-node / inter-node), the ranks, the buffer (host / devi
 buffers per side in OSU's notation (``H D``: the sender's host memory, the receiver's device
 memory; a collective's ``H`` or ``D``) and the path (host, staged through pinned host memory, or
 direct: device memory given to a GPU-aware MPI).
+The one-sided tests (put_latency, get_latency, put_bw, get_bw, put_bibw; measure/network_rma.py) are
+asked for by name and add the synchronization and window they ran with (``rma_sync``, ``rma_window``).
 """
 
 from __future__ import annotations
