@@ -137,6 +137,33 @@ def test_format_osu_prints_each_test_as_osu_does(tmp_path):
     assert sorted(parsed["Allreduce Latency"]) == [4, 4096] and list(parsed["Barrier Latency"]) == [0]
 
 
+def test_format_osu_blocks_of_the_new_collectives_and_one_sided_tests():
+    # OSU's print_preamble_nbc (Overall, Compute, Pure Comm., Overlap) and its one-sided headers (the window's
+    # creation and synchronization): the figures come from the summary's fields, in µs, MB/s and %.
+    from xferlab.cli.network_osu import block
+
+    nbc = block("iallreduce", [{"size_bytes": 16, "mean_seconds": 12e-6, "compute_mean_seconds": 8e-6,
+                                "pure_mean_seconds": 7.5e-6, "overlap": 0.4611, "buffers": "H"}])
+    assert nbc[1:6] == ["# OSU MPI Non-blocking Allreduce Latency Test v7.3",
+                        "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait", "", "# Datatype: MPI_FLOAT.",
+                        "# Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)"]
+    assert nbc[6] == "16" + " " * 8 + f"{12.0:>18.2f}{8.0:>18.2f}{7.5:>18.2f}{46.11:>18.2f}"
+    barrier = block("ibarrier", [{"size_bytes": 0, "mean_seconds": 6e-6, "compute_mean_seconds": 2e-6,
+                                  "pure_mean_seconds": 2e-6, "overlap": 0.0, "buffers": "H"}])
+    assert "# Datatype: MPI_FLOAT." not in barrier and barrier[-1] == f"{6.0:>18.2f}{2.0:>18.2f}{2.0:>18.2f}{0.0:>18.2f}"
+    put = block("put_latency", [{"size_bytes": 8, "mean_seconds": 2.7e-7, "rma_sync": "lock", "rma_window": "create",
+                                 "buffers": "H H"}])
+    assert put == ["# OSU MPI_Put Latency Test v7.3", "# Window creation: MPI_Win_create",
+                   "# Synchronization: MPI_Win_lock/unlock", "# Datatype: MPI_CHAR.", "# Size          Latency (us)",
+                   "8" + " " * 9 + f"{0.27:>18.2f}"]
+    get = block("get_bw", [{"size_bytes": 1024, "mean_bytes_per_second": 6.5e9, "rma_sync": "flush",
+                            "rma_window": "allocate", "buffers": "H H"}])
+    assert get[0] == "# OSU MPI_Get Bandwidth Test v7.3" and get[4] == "# Size      Bandwidth (MB/s)"
+    assert get[5].endswith("6500.00")
+    gather = block("gather", [{"size_bytes": 16, "mean_seconds": 1.5e-6, "buffers": "H"}])
+    assert gather[1:4] == ["# OSU MPI Gather Latency Test v7.3", "# Datatype: MPI_CHAR.", "# Size       Avg Latency(us)"]
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["--format", "xml"], "--format 'xml' is not allowed; allowed: osu"),
     (["--format", "osu", "--json"], "--format osu and --json were both given; choose one"),

@@ -33,7 +33,33 @@ BENCHMARKS = {
     "alltoall": ("OSU MPI%s All-to-All Personalized Exchange Latency Test", "collective"),
     "allgather": ("OSU MPI%s Allgather Latency Test", "collective"),
     "barrier": ("OSU MPI%s Barrier Latency Test", "barrier"),
+    "gather": ("OSU MPI%s Gather Latency Test", "collective"),
+    "scatter": ("OSU MPI%s Scatter Latency Test", "collective"),
+    "reduce_scatter": ("OSU MPI%s Reduce_scatter Latency Test", "collective"),
+    "alltoallv": ("OSU MPI%s All-to-Allv Personalized Exchange Latency Test", "collective"),
+    "allgatherv": ("OSU MPI%s Allgatherv Latency Test", "collective"),
+    # the non-blocking ones (osu_iallreduce …): print_preamble_nbc's header and columns
+    "iallreduce": ("OSU MPI%s Non-blocking Allreduce Latency Test", "nbc"),
+    "ialltoall": ("OSU MPI%s Non-blocking All-to-All Latency Test", "nbc"),
+    "ibcast": ("OSU MPI%s Non-blocking Broadcast Latency Test", "nbc"),
+    "iallgather": ("OSU MPI%s Non-blocking Allgather Latency Test", "nbc"),
+    "ireduce": ("OSU MPI%s Non-blocking Reduce Latency Test", "nbc"),
+    "igather": ("OSU MPI%s Non-blocking Gather Latency Test", "nbc"),
+    "iscatter": ("OSU MPI%s Non-blocking Scatter Latency Test", "nbc"),
+    "ibarrier": ("OSU MPI%s Non-blocking Barrier Latency Test", "nbc"),
+    # one-sided (mpi/one-sided/): the window's creation and synchronization under the header
+    "put_latency": ("OSU MPI_Put%s Latency Test", "rma-latency"),
+    "get_latency": ("OSU MPI_Get%s latency Test", "rma-latency"),
+    "put_bw": ("OSU MPI_Put%s Bandwidth Test", "rma-bandwidth"),
+    "get_bw": ("OSU MPI_Get%s Bandwidth Test", "rma-bandwidth"),
+    "put_bibw": ("OSU MPI_Put%s Bi-directional Bandwidth Test", "rma-bandwidth"),
 }
+#: --rma-sync and --rma-window as OSU's one-sided tests name them ("# Synchronization: …").
+RMA_SYNC = {"lock": "MPI_Win_lock/unlock", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
+            "lock_all": "MPI_Win_lock_all/unlock_all", "fence": "MPI_Win_fence",
+            "pscw": "MPI_Win_post/start/complete/wait"}
+RMA_WINDOW = {"allocate": "MPI_Win_allocate", "create": "MPI_Win_create"}
+_REDUCTIONS = ("allreduce", "reduce", "reduce_scatter", "iallreduce", "ireduce")
 _SIDE = {"H": "HOST (H)", "D": "DEVICE (D)"}
 FORMATS = ("osu",)
 
@@ -74,8 +100,28 @@ def block(test: str, rows: list[dict[str, Any]], backend: str | None = None, win
                 f"{'# Size':<{SIZE_WIDTH}}{'MB/s':>{FIELD_WIDTH}}{'Messages/s':>{FIELD_WIDTH}}"]
         out += [_line(r["size_bytes"], r["mean_bytes_per_second"] / 1e6, r.get("messages_per_second") or 0.0)
                 for r in rows]
+    elif kind in ("rma-latency", "rma-bandwidth"):
+        out += [f"# Window creation: {RMA_WINDOW.get(rows[0].get('rma_window'), rows[0].get('rma_window'))}",
+                f"# Synchronization: {RMA_SYNC.get(rows[0].get('rma_sync'), rows[0].get('rma_sync'))}",
+                "# Datatype: MPI_CHAR."]
+        if kind == "rma-latency":
+            out += [_column("Latency (us)")] + [_line(r["size_bytes"], r["mean_seconds"] * 1e6) for r in rows]
+        else:
+            out += [_column("Bandwidth (MB/s)")] + [_line(r["size_bytes"], r["mean_bytes_per_second"] / 1e6) for r in rows]
+    elif kind == "nbc":  # Overall, Compute, Pure Comm. in µs and Overlap in % (ibarrier: no size column)
+        datatype = "MPI_FLOAT" if test in _REDUCTIONS else "MPI_CHAR"
+        labels = ("Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)")
+        columns = "".join(f"{label:>{FIELD_WIDTH}}" for label in labels)
+        out = ["", *out, "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait", ""]
+        out += ([] if test == "ibarrier" else [f"# Datatype: {datatype}."])
+        out += [columns if test == "ibarrier" else f"{'# Size':<{SIZE_WIDTH}}" + columns]
+        for r in rows:
+            figures = (r["mean_seconds"] * 1e6, (r.get("compute_mean_seconds") or 0.0) * 1e6,
+                       (r.get("pure_mean_seconds") or 0.0) * 1e6, (r.get("overlap") or 0.0) * 100)
+            text = "".join(f"{v:>{FIELD_WIDTH}.{PRECISION}f}" for v in figures)
+            out.append(text if test == "ibarrier" else f"{r['size_bytes']:<{SIZE_WIDTH}d}" + text)
     elif kind == "collective":
-        datatype = "MPI_FLOAT" if test in ("allreduce", "reduce") else "MPI_CHAR"
+        datatype = "MPI_FLOAT" if test in _REDUCTIONS else "MPI_CHAR"
         out = ["", *out, f"# Datatype: {datatype}.", _column("Avg Latency(us)")]
         out += [_line(r["size_bytes"], r["mean_seconds"] * 1e6) for r in rows]
     else:  # barrier: no size column (OSU's show_size is off), the figure in 17 characters
@@ -91,10 +137,11 @@ def osu_text(table: list[dict[str, Any]], backend: str | None = None, window: in
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in table:
         if r["test"] in BENCHMARKS:
-            groups.setdefault((r["test"], r.get("pair"), r.get("path"), r.get("buffers")), []).append(r)
+            groups.setdefault((r["test"], r.get("pair"), r.get("path"), r.get("buffers"), r.get("rma_sync"),
+                               r.get("rma_window")), []).append(r)
     lines = [f"# {line}" for line in first]
-    for (test, pair, path, _), rows in groups.items():
-        if len(lines) > 1 and BENCHMARKS[test][1] not in ("collective", "barrier"):  # those start with OSU's blank line
+    for (test, pair, path, *_), rows in groups.items():
+        if len(lines) > 1 and BENCHMARKS[test][1] not in ("collective", "barrier", "nbc"):  # those start with OSU's blank line
             lines.append("")
         if pair not in ("intra-node", None) or path not in ("host", None):  # which of several blocks of one test
             lines.append(f"# xferlab: {pair} pair, {path} path")
