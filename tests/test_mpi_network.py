@@ -201,16 +201,32 @@ def test_a_rank_that_dies_or_hangs_ends_the_run_with_what_was_measured(fault, ex
     if name == "openmpi" and reason == "SIGSEGV":
         reason = "exited on signal 11 (Segmentation fault)"  # Open MPI's mpiexec says which rank, by number
     store = tmp_path / "f.duckdb"
+    mark = f"{tmp_path}"  # this test's ranks carry it in their environment: other tests' probes are not ours
     code, out, err = cli("measure", "network", "--mpi", option(name), "--tests", "latency", "--sizes", "1..64", *SMALL_LATENCY, "--store", store,
-                         *extra, env={"XFERLAB_PROBE_FAULT": fault, "XFERLAB_PROBE_FAULT_RANK": "1"})
+                         *extra, env={"XFERLAB_PROBE_FAULT": fault, "XFERLAB_PROBE_FAULT_RANK": "1",
+                                      "XFERLAB_TEST_MARK": mark})
     assert code == 1 and reason in err
     with open_store(store, read_only=True) as db:
         run = db.runs()[0]
         kept = db.samples(run["run_id"])
         assert run["status"] == "failed" and reason in db.failures(run["run_id"])[0]["reason"]
     assert sum(1 for s in kept if s["validated"]) >= 200  # the points before the fault, validated
-    left = subprocess.run(["pgrep", "-f", "xferlab-probe network"], capture_output=True, text=True).stdout.split()
+    left = _probes_marked(mark)
     assert not left, f"ranks left running: {left}"
+
+
+def _probes_marked(mark: str) -> list[str]:
+    """The network probes still running whose environment holds XFERLAB_TEST_MARK=mark (tests running beside
+    this one, on other workers, start probes of their own)."""
+    found = []
+    for pid in subprocess.run(["pgrep", "-f", "xferlab-probe network"], capture_output=True, text=True).stdout.split():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if f"XFERLAB_TEST_MARK={mark}".encode() in environ:
+            found.append(pid)
+    return found
 
 
 @pytest.mark.parametrize("args, env, fragment, code", [
