@@ -26,6 +26,19 @@ from .store.db import GROUPED_BY
 from .units import format_size
 
 RANK_VARIABLES = ("SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+#: What a launcher sets in the task it started (Hydra's PMI, Open MPI's and PMIx's, srun's task): the node's
+#: command runs as a program of its own, not as that task, or `measure network` would take itself for a rank
+#: of the campaign's launch and join it.
+TASK_PREFIXES = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCAL")
+TASK_KEPT = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+TASK_SLURM = ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_NODEID")
+
+
+def node_environment(name: str) -> dict[str, str]:
+    """This process's environment for the node's command: named ``name``, the launcher's task variables gone."""
+    env = {k: v for k, v in os.environ.items()
+           if k in TASK_KEPT or not (k.startswith(TASK_PREFIXES) or k in TASK_SLURM)}
+    return {**env, "XFERLAB_NODE": name}
 
 
 def node_name() -> str:
@@ -53,8 +66,7 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     if store.exists():
         with open_store(store, read_only=True) as db:
             before = {r["run_id"] for r in db.runs()}
-    env = {**os.environ, "XFERLAB_NODE": name}
-    done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=env, timeout=timeout,
+    done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=node_environment(name), timeout=timeout,
                           stdout=sys.stderr.fileno())
     if not store.exists():
         raise BadValue(f"node {name}: `xferlab {shlex.join(command)}` recorded nothing (exit {done.returncode})")

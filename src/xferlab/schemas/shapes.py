@@ -100,7 +100,7 @@ SHAPES = {
              "median_ci_low_seconds median_ci_high_seconds iteration_bytes? mean_bytes_per_second? "
              "median_bytes_per_second? best_bytes_per_second? median_ci_low_bytes_per_second? "
              "median_ci_high_bytes_per_second? messages_per_second? ranks? rank_min_mean_seconds? "
-             "rank_max_mean_seconds?",
+             "rank_max_mean_seconds? pair_hosts?",
         top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped?",
         nested={"overview": "pair path latency_size_bytes latency_mean_seconds latency_median_seconds "
                             "bandwidth_size_bytes bandwidth_mean_bytes_per_second best_bytes_per_second",
