@@ -9,7 +9,8 @@ in each namespace and merges the shards.
 Bad input tried: --hosts empty, a name with a space, slots 0, a host twice, --launch-agent without --hosts, an
 agent that is not a program, --ranks above the slots, --hosts under a site launcher; a host with no namespace
 (cannot be reached), a host whose launcher at the same path is another MPI (its /etc/alternatives switched),
-and an agent called without a command. Counts are small: 3 ranks share the 2 CPUs with other tests."""
+and an agent called without a command; campaign run: --hosts with --nodes, a bad host name, --launch-agent
+without --hosts, a host with no namespace (its node fails, the others are merged, exit 3). Counts are small: 3 ranks share the 2 CPUs with other tests."""
 
 import json
 import os
@@ -51,11 +52,11 @@ def _shim_cache(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = saved
 
 
-def xferlab_in(host: str, *args, cwd: Path, timeout: float = SECONDS) -> subprocess.CompletedProcess:
+def xferlab_in(host: str, *args, cwd: Path, timeout: float = SECONDS, env=None) -> subprocess.CompletedProcess:
     """``xferlab ARGS`` run on ``host`` (in its namespaces, through the agent), from ``cwd``."""
     command = f"cd {shlex.quote(str(cwd))} && exec {shlex.join([sys.executable, '-m', 'xferlab', *map(str, args)])}"
     return subprocess.run([sys.executable, str(netns.AGENT), host, command], capture_output=True, text=True,
-                          timeout=timeout, env=os.environ.copy())
+                          timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def veth_bytes(host: str) -> int:
@@ -101,7 +102,8 @@ def test_the_table_shows_the_rank_to_host_map(hosts, tmp_path):
     a, b = hosts
     done = xferlab_in(a, "measure", "network", "--mpi", "wheel", "--hosts", f"{a}:2,{b}:1", "--launch-agent",
                       netns.AGENT, "--tests", "latency", "--sizes", "8", "--iterations", "50", "--warmup", "5",
-                      *RUN, "--store", tmp_path / "t.duckdb", cwd=tmp_path)
+                      *RUN, "--store", tmp_path / "t.duckdb", cwd=tmp_path,
+                      env={"COLUMNS": "200"})  # a table wide enough that no cell is folded onto two lines
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ranks, hosts" in done.stdout and f"0 {a} ↔ 2 {b}" in done.stdout and f"0 {a} ↔ 1 {a}" in done.stdout
     assert f"3 ranks on 2 host(s): {a}: ranks 0 (CPUs" in done.stdout and f"{b}: ranks 2 (CPUs" in done.stdout
@@ -169,6 +171,23 @@ def test_a_campaign_runs_a_node_command_in_each_host_and_merges_the_shards(hosts
         assert run["status"] == "ok" and run["params"]["ranks"] == 2 and run["params"]["launched_by"] == "xferlab (mpiexec)"
 
 
+def test_a_campaign_over_hosts_reaches_each_through_the_agent(hosts, tmp_path, cli):
+    """`campaign run --hosts A,B,C --launch-agent AGENT` from this machine's own namespace: a node on each host in
+    turn; C has no namespace, so its node fails (the agent's 255) and the campaign says so, A's and B's merged."""
+    a, b = hosts
+    nowhere = a[:-1] + "c"
+    store = tmp_path / "h.duckdb"
+    code, out, err = cli("campaign", "run", "--hosts", f"{a},{b},{nowhere}", "--launch-agent", netns.AGENT,
+                         "--shards", tmp_path / "shards", "--store", store, "--json", "--", "measure", "memory",
+                         "--threads", "1", "--size", "8MiB", "--iterations", "4", "--kernels", "triad", check=None)
+    assert code == 3, err
+    doc = json.loads(out)
+    assert doc["failed_nodes"] == [f"host {nowhere} exited 255"]
+    assert {r["node"] for r in doc["results"]} == {a, b}
+    with open_store(store, read_only=True) as db:
+        assert sorted(db.run(r["run_id"])["inventory"]["hostname"] for r in db.runs()) == [a, b]
+
+
 def test_the_agent_is_called_as_ssh(hosts):
     a, b = hosts
     done = subprocess.run([sys.executable, str(netns.AGENT), "-x", "-o", "BatchMode=yes", "-p22", "-l", "root",
@@ -188,10 +207,17 @@ def test_the_agent_is_called_as_ssh(hosts):
     (["--hosts", "a,b", "--launch-agent", "/nonexistent/agent"], {}, "--launch-agent '/nonexistent/agent' is not an executable file"),
     (["--hosts", "a:2,b:1", "--ranks", "5"], {}, "--ranks 5: --hosts gives 3 slot(s); allowed: 2..3"),
     (["--hosts", "a,b"], {"PMI_RANK": "0", "PMI_SIZE": "2"}, "--hosts applies only when xferlab starts the ranks"),
+    (["campaign", "--hosts", "a,b", "--nodes", "2"], {}, "give --hosts LIST, --nodes N or --launcher COMMAND, one of them"),
+    (["campaign", "--hosts", "a b"], {}, "--hosts 'a b' is not a host name"),
+    (["campaign", "--nodes", "1", "--launch-agent", "/bin/true"], {}, "--launch-agent applies only with --hosts"),
 ])
 def test_bad_hosts_input_is_one_line_and_nothing_is_stored(args, env, fragment, tmp_path, cli):
     store = tmp_path / "s.duckdb"
-    got, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", *args, "--store", store, env=env)
+    if args[0] == "campaign":
+        got, out, err = cli("campaign", "run", *args[1:], "--shards", tmp_path / "shards", "--store", store, "--",
+                            "measure", "memory", "--threads", "1", env=env)
+    else:
+        got, out, err = cli("measure", "network", "--tests", "latency", "--sizes", "8", *args, "--store", store, env=env)
     lines = [line for line in err.strip().splitlines() if line.strip()]
     assert got == 2 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], (got, err)
     assert not store.exists()
