@@ -5,7 +5,8 @@ compared figure by figure, a node more than k MADs from the median flagged: the 
 people run campaigns.
 
 Where the nodes come from: the site's launcher (``--launcher "srun --ntasks-per-node=1"`` or
-``"mpiexec -f hosts -ppn 1"``), which starts `xferlab campaign node` once per node; or, to try it on one
+``"mpiexec -f hosts -ppn 1"``), which starts `xferlab campaign node` once per node; ``--hosts A,B``, each
+reached in turn through ``--launch-agent`` (called as ssh is; ssh by default); or, to try it on one
 machine, ``--nodes N`` local processes, one after another (so that they do not contend for this
 machine's CPUs), each named ``local-K`` ($XFERLAB_NODE, recorded in its inventory as ``node``)."""
 
@@ -26,6 +27,19 @@ from .store.db import GROUPED_BY
 from .units import format_size
 
 RANK_VARIABLES = ("SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+#: What a launcher sets in the task it started (Hydra's PMI, Open MPI's and PMIx's, srun's task): the node's
+#: command runs as a program of its own, not as that task, or `measure network` would take itself for a rank
+#: of the campaign's launch and join it.
+TASK_PREFIXES = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCAL")
+TASK_KEPT = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+TASK_SLURM = ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_NODEID")
+
+
+def node_environment(name: str) -> dict[str, str]:
+    """This process's environment for the node's command: named ``name``, the launcher's task variables gone."""
+    env = {k: v for k, v in os.environ.items()
+           if k in TASK_KEPT or not (k.startswith(TASK_PREFIXES) or k in TASK_SLURM)}
+    return {**env, "XFERLAB_NODE": name}
 
 
 def node_name() -> str:
@@ -53,8 +67,7 @@ def run_node(shards: Path, command: list[str], timeout: Optional[float] = None) 
     if store.exists():
         with open_store(store, read_only=True) as db:
             before = {r["run_id"] for r in db.runs()}
-    env = {**os.environ, "XFERLAB_NODE": name}
-    done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=env, timeout=timeout,
+    done = subprocess.run([*_xferlab(), *command, "--store", str(store)], env=node_environment(name), timeout=timeout,
                           stdout=sys.stderr.fileno())
     if not store.exists():
         raise BadValue(f"node {name}: `xferlab {shlex.join(command)}` recorded nothing (exit {done.returncode})")
@@ -92,12 +105,18 @@ def _shard_folder(shards: Path) -> None:
 
 
 def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes: Optional[int] = None,
-                 launcher: Optional[str] = None, timeout: Optional[float] = None) -> dict[str, Any]:
-    """Run ``command`` on every node (``launcher``, or ``nodes`` local processes), import every shard
+                 launcher: Optional[str] = None, timeout: Optional[float] = None,
+                 hosts: Optional[list[str]] = None, agent: Optional[str] = None) -> dict[str, Any]:
+    """Run ``command`` on every node (``launcher``; ``hosts`` reached one after another through ``agent``,
+    called as ssh is, ssh itself by default; or ``nodes`` local processes), import every shard
     into ``store``; returns {"imported": [...], "runs": [run ids of this campaign], "failed": [what failed:
     a local node and its exit code, or the launcher's exit code]}. Every shard written is imported, a
     failed node's too; when no node wrote one, NothingMeasured (exit 1) says why."""
-    if (nodes is None) == (launcher is None):
+    if hosts is not None and (nodes is not None or launcher is not None):
+        raise BadValue("give --hosts LIST, --nodes N or --launcher COMMAND, one of them")
+    if agent is not None and hosts is None:
+        raise BadValue("--launch-agent applies only with --hosts (the agent reaches each host)")
+    if hosts is None and (nodes is None) == (launcher is None):
         raise BadValue("give --nodes N (local processes) or --launcher COMMAND (the site's: srun, mpiexec), one of them")
     if nodes is not None and not 1 <= nodes <= 256:
         raise BadValue(f"--nodes {nodes}: 1 to 256 local processes")
@@ -124,6 +143,13 @@ def run_campaign(command: list[str], shards: Path, store: Optional[Path], nodes:
                            "the site's launcher, such as srun or mpiexec") from None
         if done.returncode:  # one node or more failed; the launcher does not say which
             failed.append(("the launcher", done.returncode))
+    elif hosts is not None:
+        for host in hosts:  # one after another, as local nodes: hosts that share CPUs do not measure each other
+            node = shlex.join(["env", f"XFERLAB_NODE={host}", *_xferlab(), *node_cmd])
+            done = subprocess.run([agent or "ssh", host, node], timeout=timeout, stdout=sys.stderr.fileno(),
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode:
+                failed.append((f"host {host}", done.returncode))
     else:
         for k in range(nodes):
             done = subprocess.run([*_xferlab(), *node_cmd], env={**os.environ, "XFERLAB_NODE": f"local-{k}"},

@@ -22,6 +22,11 @@ def run(ctx: typer.Context,
         launcher: Optional[str] = typer.Option(None, "--launcher", help="The site's launcher, one task per node: "
                                                "\"srun --ntasks-per-node=1\", \"mpiexec -f hosts -ppn 1\".",
                                                metavar="COMMAND"),
+        hosts: Optional[str] = typer.Option(None, "--hosts", help="Host names, one node each, reached one after "
+                                            "another through --launch-agent (ssh by default).", metavar="LIST"),
+        launch_agent: Optional[str] = typer.Option(None, "--launch-agent", help="What reaches each of --hosts, "
+                                                   "called as ssh is (AGENT [options] HOST COMMAND…).",
+                                                   metavar="PATH"),
         shards: Path = typer.Option(Path("shards"), "--shards", help="Where the nodes write their shards (a folder "
                                     "every node sees).", metavar="DIR"),
         mads: float = typer.Option(3.0, "--mads", help="Flag a node this many median absolute deviations from the "
@@ -41,7 +46,16 @@ def run(ctx: typer.Context,
     from ..measure.precision import parse_fraction
 
     floor = parse_fraction(min_deviation, "--min-deviation", "relative deviation", upper=1.0, zero=True)
-    done = run_campaign(list(ctx.args), shards, store, nodes, launcher)
+    names = agent = None
+    if hosts is not None:
+        from ..measure.mpi_hosts import parse_hosts
+
+        names = [name for name, _ in parse_hosts(hosts)]
+    if launch_agent is not None:
+        from ..measure.mpi_hosts import agent_path
+
+        agent = agent_path(launch_agent)
+    done = run_campaign(list(ctx.args), shards, store, nodes, launcher, hosts=names, agent=agent)
     with open_store(store, read_only=True) as db:
         split: list[str] = []
         rows = compare_nodes(db, done["runs"], mads, floor, split)

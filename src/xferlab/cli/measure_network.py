@@ -19,12 +19,14 @@ from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, C
 from ..measure.network_results import overview, summary
 from ..measure.network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH, SYNCS, WINDOWS
 from ..measure.mpi_site import ABIS
+from ..measure.mpi_hosts import agent_path, check_hosts, pair_hosts, parse_hosts, slots
 from ..measure.device import platform_device
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
 from ..units import format_rate, format_size, format_time, parse_size
-from .common import BACKEND, BUDGET, CSV, DEVICE, JSON, MPI, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds
+from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MPI, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, given,
+                     only_with, timeout_seconds)
 from .measure_outcome import conclude
 from .network_osu import FORMATS, OSU_VERSION, osu_text
 from .output import Column, emit, or_dash, output_format, stderr, stdout
@@ -103,6 +105,14 @@ def network(ctx: typer.Context,
             rma_window: str = typer.Option("allocate", "--rma-window", metavar="|".join(WINDOWS),
                                            help="One-sided tests: the window (OSU's -w): allocate (MPI_Win_allocate, "
                                                 "OSU's default) or create (MPI_Win_create over xferlab's host buffer)."),
+            hosts: Optional[str] = typer.Option(None, "--hosts", metavar="LIST",
+                                                help="Start the ranks on these hosts, as mpiexec -hosts: NAME:SLOTS,… "
+                                                     "(ranks fill each host's slots in turn; --ranks defaults to all the "
+                                                     "slots). Each other host is checked first: reached, same MPI."),
+            launch_agent: Optional[str] = typer.Option(None, "--launch-agent", metavar="PATH",
+                                                       help="What the MPI's launcher reaches other hosts with, in "
+                                                            "ssh's place: called as ssh is (AGENT [options] HOST "
+                                                            "COMMAND…); scripts/netns-agent enters network namespaces."),
             mpi: str = MPI, budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
             plot: Optional[Path] = PLOTS, store: Optional[Path] = STORE,
             json_: bool = JSON, csv_: bool = CSV,
@@ -124,6 +134,9 @@ def network(ctx: typer.Context,
             raise BadValue(f"--format {format_} and --{fmt} were both given; choose one")
         fmt = format_
     inside = launched_rank()
+    host_list = _hosts(ctx, hosts, launch_agent, inside)
+    if host_list and not given(ctx, "ranks"):
+        ranks = slots(host_list)
     device_buffers = "device" in [b.strip() for b in buffers.split(",")]
     plan = NetworkPlan(tests=NetworkPlan.parse_tests(tests), sizes=NetworkPlan.parse_sizes(sizes, "--sizes"),
                        collective_sizes=NetworkPlan.parse_sizes(collective_sizes, "--collective-sizes"), ranks=ranks,
@@ -134,10 +147,14 @@ def network(ctx: typer.Context,
                        large_from=parse_size(large_from, "--large-from", allow_zero=True), window=window,
                        buffers=[b.strip() for b in buffers.split(",") if b.strip()], backend=backend,
                        device=platform_device(backend, platform, device_) if device_buffers else device_, path=path, node=node, bind=bind, inside=inside, mpi=mpi,
-                       rma_sync=rma_sync, rma_window=rma_window)
+                       rma_sync=rma_sync, rma_window=rma_window,
+                       hosts=host_list, agent=agent_path(launch_agent) if launch_agent else None)
     only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
+    if plan.hosts:
+        site = plan.chosen_mpi()
+        check_hosts(plan.hosts, plan.agent, str(site.launcher), str(site.library))
     checks.plot_dir(plot)
     if inside and inside[0] != 0:
         raise typer.Exit(_other_rank(plan, timeout_s))
@@ -152,6 +169,18 @@ def network(ctx: typer.Context,
             os.unlink(inventory_file)
     report(outcome, plan, fmt, plot)
     conclude(outcome, fmt)
+
+
+def _hosts(ctx: typer.Context, text: Optional[str], agent: Optional[str], inside) -> list[tuple[str, int]]:
+    """--hosts as [(name, slots)]; refused under a site launcher (it placed the ranks) and --launch-agent without it."""
+    if text is None:
+        if agent is not None:
+            raise BadValue("--launch-agent applies only with --hosts (the agent starts ranks on other hosts)")
+        return []
+    if inside:
+        raise BadValue("--hosts applies only when xferlab starts the ranks; under a launcher (srun, mpiexec) the "
+                       "launcher placed them")
+    return parse_hosts(text)
 
 
 def network_ties(tests: list[str], buffers: list[str]) -> list[tuple[str, bool, str]]:
@@ -198,7 +227,8 @@ _percent = or_dash(lambda v: f"{100 * v:.1f} %")
 
 
 _HEAD = [Column("test", "test", justify="left"), Column("size_bytes", "size", format_size, no_wrap=True),
-         Column("pair", "pair", justify="left"), Column("path", "path", justify="left")]
+         Column("pair", "pair", justify="left"), Column("pair_hosts", "ranks, hosts", lambda v: v or "–", justify="left"),
+         Column("path", "path", justify="left")]
 #: One table per kind of test, with OSU's figure first.
 TABLES = [
     (("latency", "multi_lat"), "Point-to-point latency, one way (OSU: osu_latency, osu_multi_lat): mean (OSU) = the "
@@ -271,6 +301,7 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
 def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     table = summary(outcome.rows)
     setup = run_summary(outcome.results)
+    pair_hosts(table, outcome.rows, setup.get("hosts"))
     if plan.site is not None:
         setup["mpi"] = {**(setup.get("mpi") or {}), **plan.site.params()}
     plots = []
@@ -300,6 +331,8 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
     for tests, title, columns in TABLES:
         mine = [t for t in table if t["test"] in tests]
         if mine:
+            if not any(t.get("pair_hosts") for t in mine):  # the rank-to-host column only where ranks span hosts
+                columns = [c for c in columns if c.key != "pair_hosts"]
             emit("measure network", with_interval(mine, "median_ci", "median_ci_low_seconds", "median_ci_high_seconds"),
                  columns, "table", title=title)
     for note in notes:

@@ -260,9 +260,16 @@ def choose(text: str = "auto") -> Mpi:
     return _from_mpicc(path, text)
 
 
-def launch_command(mpi: Mpi, ranks: int) -> list[str]:
-    """The command that starts ``ranks`` ranks of the probe on this machine with ``mpi``'s launcher: the one
-    place a launch is built (a launch agent for other hosts plugs in here)."""
+def launch_command(mpi: Mpi, ranks: int, hosts: Optional[list[tuple[str, int]]] = None, agent: Optional[str] = None,
+                   forward: tuple[str, ...] = ()) -> list[str]:
+    """The command that starts ``ranks`` ranks of the probe with ``mpi``'s launcher: the one place a launch
+    is built. On this machine, or on ``hosts`` ([(name, slots)], ranks filling each host's slots in turn)
+    reached through ``agent`` (called as ssh is; None: the launcher's own ssh), ``forward`` naming the
+    environment variables the ranks on other hosts need (mpi_hosts.py)."""
     if mpi.launcher is None:
         raise Unavailable(f"no launcher of {mpi.library} was found beside it; start xferlab under the site's launcher")
+    if hosts:
+        from .mpi_hosts import launcher_hosts
+
+        return [str(mpi.launcher), *launcher_hosts(mpi.abi, hosts, agent, forward), "-n", str(ranks)]
     return [str(mpi.launcher), "-n", str(ranks)]

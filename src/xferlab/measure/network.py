@@ -131,6 +131,8 @@ class NetworkPlan:
     site: Optional[Mpi] = None       # the MPI it names, once checked
     rma_sync: Optional[str] = None   # --rma-sync (one-sided tests; None: OSU's default per test)
     rma_window: str = "allocate"     # --rma-window
+    hosts: list[tuple[str, int]] = field(default_factory=list)  # --hosts: (name, slots); empty: this machine
+    agent: Optional[str] = None      # --launch-agent: called as ssh is (None: the launcher's ssh)
 
     def chosen_mpi(self) -> Mpi:
         if self.site is None:
@@ -182,7 +184,13 @@ class NetworkPlan:
         if self.inside is None:
             if self.ranks < 2:
                 raise BadValue(f"--ranks {self.ranks}: at least 2 (the point-to-point tests need a pair)")
-            if self.ranks > cpus * MAX_LOCAL_RANKS_PER_CPU:
+            if self.hosts:
+                from .mpi_hosts import slots
+
+                if self.ranks > slots(self.hosts):
+                    raise BadValue(f"--ranks {self.ranks}: --hosts gives {slots(self.hosts)} slot(s); allowed: "
+                                   f"2..{slots(self.hosts)} (or more slots: NAME:N)")
+            elif self.ranks > cpus * MAX_LOCAL_RANKS_PER_CPU:
                 raise BadValue(f"--ranks {self.ranks}: this machine lets xferlab use {cpus} CPU(s); allowed: 2..{cpus} "
                                "(every rank polls a CPU; start more ranks across nodes with the site's launcher)")
         elif self.inside[1] < 2 and any(t in POINT_TO_POINT or t in ONE_SIDED for t in self.tests):
@@ -279,6 +287,7 @@ class NetworkPlan:
                 "platform": self.device_info.get("platform") if "device" in self.buffers else None,
                 "path": self.path, "node": self.node,
                 "launched_by": "site launcher" if self.inside else "xferlab (mpiexec)",
+                "hosts": [{"host": h, "slots": n} for h, n in self.hosts] or None, "launch_agent": self.agent,
                 "mpi": self.chosen_mpi().params(), **rma.params(self.tests, self.rma_sync, self.rma_window)}
 
 
@@ -295,7 +304,13 @@ def step(plan: NetworkPlan, inventory_file: Optional[str] = None) -> Step:
         return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(), launcher=[], env=env,
                     pass_fds=fds)
     return Step(label, "network", args, {"node": plan.node}, plan.estimate_seconds(),
-                launcher=launch_command(mpi, plan.ranks), env=env)
+                launcher=launch_command(mpi, plan.ranks, plan.hosts, plan.agent, forward=forwarded(env)), env=env)
+
+
+def forwarded(env: dict[str, str]) -> tuple[str, ...]:
+    """The variables ranks on other hosts need from this one (Open MPI's launcher passes none unless named):
+    the probe's, and the fault injection of the tests where it is set."""
+    return (*env, *(k for k in ("XFERLAB_PROBE_FAULT", "XFERLAB_PROBE_FAULT_RANK") if os.environ.get(k)))
 
 
 def write_inventory() -> str:

@@ -102,7 +102,7 @@ SHAPES = {
              "median_ci_high_bytes_per_second? messages_per_second? ranks? rank_min_mean_seconds? "
              "rank_max_mean_seconds? algorithm_bytes? bus_factor? algorithm_mean_bytes_per_second? "
              "algorithm_median_bytes_per_second? bus_mean_bytes_per_second? bus_median_bytes_per_second? "
-             "compute_mean_seconds? pure_mean_seconds? overlap? rma_sync? rma_window? buffers?",
+             "compute_mean_seconds? pure_mean_seconds? overlap? rma_sync? rma_window? buffers? pair_hosts?",
         top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped?",
         nested={"overview": "pair path latency_size_bytes latency_mean_seconds latency_median_seconds "
                             "bandwidth_size_bytes bandwidth_mean_bytes_per_second best_bytes_per_second",

@@ -65,6 +65,7 @@ note                  string   label   a remark on a row
 op                    string   label   an operation: write, read or readwrite; in a timeline, the operation's name
 opset                 string   label   the offload runtime's operation set
 pair                  string?  label   a network rank pair's kind (intra-node, inter-node)
+pair_hosts            string   label   a network pair's ranks and their hosts ("0 A ↔ 2 B"), where the ranks span hosts
 part                  string   label   a study table's part (copies, collaboration, network; stage or flow)
 path                  string?  label   a network test's data path (host, staged, direct)
 rma_sync              string?  label   a one-sided network test's synchronization (OSU's -s: lock, flush, flush_local, lock_all, fence, pscw)
