@@ -9,6 +9,7 @@ from ..stats import summarize
 from .network import BANDWIDTH, COLLECTIVES, TESTS, WINDOW
 from .precision import ci_fields
 from .samples import kept, value_of
+from .peak import network_rows
 
 
 
@@ -51,7 +52,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry.update({"ranks": len(by_rank), "mean_seconds": sum(means) / len(means),
                           "rank_min_mean_seconds": min(means), "rank_max_mean_seconds": max(means)})
         out.append(entry)
-    return out
+    return network_rows(out)  # issue 28: counting rule, bibw per direction, the peak (measure/peak.py)
 
 
 def overview(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
