@@ -87,3 +87,20 @@ def test_an_mpi_bibw_row_carries_osus_sum_and_each_direction(cli, tmp_path):
     assert bibw["peak_source"].startswith("no link: ranks on one host")
     (bw,) = [r for r in doc["results"] if r["test"] == "bw"]
     assert bw["counting"] == "osu-bw" and "direction_mean_bytes_per_second" not in bw
+
+
+def test_device_stream_counts_as_babelstream_and_says_so(cli, tmp_path):
+    """measure kernels on the OpenCL device: each kernel's bandwidth is BabelStream's arrays x the array bytes /
+    the time (dot 2, add 3), the footer names the rule and --json carries it."""
+    args = ["measure", "kernels", "--kernels", "copy,add,dot", "--size", "1MiB", "--iterations", "3",
+            "--store", tmp_path / "s.duckdb"]
+    code, out, err = cli(*args)
+    if code == 2 and "not available" in err:
+        pytest.skip(err.strip())
+    assert code == 0, err
+    assert f"counting (babelstream): {conventions.CONVENTIONS['babelstream'].counting}" in out
+    doc = json.loads(cli(*args, "--json", check=0)[1])
+    assert list(doc["conventions"]["counting"]) == ["babelstream"]
+    for row in doc["results"]:
+        arrays = DEVICE_ARRAYS[row["kernel"]]
+        assert row["median_bytes_per_second"] == pytest.approx(arrays * row["size_bytes"] / row["median_seconds"]), row

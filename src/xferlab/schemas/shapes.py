@@ -80,7 +80,7 @@ SHAPES = {
              "median_bytes_per_second median_seconds min_seconds cov median_ci_low_bytes_per_second "
              "median_ci_high_bytes_per_second llc_bytes array_size_class rows? nnz? best_flops_per_second? "
              "median_flops_per_second?",
-        top=f"{MEASURED} device scaling faults align d2d overview",
+        top=f"{MEASURED} device scaling faults align d2d overview conventions",
         nested={"overview": "memory size_bytes statistic array_size_class llc_bytes "
                             + " ".join(f"{k}_best_bytes_per_second? {k}_at?" for k in KERNELS),
                 "faults": "memory stride_bytes touches size_bytes count headline first_touch_median_seconds "
