@@ -104,6 +104,9 @@ def memory(
 ) -> None:
     """STREAM bandwidth (and latency) of memory tiers, with placement control; recorded in the store.
 
+    Bytes as STREAM counts them (no write-allocate); the best iteration against the DRAM peak where
+    dmidecode gives the channels and speed, else "peak unknown" with the reason (docs/measure.md).
+
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)

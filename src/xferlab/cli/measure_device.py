@@ -49,6 +49,9 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency.
 
+    Copies are counted once (bidir: the sum, and each way); each is set against its PCIe link's payload
+    limit for its size (sysfs link, PCIe model), or says why there is none (docs/measure.md).
+
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     only_with(ctx, [("total", bool(chunks), "with --chunks (the granularity study; --chunks '' skips it)")])
