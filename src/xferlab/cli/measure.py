@@ -16,6 +16,8 @@ from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time, parse_size
 from .common import BUDGET, CPUS, CSV, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISION, STORE, TIMEOUT, budget_seconds, timeout_seconds
 from ..measure.results import memory_params, memory_results, notes as failure_notes
+from ..measure.conventions import footer
+from ..measure.peak import lines as peak_lines, percent
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -102,6 +104,9 @@ def memory(
 ) -> None:
     """STREAM bandwidth (and latency) of memory tiers, with placement control; recorded in the store.
 
+    Bytes as STREAM counts them (no write-allocate); the best iteration against the DRAM peak where
+    dmidecode gives the channels and speed, else "peak unknown" with the reason (docs/measure.md).
+
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
@@ -120,6 +125,8 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
     notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
              f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
+    if bandwidth:  # what each bandwidth counts, and the DRAM peak it is held against
+        notes += footer("memory", [r["test"] for r in bandwidth]) + peak_lines(result["peaks"])
     notes += [f"run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in result["plots"]]
@@ -127,7 +134,8 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
         rows = bandwidth + latency + [{"test": "loaded-latency", **p} for p in loaded]
         emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
-                    "machine_state": outcome.machine_state, "failures": failures,
+                    "machine_state": outcome.machine_state, "conventions": result["conventions"],
+                    "peaks": result["peaks"], "failures": failures,
                     "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_tables(bandwidth, latency, loaded)
@@ -143,9 +151,12 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
             Column("test", "kernel", justify="left"), *placement, Column("size_bytes", "array", format_size, no_wrap=True),
             Column("best_bytes_per_second", "best", format_rate, no_wrap=True),
             Column("median_bytes_per_second", "median", format_rate, no_wrap=True), interval_column("ci", fmt=format_rate),
-            Column("min_bytes_per_second", "min", format_rate, no_wrap=True), Column("cov", "CoV", lambda v: f"{v:.1%}"),
+            Column("min_bytes_per_second", "min", format_rate, no_wrap=True),
+            Column("hardware_peak_bytes_per_second", "DRAM peak", format_rate, no_wrap=True),
+            Column("fraction_of_peak", "best, % of peak", percent, no_wrap=True), Column("cov", "CoV", lambda v: f"{v:.1%}"),
             Column("count", "n"), Column("stopped", "stopped", justify="left"),
-        ], "table", title="Memory bandwidth (STREAM counting; headline: best of the timed iterations, STREAM's figure)")
+        ], "table", title="Memory bandwidth (STREAM's counting, no write-allocate; headline: best of the timed "
+                                  "iterations, STREAM's figure)")
     if latency:
         emit("measure memory", with_interval(latency, "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
             Column("size_bytes", "working set", format_size), Column("node", "node"),

@@ -16,6 +16,8 @@ from ..system.locality import cpu_text, parse_cpus, placement_notes
 from .common import (BACKEND, BUDGET, CSV, DEVICE, DEVICE_CPUS, JSON, MAX_TIME, OLD_PLOT, PLATFORM, PLOTS, PRECISION, PROGRAM,
                      STORE, TIMEOUT, budget_seconds, only_with, timeout_seconds)
 from ..measure.results import device_results, notes as failure_notes
+from ..measure.conventions import footer
+from ..measure.peak import lines as peak_lines, percent
 from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -46,6 +48,9 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            store: Optional[Path] = STORE,
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """Host↔device copies over a size sweep per host memory kind, chunked transfers and launch latency.
+
+    Copies are counted once (bidir: the sum, and each way); each is set against its PCIe link's payload
+    limit for its size (sysfs link, PCIe model), or says why there is none (docs/measure.md).
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
@@ -120,6 +125,9 @@ def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
     name = plan.info.get("name", "?")
     notes = [f"device: {plan.backend} #{plan.device} {name}; run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += placement_notes(plan.cpus, plan.info)
+    if result["transfers"] or result["chunks"]:  # what each bandwidth counts, and the link it is held against
+        notes += footer("device", [r["direction"] for r in result["transfers"]] + (["chunks"] if result["chunks"] else []))
+        notes += peak_lines(result["peaks"])
     notes += failure_notes(result["failures"])
     notes += [f"plot: {p}" for p in result["plots"]]
     if fmt != "table":
@@ -128,7 +136,8 @@ def report(outcome, plan: DevicePlan, fmt: str, plot: Optional[Path]) -> None:
         emit(outcome_command(outcome), rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "device": plan.info,
-                    "overview": result["overview"], "failures": result["failures"],
+                    "overview": result["overview"], "conventions": result["conventions"], "peaks": result["peaks"],
+                    "failures": result["failures"],
                     "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_device_tables(result)
@@ -140,13 +149,17 @@ def outcome_command(outcome) -> str:
     return "measure device" if any(r.step.test == "transfer" for r in outcome.results) else "measure launch"
 
 
+def _direction(value: str) -> str:
+    return "bidir (sum)" if value == "bidir" else value
+
+
 def print_device_tables(result: dict) -> None:
     if result["overview"]:
         overview = with_interval(with_interval(result["overview"], "latency_ci", "latency_ci_low_seconds",
                                                "latency_ci_high_seconds"), "bandwidth_ci",
                                  "bandwidth_ci_low_bytes_per_second", "bandwidth_ci_high_bytes_per_second")
         emit("measure device", overview, [
-            Column("host_kind", "host memory", justify="left"), Column("direction", "direction", justify="left"),
+            Column("host_kind", "host memory", justify="left"), Column("direction", "direction", _direction, justify="left"),
             Column("latency_seconds", "latency (smallest)", format_time, no_wrap=True), interval_column("latency_ci"),
             Column("bandwidth_bytes_per_second", "bandwidth (largest)", format_rate, no_wrap=True),
             interval_column("bandwidth_ci", fmt=format_rate),
@@ -155,6 +168,14 @@ def print_device_tables(result: dict) -> None:
             Column("half_bandwidth_bytes", "n½", format_size, no_wrap=True),
             Column("stopped_points", "stopped (points)", stopped_text, justify="left"),
         ], "table", title="Copies (medians; latency of the smallest copy, bandwidth of the largest, n½ = size reaching half of it)")
+        emit("measure device", result["overview"], [
+            Column("host_kind", "host memory", justify="left"), Column("direction", "direction", _direction, justify="left"),
+            Column("largest_bytes", "size", format_size, no_wrap=True),
+            Column("bandwidth_bytes_per_second", "bandwidth (median)", format_rate, no_wrap=True),
+            Column("direction_bandwidth_bytes_per_second", "each way", format_rate, no_wrap=True),
+            Column("hardware_peak_bytes_per_second", "link peak", format_rate, no_wrap=True),
+            Column("fraction_of_peak", "% of peak", percent, no_wrap=True),
+        ], "table", title="Against the link's peak: the largest copy beside the link model's payload limit for its size")
     if result["chunks"]:
         emit("measure device", with_interval(result["chunks"], "ci", "median_ci_low_seconds", "median_ci_high_seconds"), [
             Column("host_kind", "host memory", justify="left"), Column("chunk_bytes", "chunk", lambda v: format_size(v, 10), no_wrap=True),

@@ -15,6 +15,7 @@ from ..errors import BadValue
 from ..measure import checks
 from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
 from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
+from ..measure.conventions import footer, metadata
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..system.locality import cpu_text, given_cpus, placement_notes
 from ..measure.run import measure
@@ -206,11 +207,15 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
         notes += [f"not available: {u}" for u in result.step.learned.get("unavailable", [])]
     notes += failure_notes(failed_steps(outcome))
     notes += [f"plot: {p}" for p in plots]
+    counted = [r.get("kernel") for r in got["stream"]] + [r.get("direction") for r in got.get("align") or []]
+    if counted:  # what each bandwidth counts (measure/conventions.py)
+        notes += footer("kernels", counted)
     if fmt != "table":
         emit("measure kernels", got["stream"] + got["spmv"], [Column(k, k) for k in dict.fromkeys(
              k for r in got["stream"] + got["spmv"] for k in r)], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "device": plan.info,
+                    "conventions": metadata("kernels", counted),
                     **{k: v for k, v in got.items() if k not in ("stream", "spmv")},
                     "failures": failed_steps(outcome), "unvalidated_samples": unvalidated_total(outcome),
                     "plots": [str(p) for p in plots]})

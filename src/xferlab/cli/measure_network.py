@@ -13,6 +13,7 @@ import typer
 
 from ..errors import BadValue
 from ..units import _shown
+from ..measure.conventions import footer, metadata
 from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
                                LATENCY_COUNTS, NO_DATA, NONBLOCKING, POINT_TO_POINT, SIZES, TESTS, WINDOW, NetworkPlan, launched_rank, rows_of, run_summary, step, write_inventory)
@@ -238,6 +239,7 @@ TABLES = [
     (("bw", "bibw", "mbw_mr"), "Bandwidth (OSU: osu_bw, osu_bibw, osu_mbw_mr): bandwidth (OSU) = bytes / total time; "
      "median and best (the fastest window) of the windows", _HEAD + [
         Column("mean_bytes_per_second", "bandwidth (OSU)", _rate, no_wrap=True),
+        Column("direction_mean_bytes_per_second", "each way", _rate, no_wrap=True),
         Column("median_bytes_per_second", "median", _rate, no_wrap=True),
         Column("best_bytes_per_second", "best", _rate, no_wrap=True),
         Column("messages_per_second", "messages", _messages, no_wrap=True), Column("count", "n")]),
@@ -310,6 +312,9 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
 
         plots = plot_network(table, Path(plot))
     notes = setup_notes(setup)
+    if any(t.get("counting") for t in table):  # what the bandwidths count, and the peak each is held against
+        notes += footer("network", [t["test"] for t in table])
+        notes += [f"peak: {p}" for p in dict.fromkeys(t["peak_source"] for t in table if t.get("peak_source"))]
     notes.append(f"run {outcome.run_id} recorded in {outcome.store_path} (`xferlab results show {outcome.run_id}`; "
                  f"`xferlab fit {outcome.run_id}` gives link profiles)")
     notes += failure_notes(failed_steps(outcome))
@@ -325,6 +330,7 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
         emit("measure network", table, [Column(k, k) for k in dict.fromkeys(k for r in table for k in r)], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "overview": overview(table), **setup,
+                    "conventions": metadata("network", [t["test"] for t in table]),
                     "failures": failed_steps(outcome),
                     "unvalidated_samples": unvalidated_total(outcome), "plots": [str(p) for p in plots]})
         return

@@ -10,6 +10,7 @@ from .network import ALL_TESTS, COLLECTIVES, NONBLOCKING, RATES, WINDOW
 from .network_rma import ONE_SIDED
 from .precision import ci_fields
 from .samples import kept, value_of
+from .peak import network_rows
 
 #: OSU's notation of the buffers per side, sender first (a collective's: one kind), in OSU's order.
 SIDES = ("H H", "H D", "D H", "D D", "H", "D")
@@ -133,7 +134,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if test in COLLECTIVES:
                 entry.update(_bus_fields(test, size, len(means), mean, median))
         out.append(entry)
-    return out
+    return network_rows(out)  # issue 28: counting rule, bibw per direction, the peak (measure/peak.py)
 
 
 def overview(table: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..system import inventory as inv
-from . import sizeclass
+from . import conventions, peak, sizeclass
 from .device import chunk_summary, transfer_overview, transfer_summary
 from .launches import launch_summary
 from .memory import MemoryPlan, summaries
@@ -81,13 +81,18 @@ def _row(summary: dict, llc: int = 0) -> dict:
     return row
 
 
-def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None) -> dict:
+def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None,
+                   peaks: Optional[dict] = None) -> dict:
     """A memory run's results as rows with units in their field names, its failures, and its plots;
-    the latency plot marks ``caches`` (a recorded inventory's) or this machine's."""
+    the latency plot marks ``caches`` (a recorded inventory's) or this machine's. Bandwidth rows carry
+    their counting rule and the DRAM peak (``peaks``: the run's recorded ones, else the outcome's)."""
     sums = summaries(outcome.rows)
     llc = sizeclass.host_llc(None if caches is None else {"caches": caches})
+    peaks = peak.of(outcome) if peaks is None else peaks
+    bandwidth = conventions.with_counting("memory", [_row(s, llc) for s in sums if s["metric"] == "bandwidth_bytes_per_second"])
     result = {
-        "bandwidth": [_row(s, llc) for s in sums if s["metric"] == "bandwidth_bytes_per_second"],
+        "bandwidth": peak.memory_rows(bandwidth, peaks),
+        "conventions": conventions.metadata("memory", [r["test"] for r in bandwidth]), "peaks": peaks,
         "latency": [_row(s, llc) for s in sums if s["metric"] == "latency_seconds"],
         "loaded": _loaded_points(outcome.rows),
         "failures": failures(outcome),
@@ -127,12 +132,22 @@ def _loaded_points(rows: list[dict]) -> list[dict]:
 
 
 # -- device -----------------------------------------------------------------------------------
-def device_results(outcome, plot: Optional[Path]) -> dict:
-    """A device run's copies, overview, chunk study and launch latency, its failures, and its plots."""
+def device_results(outcome, plot: Optional[Path], peaks: Optional[dict] = None) -> dict:
+    """A device run's copies, overview, chunk study and launch latency, its failures, and its plots; the
+    copies with their counting rule and the peak of the link they crossed (``peaks``: the run's recorded
+    ones, else the outcome's)."""
     rows = outcome.rows
+    peaks = peak.of(outcome) if peaks is None else peaks
     result = {"transfers": transfer_summary(rows), "launch": launch_summary(rows), "chunks": chunk_summary(rows),
               "failures": failures(outcome), "unvalidated_samples": unvalidated_total(outcome), "plots": []}
     result["overview"] = transfer_overview(result["transfers"]) if result["transfers"] else []
+    for key, value, size in (("transfers", "median_bytes_per_second", "size_bytes"),
+                             ("overview", "bandwidth_bytes_per_second", "largest_bytes")):
+        peak.device_rows(conventions.with_counting("device", result[key], "direction"), peaks, value, size)
+    for chunk in result["chunks"]:
+        chunk["counting"] = conventions.counting("device", "chunks")
+    tests = [r["direction"] for r in result["transfers"]] + (["chunks"] if result["chunks"] else [])
+    result["conventions"], result["peaks"] = conventions.metadata("device", tests), peaks
     if plot:
         from ..plots.measured import plot_chunk_study, plot_device_transfers, plot_launch  # matplotlib only when plotting
 

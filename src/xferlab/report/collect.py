@@ -169,6 +169,20 @@ def fmt_value(key: str, value: Any) -> str:
     return str(value)
 
 
+def peak_of(run: dict[str, Any]) -> dict[str, Any]:
+    """The peaks a stored run recorded with its inventory (measure/peak.py; none: older runs)."""
+    return ((run.get("inventory") or {}).get("peaks")) or {}
+
+
+def counting_notes(suite: str, rows: list[dict[str, Any]], peaks: Optional[dict[str, Any]] = None) -> list[str]:
+    """The notes under a bandwidth table: its rows' counting rules and units (measure/conventions.py, as the
+    CLI's footers), and the peaks they are held against."""
+    from ..measure.conventions import footer
+    from ..measure.peak import lines
+
+    return footer(suite, [r.get("test") for r in rows]) + lines(peaks or {})
+
+
 def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path,
                    profile_prefix: Optional[str] = None) -> tuple[Section, list[Headline]]:
     from ..measure.results import memory_results
@@ -176,17 +190,19 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
 
     rid = run["run_id"]
     result = memory_results(SimpleNamespace(rows=rows, failures=[]), folder / rid,
-                            caches=(run.get("inventory") or {}).get("caches"))
+                            caches=(run.get("inventory") or {}).get("caches"), peaks=peak_of(run))
     section = Section(f"Memory tiers (run {rid})", f"run-{rid}", [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC"])
     section.commands.append(command_of(run))
     bw_cols = [("test", "kernel"), ("node", "node"), ("mode", "mode"), ("threads", "threads"), ("cpus", "CPUs"),
                ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"), ("median_ci", "median 95% CI"),
+               ("hardware_peak_bytes_per_second", "DRAM peak"), ("fraction_of_peak", "best, % of peak"),
                ("cov", "CoV"), ("count", "n")]
     if result["bandwidth"]:
         section.tables.append(Table("STREAM bandwidth (headline: best iteration, as STREAM reports; placement: node, CPUs)",
                                     bw_cols, ci_rows(result["bandwidth"], ("median_ci", "median_bytes_per_second",
                                                                            "median_ci_low_bytes_per_second",
-                                                                           "median_ci_high_bytes_per_second"))))
+                                                                           "median_ci_high_bytes_per_second")),
+                                    counting_notes("memory", result["bandwidth"], result["peaks"])))
     if result["latency"]:
         section.tables.append(Table("Pointer-chase latency by working set (headline: median)",
                                     [("size_bytes", "working set"), ("node", "node"), ("cpus", "CPU"),
@@ -226,7 +242,7 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
     from ..measure.results import device_results
 
     rid = run["run_id"]
-    result = device_results(SimpleNamespace(rows=rows, failures=[]), folder / rid)
+    result = device_results(SimpleNamespace(rows=rows, failures=[]), folder / rid, peaks=peak_of(run))
     accel = (run.get("inventory") or {}).get("accelerator") or {}
     name = accel.get("name") or next((r.get("device_name") for r in rows if r.get("device_name")), "?")
     section = Section(f"Accelerator {name} (run {rid})", f"run-{rid}",
@@ -245,6 +261,14 @@ def device_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                             ("latency_ci", "latency_seconds", "latency_ci_low_seconds", "latency_ci_high_seconds"),
                                             ("bandwidth_ci", "bandwidth_bytes_per_second", "bandwidth_ci_low_bytes_per_second",
                                              "bandwidth_ci_high_bytes_per_second"))))
+        section.tables.append(Table("Against the link's peak: the largest copy beside the link model's payload limit for "
+                                    "its size (bidir: the sum of both directions, and each way)",
+                                    [("host_kind", "host memory"), ("direction", "direction"), ("largest_bytes", "size"),
+                                     ("bandwidth_bytes_per_second", "bandwidth (median)"),
+                                     ("direction_bandwidth_bytes_per_second", "each way"),
+                                     ("hardware_peak_bytes_per_second", "link peak"), ("fraction_of_peak", "% of peak")],
+                                    result["overview"], counting_notes("device", [{"test": r["direction"]} for r in
+                                                                                  result["overview"]], result["peaks"])))
     if result["chunks"]:
         section.tables.append(Table("Granularity: one total moved in chunks (seed 004)",
                                     [("host_kind", "host memory"), ("chunk_bytes", "chunk"), ("transfers", "transfers"),

@@ -15,6 +15,7 @@ from .collect import Figure, Headline, Section, Table, ci_rows, command_of, head
 def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
     """The accelerator's side: device STREAM per memory kind (BabelStream's kernels), scaling,
     first-touch faults, copies by alignment, SpMV (measure/kernels.py's summaries)."""
+    from ..measure.conventions import CONVENTIONS, UNITS_LINE
     from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
     from ..plots.measured import plot_kernels
 
@@ -25,9 +26,9 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     name = accel.get("name") or next((r.get("device_name") for r in rows if r.get("device_name")), "?")
     section = Section(f"Kernels on {name} (run {rid})", f"run-{rid}-kernels",
                       [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC",
-                       "BabelStream's kernels and byte counts (copy, mul, dot: 2 arrays; add, triad: 3; read: 1); best = "
+                       f"counting (babelstream): {CONVENTIONS['babelstream'].counting}; best = "
                        "the fastest launch, BabelStream's figure; memory = where the arrays live (pinned, host and svm: "
-                       "kernels on host memory)"])
+                       "kernels on host memory)", UNITS_LINE])
     section.commands.append(command_of(run))
     from ..measure.sizeclass import describe
 

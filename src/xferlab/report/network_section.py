@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import format_size, format_time
-from .collect import Figure, Headline, Section, Table, ci_rows, command_of, headline_of, plot_command
+from .collect import Figure, Headline, Section, Table, ci_rows, command_of, counting_notes, headline_of, plot_command
 
 
 def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
@@ -50,9 +50,12 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     bw = [t for t in table if t["test"] in ("bw", "bibw", "mbw_mr")]
     if bw:
         section.tables.append(Table("Bandwidth", [("test", "test"), ("pair", "pair"), ("path", "path"), ("size_bytes", "size"),
-                                    ("mean_bytes_per_second", "bandwidth (OSU)"), ("median_bytes_per_second", "median"),
+                                    ("mean_bytes_per_second", "bandwidth (OSU)"),
+                                    ("direction_mean_bytes_per_second", "each way"), ("median_bytes_per_second", "median"),
                                     ("best_bytes_per_second", "best"), ("messages_per_second", "messages/s"),
-                                    ("count", "n")], bw))
+                                    ("count", "n")], bw,
+                                    counting_notes("network", bw) + [f"peak: {p}" for p in
+                                                                     dict.fromkeys(t["peak_source"] for t in bw)]))
     coll = [t for t in table if t["test"] in COLLECTIVES and t["test"] not in NONBLOCKING]
     if coll:
         section.tables.append(Table("Collectives, per call (algbw, busbw: nccl-tests' algorithm and bus bandwidth of "

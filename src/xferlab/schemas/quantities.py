@@ -131,6 +131,10 @@ bandwidth_mean_bytes_per_second number bytes_per_second the largest message's me
 bandwidth_median_bytes_per_second number bytes_per_second the largest copy's median bandwidth
 device_bandwidth_bytes_per_second number bytes_per_second the largest copy's median bandwidth on the device's clock
 peak_bytes_per_second number   bytes_per_second the highest median bandwidth over sizes
+hardware_peak_bytes_per_second number bytes_per_second the peak a bandwidth is held against: the link model's payload limit for the copy's size (its PCIe link from sysfs), or the DRAM's channels x MT/s x width (dmidecode); null: unknown or no link (peak_source says why)
+direction_median_bytes_per_second number bytes_per_second one direction of a bidirectional copy or bibw: its bytes / the shared window (half the row's sum; median)
+direction_mean_bytes_per_second number bytes_per_second one direction of bibw: half OSU's sum (mean)
+direction_bandwidth_bytes_per_second number bytes_per_second one direction of a bidirectional copy at the largest size (half the row's sum)
 peak_write_bytes_per_second number bytes_per_second a link's peak write bandwidth
 peak_read_bytes_per_second number bytes_per_second a link's peak read bandwidth
 copy_best_bytes_per_second number bytes_per_second the copy kernel's best bandwidth
@@ -169,6 +173,8 @@ flows                 array    list    a scenario's flows on other links
 hosts                 array    list    each rank's host and CPUs
 hugepages             object   object  huge pages: sizes, totals, transparent huge pages' setting
 machine_state         object   object  the machine's state at a run's start (NUMA balancing, governor, turbo, THP, SMT, VM, load, clock source) and its warnings
+conventions           object   object  the units and the counting rule of each bandwidth the rows show (measure/conventions.py), by the rows' `counting`
+peaks                 object   object  what the run's bandwidths are held against, as recorded: its device's link (sysfs) or the DRAM (dmidecode), with the source or why unknown
 imports               array    list    each shard imported: its run, its samples, whether it was new
 failed_nodes          array    list    the nodes that failed, with why
 links                 object   object  each link's full parameters, by label

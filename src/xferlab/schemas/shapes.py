@@ -66,18 +66,21 @@ SHAPES = {
              f"{STATS_SECONDS} median_bytes_per_second? best_bytes_per_second? device_median_seconds? "
              "device_median_bytes_per_second? median_ci_low_seconds median_ci_high_seconds "
              "median_ci_low_bytes_per_second? median_ci_high_bytes_per_second? transfer_median_seconds? "
-             "transfer_p99_seconds? transfer_max_seconds? stopped",
-        top=f"{MEASURED} device overview",
+             "transfer_p99_seconds? transfer_max_seconds? stopped "
+             "counting? direction_median_bytes_per_second? hardware_peak_bytes_per_second? fraction_of_peak? peak_source?",
+        top=f"{MEASURED} device overview conventions peaks",
         nested={"overview": "host_kind direction smallest_bytes latency_seconds largest_bytes latency_ci_low_seconds "
                             "latency_ci_high_seconds bandwidth_bytes_per_second bandwidth_ci_low_bytes_per_second "
                             "bandwidth_ci_high_bytes_per_second peak_bytes_per_second half_bandwidth_bytes "
-                            "stopped_points device_bandwidth_bytes_per_second"}),
+                            "stopped_points device_bandwidth_bytes_per_second "
+                            "counting direction_bandwidth_bytes_per_second? hardware_peak_bytes_per_second fraction_of_peak "
+                            "peak_source"}),
     "measure kernels": dict(
         rows="kernel memory type width groups local instances size_bytes count headline best_bytes_per_second "
              "median_bytes_per_second median_seconds min_seconds cov median_ci_low_bytes_per_second "
              "median_ci_high_bytes_per_second llc_bytes array_size_class rows? nnz? best_flops_per_second? "
              "median_flops_per_second?",
-        top=f"{MEASURED} device scaling faults align d2d overview",
+        top=f"{MEASURED} device scaling faults align d2d overview conventions",
         nested={"overview": "memory size_bytes statistic array_size_class llc_bytes "
                             + " ".join(f"{k}_best_bytes_per_second? {k}_at?" for k in KERNELS),
                 "faults": "memory stride_bytes touches size_bytes count headline first_touch_median_seconds "
@@ -93,8 +96,9 @@ SHAPES = {
              "median_bytes_per_second? mean_bytes_per_second? max_bytes_per_second? best_bytes_per_second? "
              "median_ci_low_bytes_per_second? median_ci_high_bytes_per_second? min_seconds? median_seconds? "
              "mean_seconds? max_seconds? median_ci_low_seconds? median_ci_high_seconds? stopped? array_size_class? delay? "
-             "latency_seconds? bandwidth_bytes_per_second?",
-        top=MEASURED),
+             "latency_seconds? bandwidth_bytes_per_second? "
+             "counting? hardware_peak_bytes_per_second? fraction_of_peak? peak_source?",
+        top=f"{MEASURED} conventions peaks"),
     "measure network": dict(
         rows="test size_bytes pair buffer path count headline mean_seconds median_seconds min_seconds max_seconds cov "
              "median_ci_low_seconds median_ci_high_seconds iteration_bytes? mean_bytes_per_second? "
@@ -102,8 +106,10 @@ SHAPES = {
              "median_ci_high_bytes_per_second? messages_per_second? ranks? rank_min_mean_seconds? "
              "rank_max_mean_seconds? algorithm_bytes? bus_factor? algorithm_mean_bytes_per_second? "
              "algorithm_median_bytes_per_second? bus_mean_bytes_per_second? bus_median_bytes_per_second? "
-             "compute_mean_seconds? pure_mean_seconds? overlap? rma_sync? rma_window? buffers? pair_hosts?",
-        top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped?",
+             "compute_mean_seconds? pure_mean_seconds? overlap? rma_sync? rma_window? buffers? pair_hosts? "
+             "counting direction_mean_bytes_per_second? direction_median_bytes_per_second? hardware_peak_bytes_per_second? "
+             "fraction_of_peak? peak_source?",
+        top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped? conventions",
         nested={"overview": "pair path latency_size_bytes latency_mean_seconds latency_median_seconds "
                             "bandwidth_size_bytes bandwidth_mean_bytes_per_second best_bytes_per_second",
                 "hosts": "rank host cpus"}),

@@ -18,6 +18,8 @@ configuration         string   label   a DecEval configuration: its device work 
 model                 string   label   a fitted model: plain, packet, piecewise1 or piecewise2
 poor_cause            string?  label   why a fit is poor: drift, noise or model (null: it is not)
 model_limit_op        string   label   the link operation whose peak the copies are held against
+counting              string?  label   the counting rule of the row's bandwidth (copy, bidir, chunks, stream, babelstream, osu-bw, osu-bibw; the output's conventions give each); null: not a bandwidth
+peak_source           string   label   where hardware_peak_bytes_per_second came from, or why there is none ("peak unknown: …", "no link: …")
 copy_at                string?  label   where the copy kernel's best bandwidth was reached
 mul_at                 string?  label   where the mul kernel's best bandwidth was reached
 add_at                 string?  label   where the add kernel's best bandwidth was reached
@@ -195,6 +197,7 @@ ideal_parallelism     number   count   requests / levels: the parallelism of an 
 # --- ratios
 r2_log                number   ratio   R² of the fit on log times
 fraction_of_model_limit number ratio   the best measured bandwidth / the link model's peak
+fraction_of_peak      number   ratio   the row's bandwidth / hardware_peak_bytes_per_second (STREAM: the best iteration's); 1 is 100 %
 cov                   number   ratio   the coefficient of variation: sample standard deviation / mean
 bus_factor            number   ratio   nccl-tests' factor from a collective's algorithm to its bus bandwidth (2(n-1)/n for allreduce …)
 overlap               number   ratio   OSU's overlap of a non-blocking collective: max(0, 1 - (overall - compute) / pure); 1 is 100 %

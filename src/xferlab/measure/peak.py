@@ -1,0 +1,146 @@
+"""Each measured bandwidth beside the peak of what it crossed (issue 28, "Against the peak").
+
+A run records, with its inventory, what its figures are held against (``peaks``, from
+system/peaks.py): a device run its link (``link``), a memory run the DRAM (``dram``). The CLI's
+tables, ``--json`` and the report all call :func:`device_rows` and :func:`memory_rows` on the
+recorded ``peaks``, so that they show the same figures. Each row gets
+
+* ``hardware_peak_bytes_per_second``: the link model's payload limit for this copy's size (a
+  ``pcie<gen>x<lanes>`` preset of xferlab's PCIe model, links/pcie.py: the device's DMA engine reads
+  host memory for h2d, writes it for d2h; a bidir copy reads and writes at once, each direction at
+  the model's full-duplex rate, the row's sum against twice that), or the DRAM's channels x MT/s x
+  width; null when unknown;
+* ``fraction_of_peak``: the row's bandwidth / that peak (1 = 100 %);
+* ``peak_source``: where the peak came from, or why there is none ("peak unknown: …", "no link: …").
+
+``hardware_peak_bytes_per_second`` is not ``peak_bytes_per_second`` (a copy overview's highest median
+over sizes, a measured figure).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Optional
+
+from ..system import peaks as hw
+from .conventions import both_ways
+
+PEAK = "hardware_peak_bytes_per_second"
+#: From the device's side (links/base.py's ops): h2d is a DMA read of host memory, d2h a DMA write.
+OPS = {"h2d": "read", "d2h": "write", "bidir": "readwrite"}
+
+
+def record(suite: str, device: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What a run of ``suite`` is held against, read now: the device's link, or the DRAM (with the
+    number of memory nodes: one node's share of the machine's channels is not known from SMBIOS)."""
+    if suite == "device":
+        return {"link": hw.device_link(device or {})}
+    if suite == "memory":
+        from ..system.inventory import memory_nodes
+
+        return {"dram": {**hw.read_dram(), "memory_nodes": len(memory_nodes())}}
+    return {}
+
+
+def of(source: Any) -> dict[str, Any]:
+    """The ``peaks`` a run recorded: from an outcome (its inventory) or a stored run's inventory."""
+    inventory = getattr(source, "inventory", None) if not isinstance(source, dict) else source
+    return (inventory or {}).get("peaks") or {}
+
+
+@lru_cache(maxsize=16)
+def _link(preset: str):
+    from ..links import resolve
+
+    return resolve(preset)
+
+
+def link_peak(link: dict[str, Any], direction: str, size: float) -> tuple[Optional[float], str]:
+    """The payload limit of ``link`` (a recorded link) for a ``direction`` copy of ``size`` bytes (per
+    direction; a bidir row's sum is held against twice it), and its source; (None, why) when none."""
+    if direction == "d2d":
+        return None, "no link: a device-to-device copy stays in the device's memory"
+    if not link or link.get("status") != hw.KNOWN:
+        return None, (link or {}).get("reason") or "peak unknown: the run recorded no link"
+    model = _link(link["preset"])
+    ways = 2 if direction == "bidir" else 1
+    rate = float(model.data_rate([float(size)], OPS[direction])[0]) * ways
+    what = {"read": "DMA read", "write": "DMA write", "readwrite": "DMA read + write at once, both directions summed"}
+    return rate, f"{link['reason']}; the PCIe model's payload limit for this size, {what[OPS[direction]]}"
+
+
+def _fields(value: Optional[float], peak: Optional[float], source: str) -> dict[str, Any]:
+    return {PEAK: peak, "fraction_of_peak": value / peak if value and peak else None, "peak_source": source}
+
+
+def device_rows(rows: list[dict[str, Any]], peaks: dict[str, Any], value_key: str, size_key: str) -> list[dict[str, Any]]:
+    """Copies' rows (a summary's or an overview's; changed in place and returned) with the peak of the link
+    they crossed for their size, and a bidir row's bandwidth per direction beside its sum."""
+    link = peaks.get("link") or {}
+    for row in rows:
+        direction = row.get("direction")
+        if direction not in ("h2d", "d2h", "d2d", "bidir"):
+            continue
+        if both_ways("device", direction):
+            row["direction_" + value_key] = row[value_key] / 2 if row.get(value_key) else None
+        peak, source = link_peak(link, direction, row.get(size_key) or 0)
+        row.update(_fields(row.get(value_key), peak, source))
+    return rows
+
+
+def memory_rows(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[str, Any]]:
+    """STREAM rows (changed in place and returned) with the DRAM peak: the best iteration against it,
+    where the arrays stream from memory, the run covered the machine's memory (no node chosen, or one
+    node in all) and the DRAM's channels and speed are known."""
+    dram = peaks.get("dram") or {}
+    for row in rows:
+        if dram.get("status") != hw.KNOWN:
+            source = dram.get("reason") or "peak unknown: the run recorded no DRAM peak"
+        elif row.get("mode") not in (None, "memory"):
+            source = f"peak unknown: {row.get('mode')} is persistent memory, not the DRAM SMBIOS describes"
+        elif row.get("node") not in (None, "default") and (dram.get("memory_nodes") or 1) > 1:
+            source = (f"peak unknown: node {row.get('node')} alone; which of the machine's {dram['channels']} channels it "
+                      "has is not known from SMBIOS")
+        elif row.get("array_size_class") not in (None, "memory"):
+            source = f"not held against DRAM: the arrays are {row['array_size_class']} (STREAM's rule: 4x the LLC)"
+        else:
+            row.update(_fields(row.get("best_bytes_per_second"), dram["bytes_per_second"], dram["reason"]))
+            continue
+        row.update(_fields(None, None, source))
+    return rows
+
+
+def lines(peaks: dict[str, Any]) -> list[str]:
+    """What a table's footer and the report say about the peaks: the source, and any warning."""
+    out = []
+    for name, what in (("link", "link"), ("dram", "DRAM")):
+        found = peaks.get(name)
+        if found:
+            out.append(f"{what} peak: {found.get('reason')}")
+            out += list(found.get("warnings") or [])
+    return out
+
+
+def percent(value: Optional[float]) -> str:
+    """A fraction of peak as people read it: ``73.2 %``; "–" when there is none."""
+    return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def network_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MPI bandwidth rows (changed in place and returned) with their counting rule, a bibw row's bandwidth per
+    direction beside OSU's sum, and the peak: none within a host (shared memory), unknown between hosts
+    (which interface the MPI took is not recorded)."""
+    from .conventions import counting
+
+    for row in rows:
+        row["counting"] = counting("network", row.get("test"))
+        if row["counting"] is None:
+            continue
+        if both_ways("network", row.get("test")):
+            for stat in ("mean", "median"):
+                value = row.get(f"{stat}_bytes_per_second")
+                row[f"direction_{stat}_bytes_per_second"] = value / 2 if value else None
+        source = ("no link: ranks on one host exchange messages through shared memory" if row.get("pair") == "intra-node"
+                  else "peak unknown: the network interface the MPI used is not recorded")
+        row.update(_fields(None, None, source))
+    return rows
