@@ -41,7 +41,7 @@ RATE_HELP = "a rate such as 12.4GB/s (10^9 B/s), 11.5GiB/s or 100Gb/s (bits)"
 LIST_HELP = "a comma-separated list (64B,4KiB) or a doubling range (64B..1GiB)"
 
 
-def _shown(text, limit: int = 60) -> str:
+def shown(text, limit: int = 60) -> str:
     """``text`` quoted for an error message, control characters escaped, cut to ``limit`` characters
     (a 100 kB value stays one short line)."""
     text = str(text)
@@ -68,7 +68,7 @@ def _ascii(text: str, kind: str, where: str, allowed: str) -> str:
     text = text.strip()
     odd = next((c for c in text if (not c.isascii() and c not in "µμ") or not c.isprintable()), None)
     if odd is not None:
-        raise BadValue(f"{kind} {_shown(text)}{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "
+        raise BadValue(f"{kind} {shown(text)}{_where(where)} has the character {odd!r} (U+{ord(odd):04X}); write ASCII "
                        f"digits: {allowed}")
     return text
 
@@ -82,23 +82,23 @@ def parse_size(text: str | int | float, where: str = "size", *, allow_zero: bool
     else:
         m = _SIZE_RE.match(_ascii(text, "size", where, SIZE_HELP))
         if not m:
-            raise BadValue(f"size {_shown(text)}{_where(where)} is not {SIZE_HELP}")
+            raise BadValue(f"size {shown(text)}{_where(where)} is not {SIZE_HELP}")
         if m["unit"] and m["unit"].startswith("b") and m["unit"] != "bytes" and m["unit"] != "byte":
-            raise BadValue(f"size {_shown(text)}{_where(where)} is in bits; sizes are bytes: write B ({SIZE_HELP})")
+            raise BadValue(f"size {shown(text)}{_where(where)} is in bits; sizes are bytes: write B ({SIZE_HELP})")
         value = float(m["num"]) * _PREFIX[m["prefix"] or ""]
     if not math.isfinite(value):
-        raise BadValue(f"size {_shown(text)}{_where(where)} is not finite; allowed: {SIZE_HELP}")
+        raise BadValue(f"size {shown(text)}{_where(where)} is not finite; allowed: {SIZE_HELP}")
     if value < 0 or (value == 0 and not allow_zero):
         what = "negative" if value < 0 else "zero"
-        raise BadValue(f"size {_shown(text)}{_where(where)} is {what}; allowed: a positive number of bytes, {SIZE_HELP}")
+        raise BadValue(f"size {shown(text)}{_where(where)} is {what}; allowed: a positive number of bytes, {SIZE_HELP}")
     if value > MAX_SIZE:
-        raise BadValue(f"size {_shown(text)}{_where(where)} is over {MAX_SIZE} bytes (1 EiB), the largest size xferlab "
+        raise BadValue(f"size {shown(text)}{_where(where)} is over {MAX_SIZE} bytes (1 EiB), the largest size xferlab "
                        "takes")
     if not whole:
         return value  # type: ignore[return-value]
     rounded = round(value)
     if abs(value - rounded) > 1e-9 * max(1.0, value):
-        raise BadValue(f"size {_shown(text)}{_where(where)} is {value:g} bytes, not a whole number of bytes")
+        raise BadValue(f"size {shown(text)}{_where(where)} is {value:g} bytes, not a whole number of bytes")
     return int(rounded)
 
 
@@ -109,12 +109,12 @@ def parse_time(text: str | int | float, where: str = "time", *, allow_zero: bool
     else:
         m = _TIME_RE.match(_ascii(text, "time", where, TIME_HELP))
         if not m:
-            raise BadValue(f"time {_shown(text)}{_where(where)} is not {TIME_HELP}")
+            raise BadValue(f"time {shown(text)}{_where(where)} is not {TIME_HELP}")
         value = float(m["num"]) * _TIME_SCALE[m["unit"]]
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise BadValue(f"time {_shown(text)}{_where(where)} must be a finite {'non-negative' if allow_zero else 'positive'} time, {TIME_HELP}")
+        raise BadValue(f"time {shown(text)}{_where(where)} must be a finite {'non-negative' if allow_zero else 'positive'} time, {TIME_HELP}")
     if value > MAX_TIME:
-        raise BadValue(f"time {_shown(text)}{_where(where)} is over {MAX_TIME:.0e} s (~31 years), the longest time xferlab "
+        raise BadValue(f"time {shown(text)}{_where(where)} is over {MAX_TIME:.0e} s (~31 years), the longest time xferlab "
                        "takes")
     return value
 
@@ -126,13 +126,13 @@ def parse_rate(text: str | int | float, where: str = "rate") -> float:
     else:
         m = _RATE_RE.match(_ascii(text, "rate", where, RATE_HELP))
         if not m:
-            raise BadValue(f"rate {_shown(text)}{_where(where)} is not {RATE_HELP}")
+            raise BadValue(f"rate {shown(text)}{_where(where)} is not {RATE_HELP}")
         bits = m["unit"] in ("b/s", "bps")
         value = float(m["num"]) * _PREFIX[m["prefix"] or ""] / (8.0 if bits else 1.0)
     if not math.isfinite(value) or value <= 0:
-        raise BadValue(f"rate {_shown(text)}{_where(where)} must be positive and finite, {RATE_HELP}")
+        raise BadValue(f"rate {shown(text)}{_where(where)} must be positive and finite, {RATE_HELP}")
     if value < MIN_RATE:
-        raise BadValue(f"rate {_shown(text)}{_where(where)} is under {MIN_RATE:g} B/s, the slowest rate xferlab takes")
+        raise BadValue(f"rate {shown(text)}{_where(where)} is under {MIN_RATE:g} B/s, the slowest rate xferlab takes")
     return value
 
 
@@ -142,23 +142,23 @@ def parse_list(text: str, item: Callable[[str, str], float] = parse_size, where:
     values: list = []
     parts = [p.strip() for p in str(text).split(",")]
     if not any(parts):
-        raise BadValue(f"{where} {_shown(text)} is empty; allowed: {LIST_HELP}")
+        raise BadValue(f"{where} {shown(text)} is empty; allowed: {LIST_HELP}")
     for part in parts:
         if not part:
-            raise BadValue(f"{where} {_shown(text)} has an empty item; allowed: {LIST_HELP}")
+            raise BadValue(f"{where} {shown(text)} has an empty item; allowed: {LIST_HELP}")
         if ".." in part:
             lo_text, hi_text = part.split("..", 1)
             lo, hi = item(lo_text, where), item(hi_text, where)
             if hi < lo:
-                raise BadValue(f"range {_shown(part)} in {where} ends below its start; allowed: A..B with A <= B")
+                raise BadValue(f"range {shown(part)} in {where} ends below its start; allowed: A..B with A <= B")
             if lo <= 0:
-                raise BadValue(f"range {_shown(part)} in {where} must start above zero to double")
+                raise BadValue(f"range {shown(part)} in {where} must start above zero to double")
             value = lo
             while value <= hi * (1 + 1e-12):
                 values.append(value)
                 value = value * 2
                 if len(values) > max_items:
-                    raise BadValue(f"{where} {_shown(text)} has more than {max_items} items")
+                    raise BadValue(f"{where} {shown(text)} has more than {max_items} items")
         else:
             values.append(item(part, where))
     return values
@@ -234,8 +234,8 @@ def parse_count(text: str | int, where: str) -> int:
     """A whole count of things (not bytes): 16777216, 16Mi (x 2^20) or 16M (x 10^6), at least 1."""
     match = _COUNT.match(str(text).strip())
     if not match:
-        raise BadValue(f"{where} {_shown(str(text))} is not a count; allowed: {COUNT_HELP}")
+        raise BadValue(f"{where} {shown(str(text))} is not a count; allowed: {COUNT_HELP}")
     value = int(match.group(1)) * _COUNT_SCALE[match.group(2)]
     if value < 1:
-        raise BadValue(f"{where} {_shown(str(text))} is not a count; allowed: 1 or more")
+        raise BadValue(f"{where} {shown(str(text))} is not a count; allowed: 1 or more")
     return value

@@ -10,7 +10,7 @@ import typer
 from ..choices import DEVICE_AGAINST, NETWORK_AGAINST, OPS, STRATEGIES
 from ..store import STORE_HELP
 from ..errors import BadValue
-from ..units import _shown, parse_time
+from ..units import shown, parse_time
 
 if TYPE_CHECKING:
     from ..links import Link
@@ -119,7 +119,7 @@ AGAINST = _declare("--against", "", DEVICE_AGAINST, f"The link model drawn besid
                    "network, for network runs).", "LINK")
 def _checked_strategy(strategy: Optional[str]) -> Optional[str]:
     if strategy is not None and strategy not in STRATEGIES:
-        raise BadValue(f"--strategy {_shown(strategy)} is not allowed; allowed: {', '.join(STRATEGIES)}")
+        raise BadValue(f"--strategy {shown(strategy)} is not allowed; allowed: {', '.join(STRATEGIES)}")
     return strategy
 
 
@@ -208,8 +208,8 @@ def verb(name: str, help: str):
         def resolve_command(self, ctx, args):
             word = args[0] if args else ""
             if word and not word.startswith("-") and word not in self.commands:
-                shown = word if word.isprintable() and len(word) <= 60 else _shown(word)
-                raise BadValue(f"`{name} {shown}` is now `{name} run {shown}` (subcommands: "
+                spelled = word if word.isprintable() and len(word) <= 60 else shown(word)
+                raise BadValue(f"`{name} {spelled}` is now `{name} run {spelled}` (subcommands: "
                                f"{', '.join(self.commands)}); see docs/cli.md, 'Renamed commands'")
             return super().resolve_command(ctx, args)
 

@@ -12,7 +12,6 @@ from typing import Any, Optional
 import typer
 
 from ..errors import BadValue
-from ..units import _shown
 from ..measure.conventions import footer, metadata
 from ..measure import checks
 from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, COLLECTIVES, COLLECTIVE_SIZES, LARGE_FROM,
@@ -25,7 +24,7 @@ from ..measure.device import platform_device
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
-from ..units import format_rate, format_size, format_time, parse_size
+from ..units import format_rate, format_size, format_time, parse_size, shown
 from .common import (BACKEND, BUDGET, CSV, DEVICE, JSON, MPI, PLATFORM, PLOTS, STORE, TIMEOUT, budget_seconds, given,
                      only_with, timeout_seconds)
 from .measure_outcome import conclude
@@ -129,7 +128,7 @@ def network(ctx: typer.Context,
     fmt = output_format(json_, csv_)
     if format_ is not None:
         if format_ not in FORMATS:
-            raise BadValue(f"--format {_shown(format_)} is not allowed; allowed: {', '.join(FORMATS)} (default: xferlab's "
+            raise BadValue(f"--format {shown(format_)} is not allowed; allowed: {', '.join(FORMATS)} (default: xferlab's "
                            "tables; --json, --csv)")
         if fmt != "table":
             raise BadValue(f"--format {format_} and --{fmt} were both given; choose one")

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..units import _shown, format_size, format_time
+from ..units import shown, format_size, format_time
 from ..sweep import MAX_POINTS
 from .common import CSV, JSON, STORE, only_with
 from .output import Column, emit, output_format, stderr
@@ -174,7 +174,7 @@ def from_lists(name: str, given: dict):
         raise BadValue("give a sweep FILE, or at least --systems and --workflows")
     if (given.get("replace") is None) != (given.get("links") is None):  # name the one given, and its partner
         one, other = ("--replace", "--replace-with") if given.get("replace") is not None else ("--replace-with", "--replace")
-        raise BadValue(f"{one} {_shown(given.get('replace') or given.get('links'))} needs {other}: the --replace-with "
+        raise BadValue(f"{one} {shown(given.get('replace') or given.get('links'))} needs {other}: the --replace-with "
                        "LINKs stand in for the --replace link")
     data: dict = {"name": name}
     for key, value in given.items():
@@ -195,7 +195,7 @@ def from_lists(name: str, given: dict):
             field, message = named[1], message[named.end():]
         given = first.get("input")
         if first["loc"] and isinstance(given, str) and repr(given[:20])[1:-1] not in message:  # name the value
-            message = f"{_shown(given)}: {message}"
+            message = f"{shown(given)}: {message}"
         raise BadValue(f"--{GRID_OPTIONS[field]}: {message}" if field in GRID_OPTIONS else f"{field or 'grid'}: {message}") from None
 
 

@@ -95,7 +95,7 @@ MAX_SPEC = 1000  # characters in a LINK string
 MAX_LINK_NAME = 120  # characters in the name of a link a --links file defines
 
 
-def _shown(value: Any, limit: int = 40) -> str:
+def shown(value: Any, limit: int = 40) -> str:
     """``value`` quoted (control characters escaped) and cut to ``limit`` characters, for a message."""
     text = str(value)
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
@@ -112,7 +112,7 @@ def _validation_message(error: ValidationError, fields_of: type[Link] | None) ->
         return f"unknown parameter '{where}'; allowed: {', '.join(allowed)}"
     message = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "literal_error" or first["type"].endswith("_parsing") or first["type"] == "missing":
-        return f"{where}: {message} (got {_shown(first.get('input'))})" if first["type"] != "missing" else f"{where} is required"
+        return f"{where}: {message} (got {shown(first.get('input'))})" if first["type"] != "missing" else f"{where} is required"
     return message
 
 
@@ -121,7 +121,7 @@ def build(fields: dict[str, Any], where: str) -> Link:
     kind = fields.get("kind")
     cls = LINK_TYPES.get(str(kind))
     if cls is None:
-        raise BadValue(f"{where}: kind {_shown(kind)} is not a link kind; allowed: {', '.join(LINK_TYPES)}")
+        raise BadValue(f"{where}: kind {shown(kind)} is not a link kind; allowed: {', '.join(LINK_TYPES)}")
     try:
         return cls.model_validate(fields)
     except ValidationError as error:
@@ -224,7 +224,7 @@ def load_links(path: str | Path) -> dict[str, Link]:
     for name, fields in data["links"].items():
         name = str(name)
         if not (0 < len(name) <= MAX_LINK_NAME and name.isprintable() and ":" not in name and name == name.strip()):
-            raise BadFile(f"link file '{path}': link name {_shown(name)} is not allowed; a name is 1 to {MAX_LINK_NAME} "
+            raise BadFile(f"link file '{path}': link name {shown(name)} is not allowed; a name is 1 to {MAX_LINK_NAME} "
                           "printable characters without ':' (it separates a LINK's name from its overrides) or "
                           "spaces at either end")
         where = f"link '{name}' in {path}"

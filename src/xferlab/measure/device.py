@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
-from ..units import _shown, format_size
+from ..units import shown, format_size
 from . import checks, sycl
 from .precision import ADAPTIVE_ITERATIONS, annotate, ci_fields, estimate, probe_args, stopped_counts, stopped_of
 from .probe import ProbeRun, run_probe
@@ -63,7 +63,7 @@ def platform_device(backend: str, platform: Optional[str], index: int) -> int:
     if platform is None:
         return index
     if backend != "opencl":
-        raise BadValue(f"--platform {_shown(platform)} is for --backend opencl, not {_shown(backend)}")
+        raise BadValue(f"--platform {shown(platform)} is for --backend opencl, not {shown(backend)}")
     found, why = devices(backend)
     if why is not None:
         raise Unavailable(f"the {backend} backend is not available: {why}")
@@ -76,10 +76,10 @@ def platform_device(backend: str, platform: Optional[str], index: int) -> int:
         chosen = [n for n in names if text and text.lower() in n.lower()]
     if len(chosen) != 1:
         what = "names several" if chosen else "is not one"
-        raise BadValue(f"--platform {_shown(platform)} {what} of the OpenCL platforms; platforms: {listed}")
+        raise BadValue(f"--platform {shown(platform)} {what} of the OpenCL platforms; platforms: {listed}")
     mine = [d["index"] for d in found if d.get("platform") == chosen[0]]
     if not 0 <= index < len(mine):
-        raise BadValue(f"--device {index} does not exist on platform {_shown(chosen[0])}; its devices: 0..{len(mine) - 1}")
+        raise BadValue(f"--device {index} does not exist on platform {shown(chosen[0])}; its devices: 0..{len(mine) - 1}")
     return mine[index]
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..errors import BadValue
-from ..units import _shown
+from ..units import shown
 
 HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$")
 MAX_HOSTS = 4096
@@ -40,17 +40,17 @@ def parse_hosts(text: str) -> list[tuple[str, int]]:
     """``A:2,B:2`` as [(A, 2), (B, 2)]; a name without slots has 1. One line naming the bad item otherwise."""
     items = [t.strip() for t in (text or "").split(",")]
     if not any(items):
-        raise BadValue(f"--hosts {_shown(text)} is empty; allowed: {HOSTS_ALLOWED}")
+        raise BadValue(f"--hosts {shown(text)} is empty; allowed: {HOSTS_ALLOWED}")
     hosts: list[tuple[str, int]] = []
     for item in items:
         name, _, slots = item.partition(":")
         if not HOST.match(name):
-            raise BadValue(f"--hosts {_shown(item)} is not a host name; allowed: {HOSTS_ALLOWED}")
+            raise BadValue(f"--hosts {shown(item)} is not a host name; allowed: {HOSTS_ALLOWED}")
         if slots and not (slots.isdigit() and 1 <= int(slots) <= MAX_SLOTS):
-            raise BadValue(f"--hosts {_shown(item)}: slots {_shown(slots)} is not a whole number in 1..{MAX_SLOTS}; "
+            raise BadValue(f"--hosts {shown(item)}: slots {shown(slots)} is not a whole number in 1..{MAX_SLOTS}; "
                            f"allowed: {HOSTS_ALLOWED}")
         if any(name == h for h, _ in hosts):
-            raise BadValue(f"--hosts {_shown(text)} names {name} twice; allowed: {HOSTS_ALLOWED}")
+            raise BadValue(f"--hosts {shown(text)} names {name} twice; allowed: {HOSTS_ALLOWED}")
         hosts.append((name, int(slots) if slots else 1))
     if len(hosts) > MAX_HOSTS:
         raise BadValue(f"--hosts names {len(hosts)} hosts; allowed: at most {MAX_HOSTS}")
@@ -70,7 +70,7 @@ def agent_path(text: str) -> str:
     path = Path(text).expanduser()
     found = shutil.which(text) if "/" not in text else (str(path.resolve()) if path.is_file() else None)
     if not text or not found or not Path(found).is_file() or not shutil.which(found):
-        raise BadValue(f"--launch-agent {_shown(text)} is not an executable file; allowed: a program called as ssh is "
+        raise BadValue(f"--launch-agent {shown(text)} is not an executable file; allowed: a program called as ssh is "
                        "(AGENT [options] HOST COMMAND...), a path or a name on PATH")
     return found
 
@@ -126,8 +126,8 @@ def check_hosts(hosts: list[tuple[str, int]], agent: Optional[str], launcher: st
                            f"{last[-1] if last else 'no message'}); allowed: hosts the launch agent reaches")
         there = _said("\n".join(lines[:-1]))
         if there != here:
-            raise BadValue(f"--hosts: host {name} runs another MPI: its {launcher} says {_shown(' / '.join(there) or 'nothing', 120)}, "
-                           f"here {_shown(' / '.join(here), 120)}; allowed: hosts with the same MPI at the same path")
+            raise BadValue(f"--hosts: host {name} runs another MPI: its {launcher} says {shown(' / '.join(there) or 'nothing', 120)}, "
+                           f"here {shown(' / '.join(here), 120)}; allowed: hosts with the same MPI at the same path")
         if lines[-1] != marker + "yes":
             raise BadValue(f"--hosts: host {name} does not hold {library}, the MPI library the probe loads (a shim is "
                            "built in $XDG_CACHE_HOME/xferlab/mpi: share it, or build it there first); allowed: hosts "

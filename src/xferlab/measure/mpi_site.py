@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue, Unavailable
-from ..units import _shown
+from ..units import shown
 
 SHIM_SOURCE = Path(__file__).with_name("mpi_shim.c")
 ABIS = {"standard": "MPI 5 standard ABI", "mpich": "MPICH ABI", "openmpi": "Open MPI ABI"}
@@ -116,7 +116,7 @@ def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=WRAPPER_SECONDS)
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise BadValue(f"--mpi {_shown(what)}: it could not run ({error}); allowed: {CHOICES}") from None
+        raise BadValue(f"--mpi {shown(what)}: it could not run ({error}); allowed: {CHOICES}") from None
 
 
 def _last_line(text: str) -> str:
@@ -127,7 +127,7 @@ def _last_line(text: str) -> str:
 def _show(mpicc: Path, what: str) -> str:
     done = _run([str(mpicc), "-show"], what)
     if done.returncode != 0 or not done.stdout.strip():
-        raise BadValue(f"--mpi {_shown(what)} is not an MPI compiler wrapper (`-show` said: "
+        raise BadValue(f"--mpi {shown(what)} is not an MPI compiler wrapper (`-show` said: "
                        f"{_last_line(done.stderr or done.stdout)}); allowed: {CHOICES}")
     return done.stdout.strip()
 
@@ -152,10 +152,10 @@ def _shim(mpicc: Path, what: str) -> tuple[Path, str]:
         abi = next((line.split("=", 1)[1].strip() for line in done.stdout.splitlines() if line.startswith("xferlab_abi=")),
                    None)
         if done.returncode != 0 or abi is None:
-            raise BadValue(f"--mpi {_shown(what)}: its mpi.h could not be read ({_last_line(done.stderr)}); allowed: {CHOICES}")
+            raise BadValue(f"--mpi {shown(what)}: its mpi.h could not be read ({_last_line(done.stderr)}); allowed: {CHOICES}")
         done = _run([str(mpicc), "-shared", "-fPIC", "-O2", "-o", built, str(SHIM_SOURCE)], what)
         if done.returncode != 0 or os.path.getsize(built) == 0:
-            raise BadValue(f"--mpi {_shown(what)}: xferlab's MPI shim did not build with it "
+            raise BadValue(f"--mpi {shown(what)}: xferlab's MPI shim did not build with it "
                            f"({_last_line(done.stderr or done.stdout)}); allowed: {CHOICES}")
         fd, meta_tmp = tempfile.mkstemp(dir=folder, prefix=".meta-")
         with os.fdopen(fd, "w") as out:
@@ -183,13 +183,13 @@ def _launcher_of(mpicc: Path, abi: str, what: str) -> Path:
     names = [n for n in dict.fromkeys(names) if n != name]
     found = _beside(mpicc.parent, names) or _beside(mpicc.resolve().parent, names)
     if not found:
-        raise BadValue(f"--mpi {_shown(what)}: no launcher of the same MPI beside it (looked for {', '.join(names)} in "
+        raise BadValue(f"--mpi {shown(what)}: no launcher of the same MPI beside it (looked for {', '.join(names)} in "
                        f"{mpicc.parent}); allowed: {CHOICES}")
     version = _run([str(found), "--version"], str(found))
     said = (version.stdout + version.stderr).lower()
     open_mpi = "open mpi" in said or "openrte" in said
     if open_mpi != (abi == "openmpi"):
-        raise BadValue(f"--mpi {_shown(what)}: the launcher beside it, {found}, belongs to another MPI "
+        raise BadValue(f"--mpi {shown(what)}: the launcher beside it, {found}, belongs to another MPI "
                        f"({'Open MPI' if open_mpi else 'not Open MPI'}, the wrapper's mpi.h is {ABIS.get(abi, abi)}); "
                        f"allowed: {CHOICES}")
     return found
@@ -205,7 +205,7 @@ def _rank_env(abi: str) -> dict[str, str]:
 def _from_mpicc(mpicc: Path, choice: str) -> Mpi:
     library, abi = _shim(mpicc, choice)
     if abi not in ("mpich", "openmpi"):
-        raise BadValue(f"--mpi {_shown(choice)}: its mpi.h is neither MPICH's nor Open MPI's; allowed: {CHOICES}")
+        raise BadValue(f"--mpi {shown(choice)}: its mpi.h is neither MPICH's nor Open MPI's; allowed: {CHOICES}")
     return Mpi(choice, "mpicc", library, _launcher_of(mpicc, abi, choice), abi, mpicc, _rank_env(abi))
 
 
@@ -225,7 +225,7 @@ def _wrapper_of(library: Path, choice: str) -> Path:
         # -L its folder, or a folder the linker searches anyway (Debian's Open MPI: -L names a folder of plugins)
         if done.returncode == 0 and f"-l{stem}" in words and (folder in links or folder in SYSTEM_LIBS):
             return mpicc
-    raise BadValue(f"--mpi {_shown(choice)}: not an MPI library that xferlab can reach: no standard ABI in its name "
+    raise BadValue(f"--mpi {shown(choice)}: not an MPI library that xferlab can reach: no standard ABI in its name "
                    f"(libmpi_abi) and no mpicc links it (looked at {', '.join(map(str, dict.fromkeys(seen))) or 'none'}); "
                    f"allowed: {CHOICES}")
 
@@ -246,16 +246,16 @@ def choose(text: str = "auto") -> Mpi:
     if text and "/" not in text and not path.exists() and shutil.which(text):
         path = Path(shutil.which(text))  # a wrapper by name, as a shell finds it: mpicc.openmpi, mpiicx
     elif not text or "/" not in text and not path.exists():
-        raise BadValue(f"--mpi {_shown(text)} is not allowed; allowed: {CHOICES}")
+        raise BadValue(f"--mpi {shown(text)} is not allowed; allowed: {CHOICES}")
     if not path.is_file():
-        raise BadValue(f"--mpi {_shown(text)} is not a file; allowed: {CHOICES}")
+        raise BadValue(f"--mpi {shown(text)} is not a file; allowed: {CHOICES}")
     if ".so" in path.name:
         if "mpi_abi" in path.name:
             launcher = _beside(path.resolve().parent.parent / "bin", ["mpiexec", "mpirun"])
             return Mpi(text, "library", path.resolve(), launcher, "standard")
         return _from_mpicc(_wrapper_of(path, text), text)
     if not os.access(path, os.X_OK) or path.is_dir():
-        raise BadValue(f"--mpi {_shown(text)} is neither an MPI library (lib*.so*) nor an executable mpicc; "
+        raise BadValue(f"--mpi {shown(text)} is neither an MPI library (lib*.so*) nor an executable mpicc; "
                        f"allowed: {CHOICES}")
     return _from_mpicc(path, text)
 

@@ -38,9 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BadValue
-from ..units import _shown
 from ..system.inventory import memory_available
-from ..units import format_size, parse_list, parse_size
+from ..units import format_size, parse_list, parse_size, shown
 from .mpi_site import Mpi, choose as choose_mpi, launch_command
 from . import network_rma as rma
 from .network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH
@@ -143,10 +142,10 @@ class NetworkPlan:
     def parse_tests(text: str) -> list[str]:
         tests = [t.strip() for t in text.split(",") if t.strip()]
         if not tests:
-            raise BadValue(f"--tests {_shown(text)} is empty; allowed: {', '.join(ALL_TESTS)}")
+            raise BadValue(f"--tests {shown(text)} is empty; allowed: {', '.join(ALL_TESTS)}")
         for t in tests:
             if t not in ALL_TESTS:
-                raise BadValue(f"--tests {_shown(t)} is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
+                raise BadValue(f"--tests {shown(t)} is not a test; allowed: point-to-point {', '.join(POINT_TO_POINT)}; "
                                f"collectives {', '.join(COLLECTIVES)}; one-sided {', '.join(ONE_SIDED)}")
         return list(dict.fromkeys(tests))
 
@@ -218,14 +217,14 @@ class NetworkPlan:
         in_range(self.device, "--device", *DEVICE_INDEX, "a device index")
         for b in self.buffers:
             if b not in BUFFERS:
-                raise BadValue(f"--buffers {_shown(b)} is not a buffer kind; allowed: {', '.join(BUFFERS)}")
+                raise BadValue(f"--buffers {shown(b)} is not a buffer kind; allowed: {', '.join(BUFFERS)}")
         if self.path not in PATHS:
-            raise BadValue(f"--path {_shown(self.path)} is not allowed; allowed: {', '.join(PATHS)}")
+            raise BadValue(f"--path {shown(self.path)} is not allowed; allowed: {', '.join(PATHS)}")
         if self.backend not in ("opencl", "cuda"):
-            raise BadValue(f"--backend {_shown(self.backend)} is not allowed; allowed: opencl, cuda")
+            raise BadValue(f"--backend {shown(self.backend)} is not allowed; allowed: opencl, cuda")
         rma.check_options(self.tests, self.rma_sync, self.rma_window, self.buffers)
         if self.bind not in (None, "core", "none"):
-            raise BadValue(f"--bind {_shown(self.bind)} is not allowed; allowed: core, none")
+            raise BadValue(f"--bind {shown(self.bind)} is not allowed; allowed: core, none")
         if self.node is not None:
             from .checks import memory_node
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import BadValue
-from ..units import _shown
+from ..units import shown
 
 ONE_SIDED = ("put_latency", "get_latency", "put_bw", "get_bw", "put_bibw")
 #: The one-sided tests that time a window of ops (bytes over time, as the two-sided bw tests).
@@ -52,9 +52,9 @@ def check_options(tests: list[str], sync: Optional[str], window: str, buffers: l
     """``--rma-sync``, ``--rma-window`` and the buffers, against the one-sided tests asked for."""
     mine = [t for t in tests if t in ONE_SIDED]
     if sync is not None and sync not in SYNCS:
-        raise BadValue(f"--rma-sync {_shown(sync)} is not allowed; allowed: {', '.join(SYNCS)}")
+        raise BadValue(f"--rma-sync {shown(sync)} is not allowed; allowed: {', '.join(SYNCS)}")
     if window not in WINDOWS:
-        raise BadValue(f"--rma-window {_shown(window)} is not allowed; allowed: {', '.join(WINDOWS)}")
+        raise BadValue(f"--rma-window {shown(window)} is not allowed; allowed: {', '.join(WINDOWS)}")
     if not mine:
         return
     if "put_bibw" in mine and sync is not None and sync not in ACTIVE:
@@ -76,13 +76,13 @@ def missing_entry_points(library: Path) -> Optional[list[str]]:
     return [prefix + name for name in ENTRY_POINTS if not hasattr(lib, prefix + name)]
 
 
-def check_support(tests: list[str], library: Path, shown: str) -> None:
+def check_support(tests: list[str], library: Path, choice: str) -> None:
     """Refuses, in one line, an MPI without the one-sided calls when a one-sided test is asked for."""
     if not any(t in ONE_SIDED for t in tests):
         return
     missing = missing_entry_points(library)
     if missing:
-        raise BadValue(f"--mpi {_shown(shown)}: {library} has no one-sided communication (it does not export "
+        raise BadValue(f"--mpi {shown(choice)}: {library} has no one-sided communication (it does not export "
                        f"{', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}); allowed: an MPI with MPI-3 "
                        f"one-sided calls, or --tests without {', '.join(t for t in tests if t in ONE_SIDED)}")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import BadValue
 from ..files import exists
-from ..units import _shown
+from ..units import shown
 from ..system.yamlfile import load
 
 PACKAGED = resources.files(__package__)
@@ -26,5 +26,5 @@ def load_named(text: str, model, kind: str):
         with resources.as_file(PACKAGED.joinpath(kind + "s", text + ".yaml")) as found:
             return load(found, model, kind)
     if not exists(path):
-        raise BadValue(f"{kind} {_shown(text)} is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
+        raise BadValue(f"{kind} {shown(text)} is neither a file nor a packaged {kind}; packaged: {', '.join(packaged(kind + 's'))}")
     return load(path, model, kind)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import BadValue
 from ..outputs import jsonable
-from ..units import _shown
+from ..units import shown
 from .schema import REQUIRED_SAMPLE_KEYS, SAMPLE_COLUMNS, STATUSES
 
 #: What a run id may be: a file-name-safe word (``results export`` names its file after it), not 'latest'.
@@ -82,7 +82,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
         try:
             return float(value)
         except OverflowError:
-            raise BadValue(f"{where} is {_shown(value)}; it must be a finite number") from None
+            raise BadValue(f"{where} is {shown(value)}; it must be a finite number") from None
     if isinstance(value, Integral) or (math.isfinite(value) and float(value).is_integer()):
         return _whole(int(value), kind, where)
     raise BadValue(f"{where} is {value!r}; it must be a whole number")
@@ -122,7 +122,7 @@ def imported(run: Any, samples: Any, failures: Any) -> Imported:
         if not isinstance(run.get(key), str) or not run[key].strip():
             raise BadValue(f"its run has no {key} (text); not a run written by xferlab")
     if not RUN_ID.fullmatch(run["run_id"]) or run["run_id"] == "latest":
-        raise BadValue(f"its run_id {_shown(run['run_id'])} is not a run id (letters, digits, '.', '_', '-', at "
+        raise BadValue(f"its run_id {shown(run['run_id'])} is not a run id (letters, digits, '.', '_', '-', at "
                        "most 100, such as 20260101-120000-ab12)")
     for key in ("started_utc", "finished_utc"):
         if run.get(key) is not None:
@@ -167,4 +167,4 @@ def _timestamp(text: Any, where: str) -> None:
     try:
         datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
-        raise BadValue(f"{where} {_shown(text)} is not a time (ISO 8601, such as 2026-01-01 12:00:00)") from None
+        raise BadValue(f"{where} {shown(text)} is not a time (ISO 8601, such as 2026-01-01 12:00:00)") from None

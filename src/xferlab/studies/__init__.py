@@ -6,7 +6,7 @@ run.py runs one (budgeted, resumable, one run group in the store); one module pe
 from __future__ import annotations
 
 from ..errors import UnknownName, suggest
-from ..units import _shown
+from ..units import shown
 from .base import Study
 from .characterize import CHARACTERIZE
 from .deceval import DECEVAL
@@ -20,5 +20,5 @@ STUDIES: dict[str, Study] = {s.name: s for s in (TIERS, GRANULARITY, LAUNCH, CHA
 
 def find(name: str) -> Study:
     if name not in STUDIES:
-        raise UnknownName(f"study {_shown(name)} is not known; {suggest(name, list(STUDIES))}")
+        raise UnknownName(f"study {shown(name)} is not known; {suggest(name, list(STUDIES))}")
     return STUDIES[name]

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..links.base import Bytes
 from ..units import format_size
-from ..system.models import STRATEGIES, Name, Strategy
+from ..choices import STRATEGIES
+from ..system.models import Name, Strategy
 
 MAX_POINTS = 10_000_000
 

@@ -35,7 +35,6 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from ..choices import STRATEGIES
 from ..links import Link, resolve
 from ..links.base import Bytes, Rate, Seconds
 
