@@ -24,6 +24,7 @@ rest of the machine 5 % of each second.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -170,25 +171,34 @@ def one(name: str, folder: Path) -> bool:
     return lat_ratio <= LATENCY_TARGET and bw_ratio >= BANDWIDTH_TARGET
 
 
+def _rounds(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"--rounds {text!r}: allowed: 1..100")
+    return int(text)
+
+
+def _names(text: str) -> list[str]:
+    names = text.split(",")
+    bad = [n for n in names if n not in MPIS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"--mpi {','.join(bad)}: allowed: {', '.join(MPIS)}")
+    return names
+
+
 def main() -> int:
     global ROUNDS, REALTIME
-    names = list(MPIS)
-    REALTIME = "--realtime" in sys.argv
+    parser = argparse.ArgumentParser(description="xferlab's MPI ping-pong and bandwidth beside a plain C loop of "
+                                     "OSU's definitions, for each MPI present; prints the ratios against the targets.")
+    parser.add_argument("--mpi", type=_names, default=list(MPIS), metavar="NAME,...",
+                        help=f"the MPIs to run: {', '.join(MPIS)} (default: all present)")
+    parser.add_argument("--rounds", type=_rounds, default=ROUNDS, metavar="N", help="alternating rounds per side, 1..100")
+    parser.add_argument("--realtime", action="store_true",
+                        help="the ranks of both sides at SCHED_FIFO priority 1 (root, chrt)")
+    args = parser.parse_args()  # bad input: one line from argparse, exit 2
+    names, ROUNDS, REALTIME = args.mpi, args.rounds, args.realtime
     if REALTIME and (os.geteuid() != 0 or not shutil.which("chrt")):
         print("error: --realtime needs root and chrt (util-linux)", file=sys.stderr)
         return 2
-    if "--rounds" in sys.argv:
-        text = sys.argv[sys.argv.index("--rounds") + 1] if sys.argv.index("--rounds") + 1 < len(sys.argv) else ""
-        if not text.isdigit() or not 1 <= int(text) <= 100:
-            print(f"error: --rounds {text!r}: allowed: 1..100", file=sys.stderr)
-            return 2
-        ROUNDS = int(text)
-    if "--mpi" in sys.argv:
-        names = sys.argv[sys.argv.index("--mpi") + 1].split(",")
-        bad = [n for n in names if n not in MPIS]
-        if bad:
-            print(f"error: --mpi {','.join(bad)}: allowed: {', '.join(MPIS)}", file=sys.stderr)
-            return 2
     ok, ran = True, 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
