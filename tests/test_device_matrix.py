@@ -69,6 +69,8 @@ def test_na_cells_where_no_path_exists():
     (["--sizes", "1MiB,2MiB"], "--matrix takes one copy size"),
     (["--kinds", "managed"], "the matrix takes one host memory kind every device has; allowed: pageable, pinned"),
     (["--sizes", "0"], "--sizes"),
+    (["--iterations", "0"], "--iterations 0"),
+    (["--min-time", "2h"], "--min-time 7200 s is out of range"),
     (["--platform", "nothing-like-it"], "is not one of the OpenCL platforms"),
 ])
 def test_options_the_matrix_cannot_honour(cli, bad, says, tmp_path):

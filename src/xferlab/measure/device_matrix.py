@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..stats import summarize
 from ..units import format_size, shown
-from . import device as dev
+from . import checks, device as dev
 from . import kernels
 from .precision import ci_fields
 from .probe import ProbeRun
@@ -70,8 +70,10 @@ class MatrixPlan:
         if not 1 <= self.size <= limit:
             raise BadValue(f"--sizes {self.size} B: the matrix takes one size, 1 B..{format_size(limit)} "
                            f"(the devices' largest allocation)")
-        if not 1 <= self.iterations <= 1_000_000:
-            raise BadValue(f"--iterations {self.iterations} is out of range; allowed: 1..1000000")
+        checks.in_range(self.iterations, "--iterations", *checks.TRANSFER_ITERATIONS,
+                        what="a whole number of timed copies per cell")
+        if not 0 <= self.min_time <= checks.TRANSFER_MIN_TIME:
+            raise BadValue(f"--min-time {self.min_time:g} s is out of range; allowed: 0 s..1 h per cell")
 
     def indices(self) -> list[int]:
         return [int(d["index"]) for d in self.devices]
