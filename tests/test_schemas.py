@@ -58,6 +58,8 @@ COMMANDS = [
     ("sweep run", SWEEP, [], "light"),
     ("measure memory", MEMORY, [], "measures"),
     ("measure device", DEVICE, [], "measures"),
+    ("measure device --matrix", ["measure", "device", "--matrix", "--sizes", "64KiB", "--iterations", "2", "--min-time", "0"],
+     [], "measures"),
     ("measure launch", ["measure", "launch", "--args", "0", "--count", "200", "--pin", "0"], [], "measures"),
     ("measure collab", ["measure", "collab", "--patterns", "histogram,taskqueue", "--elements", "4Ki", "--repeats", "2"],
      [], "measures"),

@@ -43,6 +43,10 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                       metavar="LIST"),
            total: str = typer.Option("256MiB", "--total", help="Bytes moved in all by the granularity study.", metavar="SIZE"),
            launch: bool = typer.Option(True, "--launch/--no-launch", help="Also measure kernel launch latency."),
+           matrix: bool = typer.Option(False, "--matrix", help="nvbandwidth's matrices instead: host to device, device to host "
+                                       "and device to device for every pair of the backend's (--platform's) devices, at one "
+                                       "size (--sizes, default 32MiB) and host memory kind (--kinds, default pinned), with the "
+                                       "copy kernel beside each device's own copy."),
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
            store: Optional[Path] = STORE,
@@ -54,6 +58,12 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
+    if matrix:
+        from .measure_device_matrix import run_matrix
+
+        run_matrix(ctx, backend, platform, kinds, sizes, iterations, parse_time(min_time, "--min-time"), fmt, budget,
+                   timeout, store)
+        return
     only_with(ctx, [("total", bool(chunks), "with --chunks (the granularity study; --chunks '' skips it)")])
     plan = DevicePlan(backend=backend, device=platform_device(backend, platform, device_),
                       kinds=[k.strip() for k in kinds.split(",")] if kinds else None,

@@ -113,6 +113,9 @@ best_bytes_per_second number   bytes_per_second the best bandwidth (STREAM's fig
 median_ci_low_bytes_per_second number bytes_per_second the low end of the median bandwidth's 95 % interval
 median_ci_high_bytes_per_second number bytes_per_second the high end of the median bandwidth's 95 % interval
 device_median_bytes_per_second number bytes_per_second the median bandwidth on the device's clock
+kernel_median_bytes_per_second number? bytes_per_second a copy kernel's median bandwidth, the same device memory and size, counted once
+kernel_best_bytes_per_second number? bytes_per_second a copy kernel's best bandwidth, the same device memory and size, counted once
+sum_bytes_per_second  number?  bytes_per_second the sum of a device matrix's measured cells in one direction (nvbandwidth's SUM)
 bandwidth_ci_low_bytes_per_second number bytes_per_second the low end of the bandwidth's 95 % interval (a copy's median; a fit's bootstrap)
 bandwidth_ci_high_bytes_per_second number bytes_per_second the high end of the bandwidth's 95 % interval
 bandwidths_bytes_per_second array bytes_per_second a piecewise fit's bandwidth per segment
@@ -161,6 +164,7 @@ cpus_online           array    list    CPUs online
 critical_path         array    list    the operations on the critical path
 crossovers            array    list    sizes where the fastest point changes
 d2d                   array    list    device-to-device copies (measure kernels --peer)
+totals                array    list    per direction of a device matrix: the sum, min and max of its measured cells
 device                object?  object  the device: its API, index, name, memory and features
 devices               array    list    each accelerator's runs (lab), or record (inventory, per API)
 locality              object   object  where an accelerator sits: its PCI address, NUMA node and local CPUs

@@ -75,6 +75,13 @@ SHAPES = {
                             "stopped_points device_bandwidth_bytes_per_second "
                             "counting direction_bandwidth_bytes_per_second? hardware_peak_bytes_per_second fraction_of_peak "
                             "peak_source"}),
+    "measure device --matrix": dict(
+        rows="direction src dst src_device dst_device host_kind size_bytes path status reason? count? headline? "
+             "median_seconds? median_bytes_per_second? best_bytes_per_second? median_ci_low_bytes_per_second? "
+             "median_ci_high_bytes_per_second? kernel_median_bytes_per_second? kernel_best_bytes_per_second?",
+        top=f"{MEASURED} devices totals conventions",
+        nested={"totals": "direction sum_bytes_per_second? min_bytes_per_second? max_bytes_per_second? measured_cells "
+                          "na_cells"}),
     "measure kernels": dict(
         rows="kernel memory type width groups local instances size_bytes count headline best_bytes_per_second "
              "median_bytes_per_second median_seconds min_seconds cov median_ci_low_bytes_per_second "

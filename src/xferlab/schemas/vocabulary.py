@@ -44,6 +44,8 @@ flow                  string   label   a data flow (staged, direct, pipelined) o
 frequency_governor    string   label   the CPU frequency governor
 governor              string   label   the CPU frequency governor while measuring
 group                 string   label   the results-store group a study or sweep records under
+src                   string   label   a device matrix cell's source: host or a device (#index)
+dst                   string   label   a device matrix cell's destination: host or a device (#index)
 headline              string   label   the statistic the table shows first, and why
 host                  string   label   a rank's host name
 host_kind             string?  label   the host memory kind of a copy: pageable, pinned, svm-coarse, svm-fine, managed …
@@ -69,7 +71,7 @@ opset                 string   label   the offload runtime's operation set
 pair                  string?  label   a network rank pair's kind (intra-node, inter-node)
 pair_hosts            string   label   a network pair's ranks and their hosts ("0 A ↔ 2 B"), where the ranks span hosts
 part                  string   label   a study table's part (copies, collaboration, network; stage or flow)
-path                  string?  label   a network test's data path (host, staged, direct)
+path                  string?  label   a network test's data path (host, staged, direct); a device matrix cell's copy path (null: N/A)
 rma_sync              string?  label   a one-sided network test's synchronization (OSU's -s: lock, flush, flush_local, lock_all, fence, pscw)
 rma_window            string?  label   a one-sided network test's window (OSU's -w: allocate, create)
 pattern               string   label   a CHAI collaboration pattern: histogram or taskqueue
@@ -167,6 +169,10 @@ ranks                 integer  count   MPI ranks
 touches               integer  count   pages (strides) a kernel touched
 device_index          integer  count   a device's index
 peer_index            integer  count   the peer device's index
+src_device            integer? count   a device matrix cell's source device index (null: host memory)
+dst_device            integer? count   a device matrix cell's destination device index (null: host memory)
+measured_cells        integer  count   a device matrix's cells measured in one direction
+na_cells              integer  count   a device matrix's cells N/A in one direction (the cells give why)
 bus_transactions      integer  count   the runtime's bus transactions: lines written and read, plus doorbells
 lines_written         integer  count   64-byte lines written to the device
 coalesced_lines       integer  count   lines that carried more than one record

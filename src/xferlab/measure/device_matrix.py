@@ -1,0 +1,205 @@
+"""`measure device --matrix`: nvbandwidth's matrices. Host to device, device to host and device to device
+for every pair of devices of a backend (of one OpenCL platform with --platform), one copy size and one host
+memory kind; each cell is a copy's median and best bandwidth (counted once), or N/A with the reason; each
+direction's sum, min and max over its measured cells. Beside every device's own device-to-device copy
+(the runtime's clEnqueueCopyBuffer, nvbandwidth's "copy engine"), BabelStream's copy kernel on the same
+device memory and size (nvbandwidth's "SM copy"), counted once as well.
+
+Steps, all existing probe modes: ``transfer`` per device (h2d, d2h, d2d in one buffer pair), ``kernels
+--mode d2d --peer`` per ordered pair of different devices (OpenCL only: one context holding both devices,
+clEnqueueCopyBuffer on the destination's queue; across platforms no context holds both, and the copy is
+staged through pinned host memory, which the cell's ``path`` says), ``kernels --mode stream --kernels copy``
+per device (OpenCL only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import BadValue
+from ..stats import summarize
+from ..units import format_size, shown
+from . import checks, device as dev
+from . import kernels
+from .precision import ci_fields
+from .probe import ProbeRun
+from .samples import kept, value_of
+from .steps import Step
+
+MATRIX_DIRECTIONS = ("h2d", "d2h", "d2d")
+DEFAULT_SIZE = 32 * 2**20
+PATHS = {"transfer": "runtime copy (one device)", "runtime": "runtime copy (one context holding both devices)",
+         "staged": "staged through pinned host memory (no context holds both devices)"}
+
+
+@dataclass
+class MatrixPlan:
+    backend: str = "opencl"
+    platform: Optional[str] = None
+    kind: Optional[str] = None            # default: pinned where the devices have it (nvbandwidth's), else pageable
+    size: int = DEFAULT_SIZE
+    iterations: int = 5
+    min_time: float = 0.02
+    kernel_copy: bool = True              # the copy kernel beside each device's own runtime copy
+    devices: list[dict[str, Any]] = field(default_factory=list)  # the inventories of the matrix's devices
+
+    def check(self) -> None:
+        """The devices of the backend (of --platform's platform), and the kind and size every one of them takes."""
+        if self.backend not in dev.BACKENDS:
+            raise BadValue(f"--backend {shown(self.backend)} is not allowed; allowed: {', '.join(dev.BACKENDS)}")
+        found, why = dev.devices(self.backend)
+        if why is not None:
+            from ..errors import Unavailable
+
+            raise Unavailable(f"the {self.backend} backend is not available: {why}")
+        if self.platform is not None:
+            first = dev.platform_device(self.backend, self.platform, 0)
+            name = next(d.get("platform") for d in found if d["index"] == first)
+            found = [d for d in found if d.get("platform") == name]
+        self.devices = found
+        if not found:
+            raise BadValue(f"--matrix: the {self.backend} backend shows no device")
+        common = [k for k in dev.KINDS if all(k in dev.supported_kinds(self.backend, d) for d in found)]
+        if self.kind is None:
+            self.kind = "pinned" if "pinned" in common else common[0]
+        elif self.kind not in common:
+            raise BadValue(f"--kinds {shown(self.kind)}: the matrix takes one host memory kind every device has; "
+                           f"allowed: {', '.join(common)}")
+        limit = min(int(d.get("max_allocation_bytes") or 2**62) for d in found)
+        if not 1 <= self.size <= limit:
+            raise BadValue(f"--sizes {self.size} B: the matrix takes one size, 1 B..{format_size(limit)} "
+                           f"(the devices' largest allocation)")
+        checks.in_range(self.iterations, "--iterations", *checks.TRANSFER_ITERATIONS,
+                        what="a whole number of timed copies per cell")
+        if not 0 <= self.min_time <= checks.TRANSFER_MIN_TIME:
+            raise BadValue(f"--min-time {self.min_time:g} s is out of range; allowed: 0 s..1 h per cell")
+
+    def indices(self) -> list[int]:
+        return [int(d["index"]) for d in self.devices]
+
+    def pair_reason(self, src: int, dst: int) -> Optional[str]:
+        """Why no copy from device ``src`` to device ``dst`` is measured (None: it is)."""
+        if self.backend != "opencl":
+            return f"device to device between two devices is measured on OpenCL only, not {self.backend}"
+        return None
+
+
+def steps(plan: MatrixPlan) -> list[Step]:
+    out = []
+    size, it = str(plan.size), str(plan.iterations)
+    for i in plan.indices():
+        out.append(Step(f"{plan.backend} #{i}: host to device, device to host, device to device ({plan.kind})", "transfer",
+                        ["transfer", "--backend", plan.backend, "--device", str(i), "--kinds", plan.kind, "--sizes", size,
+                         "--directions", ",".join(MATRIX_DIRECTIONS), "--iterations", it,
+                         "--max-iterations", str(max(plan.iterations, 200)), "--min-time", str(plan.min_time)],
+                        {"node": "default", "host_kind": plan.kind}, 1.0 + 3 * (plan.min_time + plan.iterations * plan.size / 5e9)))
+    for i in plan.indices():
+        for j in plan.indices():
+            if i != j and plan.pair_reason(i, j) is None:
+                out.append(Step(f"{plan.backend} #{i} to #{j}, device to device", "d2d",
+                                ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "d2d", "--peer", str(j),
+                                 "--size", size, "--iterations", it], {"node": None},
+                                2.0 + 2 * plan.iterations * plan.size * 3 / 5e9))
+    if plan.kernel_copy and plan.backend == "opencl":
+        for i in plan.indices():
+            out.append(Step(f"{plan.backend} #{i}: copy kernel on device memory", "stream",
+                            ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "stream", "--kernels", "copy",
+                             "--memory", "device", "--types", "float", "--widths", "4", "--size", size, "--groups", "0",
+                             "--instances", "1", "--iterations", it], {"node": None, "memory": "device"},
+                            2.0 + plan.iterations * plan.size * 3 / 5e9))
+    return out
+
+
+def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[str]]:
+    """The device suite's rows for a transfer step, the kernels suite's for a pair's or a copy kernel's."""
+    return (dev.rows_of if step.test == "transfer" else kernels.rows_of)(step, run)
+
+
+def _stats(members: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    secs = [m["seconds"] for m in members]
+    s = summarize(secs)
+    return {"count": s["count"], "headline": "median", "median_seconds": s["median"],
+            "median_bytes_per_second": size / s["median"], "best_bytes_per_second": size / s["min"],
+            **ci_fields(secs, "bytes_per_second", size)}
+
+
+def cells(plan: MatrixPlan, rows: list[dict[str, Any]], failures: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every cell of the three matrices, measured or N/A with its reason. A device's copy kernel (counted once:
+    one array's bytes per copy, not BabelStream's read plus write) sits beside its own device-to-device cell."""
+    rows = kept(rows)
+    out = []
+    base = {"host_kind": plan.kind, "size_bytes": plan.size}
+
+    def cell(direction: str, src: Optional[int], dst: Optional[int], members: list[dict[str, Any]], path: str,
+             reason: str) -> dict[str, Any]:
+        c = {"direction": direction, "src": "host" if src is None else f"#{src}", "dst": "host" if dst is None else f"#{dst}",
+             "src_device": src, "dst_device": dst, **base, "path": path if members else None}
+        if members:
+            return {**c, "status": "measured", **_stats(members, plan.size)}
+        return {**c, "status": "n/a", "reason": reason}
+
+    for i in plan.indices():
+        mine = [r for r in rows if r.get("suite") == "device" and r.get("device_index") == i]
+        why = (failures or {}).get(f"transfer #{i}", "the device's copies did not run")
+        for direction, src, dst in (("h2d", None, i), ("d2h", i, None)):
+            out.append(cell(direction, src, dst, [r for r in mine if r["test"] == direction], PATHS["transfer"], why))
+    for i in plan.indices():
+        for j in plan.indices():
+            if i == j:
+                mine = [r for r in rows if r.get("suite") == "device" and r.get("device_index") == i and r["test"] == "d2d"]
+                c = cell("d2d", i, j, mine, PATHS["transfer"], (failures or {}).get(f"transfer #{i}", "the copies did not run"))
+                copies = [r for r in rows if r.get("suite") == "kernels" and r.get("device_index") == i and r["test"] == "copy"]
+                if copies:
+                    k = _stats(copies, plan.size)
+                    c.update(kernel_median_bytes_per_second=k["median_bytes_per_second"],
+                             kernel_best_bytes_per_second=k["best_bytes_per_second"])
+                out.append(c)
+                continue
+            reason = plan.pair_reason(i, j)
+            pair = [r for r in rows if r.get("suite") == "kernels" and r["test"] == "d2d-devices"
+                    and r.get("device_index") == i and value_of(r, "peer_index") == j]
+            path = "runtime" if any(value_of(r, "path") == "runtime" for r in pair) else "staged"
+            out.append(cell("d2d", i, j, [r for r in pair if value_of(r, "path") == path], PATHS[path],
+                            reason or (failures or {}).get(f"d2d #{i} #{j}", "the copy did not run")))
+    return out
+
+
+def totals(all_cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per direction, nvbandwidth's SUM, MIN and MAX over the measured cells' medians (absent where none was)."""
+    out = []
+    for direction in MATRIX_DIRECTIONS:
+        values = [c["median_bytes_per_second"] for c in all_cells if c["direction"] == direction and c["status"] == "measured"]
+        na = sum(1 for c in all_cells if c["direction"] == direction and c["status"] != "measured")
+        figures = {"sum_bytes_per_second": sum(values), "min_bytes_per_second": min(values),
+                   "max_bytes_per_second": max(values)} if values else {}
+        out.append({"direction": direction, **figures, "measured_cells": len(values), "na_cells": na})
+    return out
+
+
+def failure_keys(results) -> dict[str, str]:
+    """Each failed step's reason under the key cells() looks for: 'transfer #i' or 'd2d #i #j'."""
+    out = {}
+    for r in results:
+        if r.failure:
+            a = r.step.args
+            i = a[a.index("--device") + 1]
+            key = f"transfer #{i}" if r.step.test == "transfer" else f"d2d #{i} #{a[a.index('--peer') + 1]}" \
+                if r.step.test == "d2d" else None
+            if key:
+                out[key] = f"it failed: {r.failure}"
+    return out
+
+
+def grid(all_cells: list[dict[str, Any]], direction: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The matrix of ``direction`` as table rows: one per source, one column per destination (a cell's median or N/A)."""
+    mine = [c for c in all_cells if c["direction"] == direction]
+    columns = list(dict.fromkeys(c["dst"] for c in mine))
+    rows = []
+    for src in dict.fromkeys(c["src"] for c in mine):
+        row: dict[str, Any] = {"src": src}
+        for c in mine:
+            if c["src"] == src:
+                row[c["dst"]] = c["median_bytes_per_second"] if c["status"] == "measured" else "N/A"
+        rows.append(row)
+    return columns, rows
