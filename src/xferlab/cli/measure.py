@@ -158,8 +158,7 @@ def memory_matrix(given: list[str], kernels: str, size: Optional[str], first_tou
     else:
         for m in result["matrices"]:
             show = or_dash(format_time if m["test"] == "latency" else format_rate)
-            emit("measure memory", [{"cpu_node": c, **dict(zip(m["memory_nodes"], values))}
-                                    for c, values in zip(m["cpu_nodes"], m["values"])],
+            emit("measure memory", mx.grid_rows(m),
                  [Column("cpu_node", "CPU node"), *(Column(n, f"memory node {n}", show, no_wrap=True) for n in m["memory_nodes"])],
                  "table", title=mx.title(m, chase, plan.array_bytes))
         for note in notes:

@@ -132,6 +132,12 @@ REFUSED = {
 }
 
 
+def grid_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table of one matrix: a row per CPU node, its figure per memory node (keyed by the node's name)."""
+    return [{"cpu_node": c, **dict(zip(matrix["memory_nodes"], values))}
+            for c, values in zip(matrix["cpu_nodes"], matrix["values"])]
+
+
 def refuse(given: list[str]) -> None:
     """One line for the first option of ``given`` (the flags on the command line) that --matrix cannot honour."""
     for flag in given:
