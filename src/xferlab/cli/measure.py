@@ -3,6 +3,7 @@ measure_device.py and measure_collab.py, registered below."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +11,7 @@ import typer
 
 from ..errors import BadValue
 from ..measure import checks
+from ..measure import memory_matrix as mx
 from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps
 from ..measure.run import measure
 from ..system import inventory as inv
@@ -19,7 +21,7 @@ from ..measure.results import memory_params, memory_results, notes as failure_no
 from ..measure.conventions import footer
 from ..measure.peak import lines as peak_lines, percent
 from .measure_outcome import conclude
-from .output import Column, emit, output_format, stderr, stdout
+from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
 from ..measure.precision import parse_max_time, parse_precision
 
@@ -75,7 +77,7 @@ def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: O
 
 @app.command("memory")
 def memory(
-    kernels: str = typer.Option(",".join(DEFAULT_KERNELS), "--kernels", help=f"Kernels to run: {', '.join(KERNELS)}.",
+    kernels: str = typer.Option(",".join(DEFAULT_KERNELS), "--kernels", help=f"Kernels to run: {', '.join(KERNELS)} (--matrix: read unless given).",
                                 metavar="LIST"),
     size: Optional[str] = typer.Option(None, "--size", help="Bytes per array (default: 4 x the last-level cache, at least 64 MiB).",
                                        metavar="SIZE"),
@@ -94,6 +96,9 @@ def memory(
     persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
     latency: bool = typer.Option(False, "--latency", help="Also measure pointer-chase latency from L1 to past the last-level cache."),
     loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic (bandwidth–latency curve)."),
+    matrix: bool = typer.Option(False, "--matrix", help="Idle latency and bandwidth (the read kernel unless --kernels) from "
+                                "every CPU node's CPUs to every memory node, as Intel MLC's matrices; refuses --node, "
+                                "--cpus, --threads, --latency, --loaded, --pmem, --plots."),
     budget: Optional[str] = BUDGET,
     timeout: str = TIMEOUT,
     plot: Optional[Path] = PLOTS,
@@ -109,6 +114,12 @@ def memory(
 
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
+    if matrix:
+        given = [flag for flag, value in (("--node", node), ("--cpus", cpus), ("--threads", threads), ("--latency", latency),
+                                          ("--loaded", loaded), ("--pmem", pmem), ("--persist", persist), ("--plots", plot))
+                 if value]
+        return memory_matrix(given, kernels, size, first_touch, hugepages, iterations, precision, max_time, budget,
+                             timeout, store, fmt)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
     plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
@@ -116,6 +127,42 @@ def memory(
     outcome = measure("measure memory", steps(plan), rows_of, "memory", params=memory_params(plan), store_path=store,
                       timeout=timeout_s, budget=budget_s)
     report(outcome, fmt, plot)
+    conclude(outcome, fmt)
+
+
+def memory_matrix(given: list[str], kernels: str, size: Optional[str], first_touch: bool, hugepages: str,
+                  iterations: int, precision: Optional[str], max_time: Optional[str], budget: Optional[str], timeout: str,
+                  store: Optional[Path], fmt: str) -> None:
+    """`measure memory --matrix`: every cell's latency and bandwidth (measure/memory_matrix.py), a table per figure."""
+    mx.refuse(given)
+    chosen = mx.MATRIX_KERNEL if kernels == ",".join(DEFAULT_KERNELS) else kernels
+    plan = plan_from(chosen, size, None, None, "all", first_touch, hugepages, iterations, None, False, False, False)
+    plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
+    budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
+    cells, left_out = mx.cells(inv.numa_nodes(), os.sched_getaffinity(0))
+    chase = mx.chase_bytes(inv.last_level_cache_bytes())
+    params = {**memory_params(plan), "matrix": True, "chase_bytes": chase,
+              "cells": [[c.cpu_node, c.memory_node, list(c.cpus)] for c in cells]}
+    outcome = measure("measure memory", mx.steps(plan, cells, chase), rows_of, "memory", params=params,
+                      store_path=store, timeout=timeout_s, budget=budget_s)
+    result = mx.results(outcome, cells)
+    notes = left_out + [mx.summary_line(m) for m in result["matrices"]]
+    notes += footer("memory", [m["test"] for m in result["matrices"] if m["test"] != "latency"])
+    notes += peak_lines(result["peaks"]) + [f"run {outcome.run_id} recorded in {outcome.store_path}"]
+    notes += failure_notes(result["failures"])
+    if fmt != "table":
+        rows = result["cells"]
+        emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
+             extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "machine_state": outcome.machine_state,
+                    **{k: result[k] for k in ("matrices", "conventions", "peaks", "failures", "unvalidated_samples")}})
+    else:
+        for m in result["matrices"]:
+            show = or_dash(format_time if m["test"] == "latency" else format_rate)
+            emit("measure memory", mx.grid_rows(m),
+                 [Column("cpu_node", "CPU node"), *(Column(n, f"memory node {n}", show, no_wrap=True) for n in m["memory_nodes"])],
+                 "table", title=mx.title(m, chase, plan.array_bytes))
+        for note in notes:
+            (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)
     conclude(outcome, fmt)
 
 

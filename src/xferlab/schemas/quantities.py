@@ -22,6 +22,7 @@ median_seconds        number   seconds the median time
 mean_seconds          number   seconds the mean time (OSU's figure)
 min_seconds           number   seconds the shortest time
 max_seconds           number   seconds the longest time
+sum_seconds           number   seconds the sum of a matrix's cells' times
 p99_seconds           number   seconds the 99th-percentile time
 median_ci_low_seconds number   seconds the low end of the median time's 95 % interval
 median_ci_high_seconds number  seconds the high end of the median time's 95 % interval
@@ -109,13 +110,13 @@ median_bytes_per_second number bytes_per_second the median bandwidth
 mean_bytes_per_second number   bytes_per_second the mean bandwidth
 min_bytes_per_second  number   bytes_per_second the lowest bandwidth
 max_bytes_per_second  number   bytes_per_second the highest bandwidth
+sum_bytes_per_second  number?  bytes_per_second the sum of a matrix's measured cells (nvbandwidth's SUM; a device matrix's per direction)
 best_bytes_per_second number   bytes_per_second the best bandwidth (STREAM's figure)
 median_ci_low_bytes_per_second number bytes_per_second the low end of the median bandwidth's 95 % interval
 median_ci_high_bytes_per_second number bytes_per_second the high end of the median bandwidth's 95 % interval
 device_median_bytes_per_second number bytes_per_second the median bandwidth on the device's clock
 kernel_median_bytes_per_second number? bytes_per_second a copy kernel's median bandwidth, the same device memory and size, counted once
 kernel_best_bytes_per_second number? bytes_per_second a copy kernel's best bandwidth, the same device memory and size, counted once
-sum_bytes_per_second  number?  bytes_per_second the sum of a device matrix's measured cells in one direction (nvbandwidth's SUM)
 bandwidth_ci_low_bytes_per_second number bytes_per_second the low end of the bandwidth's 95 % interval (a copy's median; a fit's bootstrap)
 bandwidth_ci_high_bytes_per_second number bytes_per_second the high end of the bandwidth's 95 % interval
 bandwidths_bytes_per_second array bytes_per_second a piecewise fit's bandwidth per segment
@@ -153,6 +154,10 @@ finished_utc          string?  utc     when it finished (null: it has not)
 # --- nested objects and lists
 accelerators          object   object  accelerators found, per API
 align                 array    list    copies at offsets from a page (measure kernels --align)
+cpu_nodes             array    list    a memory matrix's rows: the CPU nodes whose CPUs ran the threads
+memory_nodes          array    list    a memory matrix's columns: the memory nodes (a CPU-less node is a column only)
+matrices              array    list    `measure memory --matrix`: per figure (latency, each bandwidth kernel) its grid and its sum, min and max over the cells
+values                array    list    a memory matrix's grid: a list per CPU node (row), a figure per memory node (column), in the unit of its headline (median_seconds or best_bytes_per_second); null: not measured
 best_points           array    list    the best point of each system, link and workflow (rows of the sweep)
 stopped_points        object   object  points per reason they stopped repeating (fixed, precision …)
 buffer_node           object   object  the host buffers' memory node: node, pages found there, binding error

@@ -57,7 +57,8 @@ label                 string   label   what a study step does
 link                  string?  label   a link: a preset, a profile, an override or a label
 link_a                string   label   the first link compared
 link_b                string   label   the second link compared
-memory_node           string?  label   a campaign figure's memory node (its `node` is the campaign's node)
+memory_node           string?  label   a campaign figure's memory node (its `node` is the campaign's node); a memory matrix cell's memory (column) node
+cpu_node              string   label   a memory matrix cell's CPU node: the node whose CPUs ran the threads (its row)
 memory                string   label   where a kernel's arrays live: device, pinned, host, svm …
 metric                string   label   what a sample measures (seconds, bytes_per_second …): the unit of its statistics
 mode                  string?  label   a memory mode, a runtime mode (sync, parallel, forward) or a collaboration version
