@@ -27,7 +27,8 @@ from xferlab.cli import app
 #: Path-valued options that are read, not written (each with what it reads).
 INPUTS = {"--links": "a YAML file of links", "--spmv": "a Matrix Market file",
           "--program": "OpenCL program binaries: a folder `xferlab kernels build` wrote, or one binary file",
-          "--mpi": "an MPI's compiler wrapper (mpicc) or its library, or auto|wheel"}
+          "--mpi": "an MPI's compiler wrapper (mpicc) or its library, or auto|wheel",
+          "--launch-agent": "a program the MPI's launcher reaches other hosts with, called as ssh is"}
 
 #: What a command needs besides the option under test to get as far as its work, with tiny budgets so
 #: that a command that failed to refuse still ends quickly. Keys: the command, or (command, option).
