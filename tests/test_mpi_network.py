@@ -19,19 +19,13 @@ import pytest
 
 from xferlab.measure.device import devices
 from xferlab.measure.mpi_site import choose, launch_command
-from xferlab.measure.mpi_site import wheel_library
 from xferlab.measure.network import NetworkPlan, launched_rank, rows_of, step
 from xferlab.measure.network_results import overview, summary
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
-from mpis import NAMES, abi, option, version_word
+from mpis import NAMES, abi, option, require_wheel, shim_cache, version_word  # noqa: F401 (shim_cache: a module fixture)
 
-try:
-    wheel_library()
-except Exception as error:  # noqa: BLE001
-    if os.environ.get("CI") == "true":  # mpich is a dependency: CI must have it
-        raise
-    pytest.skip(f"no MPI here: {error}", allow_module_level=True)
+require_wheel()
 
 # small counts per kind of test (an option for a kind of test not run is refused: --window without bw …)
 SMALL_LATENCY = ["--iterations", "200", "--warmup", "10"]
@@ -39,16 +33,6 @@ SMALL_COLLECTIVE = ["--collective-iterations", "50", "--collective-warmup", "5"]
 SMALL = [*SMALL_LATENCY, "--bw-iterations", "10", "--bw-warmup", "2", *SMALL_COLLECTIVE]
 OPENCL, _ = devices("opencl")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _shim_cache(tmp_path_factory):
-    """The shims this module builds go to a cache of its own, never the user's."""
-    saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    os.environ.pop("XDG_CACHE_HOME")
-    if saved is not None:
-        os.environ["XDG_CACHE_HOME"] = saved
 
 
 @pytest.fixture(scope="module", params=NAMES)

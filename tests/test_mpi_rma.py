@@ -8,39 +8,23 @@ points renamed away), refused by xferlab before any rank starts and by the probe
 cores, other tests beside."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from xferlab.measure.mpi_site import choose, wheel_library
+from xferlab.measure.mpi_site import choose
 from xferlab.measure.network import NetworkPlan, rows_of, step
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
-from mpis import NAMES, option
+from mpis import NAMES, option, require_wheel, shim_cache  # noqa: F401 (shim_cache: a module fixture)
 
-try:
-    wheel_library()
-except Exception as error:  # noqa: BLE001
-    if os.environ.get("CI") == "true":
-        raise
-    pytest.skip(f"no MPI here: {error}", allow_module_level=True)
+require_wheel()
 
 ALL = "put_latency,get_latency,put_bw,get_bw,put_bibw"
 SMALL = ["--iterations", "40", "--warmup", "4", "--bw-iterations", "5", "--bw-warmup", "1", "--window", "8"]
 SHIM = Path(__file__).parents[1] / "src" / "xferlab" / "measure" / "mpi_shim.c"
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _shim_cache(tmp_path_factory):
-    """The shims this module builds go to a cache of its own, never the user's."""
-    saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    os.environ.pop("XDG_CACHE_HOME")
-    if saved is not None:
-        os.environ["XDG_CACHE_HOME"] = saved
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -10,7 +10,6 @@ study that has no network step (tiers). Iteration counts are small: 2 cores, oth
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,16 +17,11 @@ import sys
 import pytest
 
 from xferlab.measure.device import devices
-from xferlab.measure.mpi_site import wheel_library
 from xferlab.measure.network_results import summary
 from xferlab.store import open_store
+from mpis import require_wheel
 
-try:
-    wheel_library()
-except Exception as error:  # noqa: BLE001
-    if os.environ.get("CI") == "true":  # mpich is a dependency: CI must have it
-        raise
-    pytest.skip(f"no MPI here: {error}", allow_module_level=True)
+require_wheel()
 
 OPENCL, _ = devices("opencl")
 SMALL = ["--iterations", "200", "--warmup", "10", "--bw-iterations", "5", "--bw-warmup", "1"]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import netns
-from mpis import NAMES, abi, option
+from mpis import NAMES, abi, option, shim_cache  # noqa: F401 (shim_cache: a module fixture)
 from xferlab.store import open_store
 
 SMALL = ["--iterations", "100", "--warmup", "5", "--bw-iterations", "4", "--bw-warmup", "1"]
@@ -40,16 +40,6 @@ def hosts():
     with netns.hosts() as address:
         yield address  # {name: address}: `a, b = hosts` takes the names
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _shim_cache(tmp_path_factory):
-    """The shims go to a cache of this module's (the same files in both namespaces: one file system)."""
-    saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    os.environ.pop("XDG_CACHE_HOME")
-    if saved is not None:
-        os.environ["XDG_CACHE_HOME"] = saved
 
 
 def xferlab_in(host: str, *args, cwd: Path, timeout: float = SECONDS, env=None) -> subprocess.CompletedProcess:
