@@ -100,7 +100,11 @@ def test_fit_gives_a_profile_usable_as_a_link(recorded, tmp_path, cli):
     code, out, err = cli("fit", doc["run_id"], "--store", store, "--name", "mpi", "--json", check=0)
     rows = json.loads(out)["results"]
     assert [(r["pair"], r["path"], r["profile"]) for r in rows] == [("intra-node", "host", "mpi-intra-node-host")]
-    assert json.loads(out)["against"].startswith("ib-edr") and rows[0]["latency_seconds"] > 0
+    # A fitted latency of 0 is a legitimate non-negative least-squares answer where the fixed cost is lost in the
+    # noise: Debian's MPICH's 4 KiB point (a protocol switch, ~11 us against 0.25 us at 64 B) gave 0 once in a
+    # clean clone under the parallel suite. The profile must be a usable link: a positive bandwidth, no negative time.
+    assert json.loads(out)["against"].startswith("ib-edr") and rows[0]["latency_seconds"] >= 0
+    assert rows[0]["bandwidth_bytes_per_second"] > 0
     system = tmp_path / "pair.yaml"
     system.write_text("kind: system\nname: two-nodes\nhost: a\ndevices:\n  - {name: a, kind: cpu}\n  - {name: b, kind: cpu}\n"
                       "links:\n  - {between: [a, b], link: ib-edr}\n")
