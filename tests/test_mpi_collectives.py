@@ -15,8 +15,7 @@ from xferlab.measure.network import NONBLOCKING, NetworkPlan, rows_of, step
 from xferlab.measure.network_results import bus_terms, overlap_of, summary
 from xferlab.measure.probe import run_probe
 from xferlab.store import open_store
-from mpis import NAMES, option
-from test_mpi_network import _shim_cache  # noqa: F401 - autouse: the shims this module builds go to a cache of its own
+from mpis import NAMES, option, shim_cache  # noqa: F401 (shim_cache: a module fixture, the shims to a cache of its own)
 
 BLOCKING = ["gather", "scatter", "reduce_scatter", "alltoallv", "allgatherv"]
 FEW = ["--collective-iterations", "20", "--collective-warmup", "2"]
