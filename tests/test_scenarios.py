@@ -73,3 +73,41 @@ def test_scenario_cli_and_plots(cli, tmp_path):
     assert (tmp_path / "cxl-vs-pcie-ratio.png").stat().st_size > 10_000
     code, out, _ = cli("scenario", "list", check=0)
     assert "cxl-vs-pcie" in out
+
+
+def test_figures_kind_recomputes_each_row_with_its_registered_function():
+    from xferlab.errors import BadFile
+    from xferlab.links import resolve
+    from xferlab.scenarios.figures import COMPUTE, Figures, figure
+
+    @figure("test_link_time_us")
+    def link_time_us(link: str, size: int) -> float:
+        return float(resolve(link).time(size, "write")) * 1e6
+
+    try:
+        t = link_time_us("pcie3x16", 64)
+        scenario = Figures.model_validate({
+            "kind": "figures", "name": "t", "title": "t", "source": "test",
+            "checks": [
+                {"figure": "inside a range", "compute": "test_link_time_us", "args": {"link": "pcie3x16", "size": 64},
+                 "seed": [t * 0.5, t * 2], "unit": "us", "tolerance": 0.01},
+                {"figure": "above the range", "compute": "test_link_time_us", "args": {"link": "pcie3x16", "size": 64},
+                 "seed": [t * 0.5, t / 1.2], "unit": "us", "tolerance": 0.1},
+                {"figure": "one value", "compute": "test_link_time_us", "args": {"link": "pcie3x16", "size": 64},
+                 "seed": t, "unit": "us", "tolerance": 0.01, "basis": "seed-inputs"},
+            ]})
+        rows = {r["figure"]: r for r in scenario.run()["checks"]}
+        assert rows["inside a range"]["relative_error"] == 0 and rows["inside a range"]["status"] == "reproduced"
+        # Outside the range: the deviation is from its nearer end (1.2 - 1 = +20 %), beyond the 10 % tolerance.
+        assert rows["above the range"]["relative_error"] == pytest.approx(0.2)
+        assert rows["above the range"]["status"] == "not-reproduced"
+        assert rows["one value"]["status"] == "consistent" and "seed_high" not in rows["one value"]
+        assert scenarios.describe_check(rows["inside a range"])[0] == f"{t * 0.5:g}-{t * 2:g} us"
+        # Bad input: a row naming a function nobody registered.
+        bad = scenario.model_copy(update={"checks": [scenario.checks[0].model_copy(update={"compute": "nope"})]})
+        with pytest.raises(BadFile, match="compute 'nope' is not a registered figure"):
+            bad.run()
+        with pytest.raises(ValueError, match="registered twice"):
+            figure("test_link_time_us")(lambda: 0.0)
+    finally:
+        COMPUTE.pop("test_link_time_us", None)

@@ -26,8 +26,8 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
                                  Column("title", "title", justify="left")], output_format(json_, csv_))
 
 
-CHECK_FIELDS = ("figure", "kind", "candidate", "size_bytes", "seed", "xferlab", "unit", "relative_error", "tolerance",
-                "basis", "status", "status_reason", "note")
+CHECK_FIELDS = ("figure", "kind", "section", "compute", "candidate", "size_bytes", "seed", "seed_high", "xferlab", "unit",
+                "relative_error", "tolerance", "basis", "status", "status_reason", "note")
 
 
 @app.command("run")

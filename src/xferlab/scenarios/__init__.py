@@ -7,6 +7,8 @@ A scenario file names its ``kind``; each kind has a pydantic model that validate
   of two sorts: ``crossover`` (the size below which the candidate is faster) and ``ratio``
   (t_baseline / t_candidate at a size).
 * ``deceval``: seed 000's application study (:mod:`xferlab.scenarios.deceval`).
+* ``figures``: a seed's published figures, each recomputed by a named model function
+  (:mod:`xferlab.scenarios.figures`; the functions in its ``figures_*.py`` modules).
 
 Every row carries a ``status`` (reproduced, consistent, fitted, not-reproduced) and its reason, as
 :mod:`xferlab.scenarios.checks` defines them.
@@ -106,8 +108,9 @@ class LinkComparison(BaseModel):
 
 
 from .deceval import DecEval  # noqa: E402  (a scenario kind of its own module)
+from .figures import Figures  # noqa: E402
 
-SCENARIO_KINDS = {"link-comparison": LinkComparison, "deceval": DecEval}
+SCENARIO_KINDS = {"link-comparison": LinkComparison, "deceval": DecEval, "figures": Figures}
 
 
 def names() -> list[str]:
@@ -115,7 +118,7 @@ def names() -> list[str]:
     return sorted(p.name.removesuffix(".yaml") for p in resources.files(__name__).iterdir() if p.name.endswith(".yaml"))
 
 
-def load(name: str) -> LinkComparison | DecEval:
+def load(name: str) -> LinkComparison | DecEval | Figures:
     """The packaged scenario ``name``, validated."""
     available = names()
     if name not in available:
@@ -133,9 +136,12 @@ def load(name: str) -> LinkComparison | DecEval:
 
 
 def describe_check(row: dict[str, Any]) -> tuple[str, str]:
-    """People's rendering of a check's seed and xferlab values."""
-    if row["unit"] == "bytes":
-        return format_size(row["seed"]), f"{format_size(row['xferlab'])} ({row['xferlab']:.0f} B)"
-    if row["unit"] == "s":
-        return f"{row['seed']:g} s", f"{row['xferlab']:.4g} s"
-    return f"{row['seed']:g}x", f"{row['xferlab']:.4g}x"
+    """People's rendering of a check's seed and xferlab values (a seed's range as low-high)."""
+    unit, high = row["unit"], row.get("seed_high")
+    if unit == "bytes":
+        seed = format_size(row["seed"]) + (f"-{format_size(high)}" if high is not None else "")
+        return seed, f"{format_size(row['xferlab'])} ({row['xferlab']:.0f} B)"
+    seed = f"{row['seed']:g}" + (f"-{high:g}" if high is not None else "")
+    if unit == "x":
+        return f"{seed}x", f"{row['xferlab']:.4g}x"
+    return f"{seed} {unit}", f"{row['xferlab']:.4g} {unit}"

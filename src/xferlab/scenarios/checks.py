@@ -36,9 +36,14 @@ def status_of(basis: Basis, deviation: float, tolerance: float, reason: str = ""
 
 
 def check_row(figure: str, seed: float, value: float, unit: str, tolerance: float, basis: Basis, reason: str = "",
-              note: str = "", **extra: Any) -> dict[str, Any]:
-    """One scenario row: the seed's figure, xferlab's, their deviation, and the status with its reason."""
-    deviation = value / seed - 1 if seed else float("nan")
+              note: str = "", seed_high: float | None = None, **extra: Any) -> dict[str, Any]:
+    """One scenario row: the seed's figure, xferlab's, their deviation, and the status with its reason.
+    Where the seed gives a range [seed, seed_high], the deviation is from its nearer end (0 inside it)."""
+    if seed_high is None or value < seed:
+        deviation = value / seed - 1 if seed else float("nan")
+    else:
+        deviation = 0.0 if value <= seed_high else value / seed_high - 1
     status, why = status_of(basis, deviation, tolerance, reason)
-    return {"figure": figure, **extra, "seed": seed, "xferlab": value, "unit": unit, "relative_error": deviation,
+    high = {} if seed_high is None else {"seed_high": seed_high}
+    return {"figure": figure, **extra, "seed": seed, **high, "xferlab": value, "unit": unit, "relative_error": deviation,
             "tolerance": tolerance, "basis": basis, "status": status, "status_reason": why, "note": note}

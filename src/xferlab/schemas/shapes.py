@@ -6,7 +6,7 @@ field of the printed object (``scenario run`` covers ``scenario run NAME``)."""
 MEASURED = "run_id store machine_state failures unvalidated_samples plots?"
 STUDY = "group skipped steps options"
 STEPS = {"steps": "key label run_id status failure", "skipped": "class reason"}
-SCENARIO = "figure kind? candidate? size_bytes? seed xferlab unit relative_error tolerance basis status status_reason note"
+SCENARIO = "figure kind? section? compute? candidate? size_bytes? seed seed_high? xferlab unit relative_error tolerance basis status status_reason note"
 POINT = "system link workflow strategy chunk_bytes makespan_seconds speedup best error"
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")  # BabelStream's, and read
 STATS_SECONDS = "count headline median_seconds min_seconds? max_seconds? mean_seconds? p99_seconds? cov"

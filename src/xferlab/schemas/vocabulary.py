@@ -40,6 +40,8 @@ faster_above          string   label   the link faster above the crossover
 faster_below          string   label   the link faster below the crossover
 field                 string   label   a link model's parameter
 figure                string   label   a seed document's figure or table row
+section               string   label   where in the seed document a scenario's figure is (slide, section, table)
+compute               string   label   the model function that computes a `figures` scenario row's xferlab value
 flow                  string   label   a data flow (staged, direct, pipelined) or a stage
 frequency_governor    string   label   the CPU frequency governor
 governor              string   label   the CPU frequency governor while measuring
@@ -97,7 +99,7 @@ test                  string   label   a test within a suite (copy, triad, laten
 tier                  string   label   a memory tier profile's name
 title                 string   label   a scenario's title
 type                  string   label   an element type: float or double
-unit                  string   label   the unit of the row's `seed` and `xferlab` figures: s, bytes or x (a ratio)
+unit                  string   label   the unit of the row's `seed` and `xferlab` figures: s, bytes, x (a ratio), or a `figures` scenario's own (GB/s, us, % …)
 version               string   label   a collaboration version: D (copies) or U (shared memory)
 what                  string   label   what a row is (a copy direction and memory kind, a pattern and version …)
 where                 string   label   where something ran (a CPU, unpinned; a sweep's executor)
@@ -243,7 +245,8 @@ kernel_normalized     number   ratio   kernel time / D's total
 dm_normalized         number   ratio   data-movement time / D's total
 total_normalized      number   ratio   total time / D's total
 # --- values in the unit the row names
-seed                  number   value   the seed document's figure, in the row's `unit`
+seed                  number   value   the seed document's figure, in the row's `unit` (the low end where it gives a range)
+seed_high             number   value   the high end of a range the seed document gives (the deviation is from the nearer end; 0 inside)
 xferlab               number   value   xferlab's figure, in the row's `unit`
 value                 any      value   a link parameter's value, in the unit its name says
 min                   number   value   the smallest sample, in the row's `metric`
