@@ -32,6 +32,7 @@ from typing import Any, Optional
 
 from ..links.pcie import GT_PER_S, LANES
 from .locality import normalize_pci
+from .memory_channels import channel_peak
 
 KNOWN, UNKNOWN, NO_LINK = "known", "unknown", "no link"
 _GEN_OF_RATE = {rate: gen for gen, rate in GT_PER_S.items()}
@@ -170,7 +171,7 @@ def dram_peak(text: str) -> dict[str, Any]:
     else:
         count, how = len(populated), "one channel per populated DIMM assumed (the locators name no channel; an upper bound)"
     mt, width_bytes = min(speeds), min(widths) / 8
-    peak = count * mt * 1e6 * width_bytes
+    peak = channel_peak(count, mt, width_bytes)
     return {"status": KNOWN, "bytes_per_second": peak, "channels": count, "dimms": len(populated),
             "mt_per_second": mt, "width_bytes": width_bytes, "warnings": [],
             "reason": f"dmidecode -t memory: {count} channel{'s' * (count > 1)} ({how}) x {mt:g} MT/s x "
