@@ -87,7 +87,8 @@ class CxlLink(Link):
     """A CXL link: rate, width, flit format and protocol (CXL.io or CXL.cache/mem), or the seed's
     penalty model when ``penalty`` is set."""
 
-    source: ClassVar[str] = "CXL spec 3.x ch. 6 (flits); seed 000 (penalty model, t_s = 40 ns)"
+    source: ClassVar[str] = ("CXL spec 3.x ch. 6 (flits); seed 000 (penalty model, t_s = 40 ns); Little's law "
+                             "(CXL.cache requests, outstanding=)")
 
     kind: Literal["cxl"] = "cxl"
     gts: float = Field(32.0, description="transfer rate per lane, GT/s: 8, 16, 32 or 64")
