@@ -40,9 +40,11 @@ COMMANDS = [
     ("model compare", ["model", "compare", "pcie3x16", "cxl-seed", "--sizes", "64B,1GiB"], [], "light"),
     ("model crossover", ["model", "crossover", "pcie3x16", "cxl-seed:penalty=0.6", "--op", "readwrite"], [], "light"),
     ("model chunks", ["model", "chunks", "pcie3x16", "--total", "1.6GB", "--chunks", "64B,1MiB"], [], "light"),
+    ("model requests", ["model", "requests", "cxl2x16", "cxl-seed", "--outstanding", "1,64"], [], "light"),
     ("advise offload", ["advise", "offload", "pcie3x16", "--bytes", "1MiB", "--host-time", "1ms", "--device-time", "0.5ms"],
      [], "light"),
     ("advise links", ["advise", "links", "pcie3x16", "nvlink2", "c2c", "--sizes", "64B,1GiB"], [], "light"),
+    ("advise bias", ["advise", "bias", "cxl2x16:outstanding=16"], [], "light"),
     ("advise chunk", ["advise", "chunk", "seed-testbed", "deceval"], [], "light"),
     ("advise whatif", ["advise", "whatif", "seed-testbed", "deceval", "--replace", "pcie3x16=c2c", "--strategy", "staged"],
      [], "light"),
@@ -51,6 +53,8 @@ COMMANDS = [
     ("scenario run", ["scenario", "run", "cxl-vs-pcie"], [], "light"),
     ("scenario run", ["scenario", "run", "deceval"], [], "light"),
     ("simulate run", ["simulate", "run", "seed-testbed", "deceval"], [], "light"),
+    ("simulate run", ["simulate", "run", "seed-testbed-cxl", "deceval", "--strategy", "coherent", "--bias", "device"], [],
+     "light"),
     ("simulate run", ["simulate", "run", "seed-testbed-cxl", "deceval", "--strategy", "pipelined", "--chunk", "64MB"], [], "light"),
     ("simulate run", ["simulate", "run", "seed-testbed-cxl", "deceval", "--strategy", "pipelined", "--chunk", "4KiB"], [], "light"),
     ("simulate sweep", ["simulate", "sweep", "seed-testbed", "deceval", "--chunks", "1MiB,16MiB"], [], "light"),
@@ -190,8 +194,8 @@ def test_schema_output_prints_a_draft_2020_12_schema(cli):
 
 
 @pytest.mark.parametrize("args, shown", [
-    (["schema", "output", "measure", "nothing"], "'measure nothing' is not a command with --json; known: advise chunk"),
-    (["schema", "output"], "output needs a command; known: advise chunk"),
+    (["schema", "output", "measure", "nothing"], "'measure nothing' is not a command with --json; known: advise bias"),
+    (["schema", "output"], "output needs a command; known: advise bias"),
     (["schema", "links", "extra"], "schema links takes no more words (got 'extra')"),
 ])
 def test_schema_output_refuses_an_unknown_command(cli, args, shown):

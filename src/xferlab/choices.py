@@ -8,6 +8,9 @@ OPS: tuple[str, ...] = ("write", "read", "readwrite")
 #: Flow strategies of a system's edges (:mod:`xferlab.system.models`).
 STRATEGIES = ("staged", "direct", "coherent", "pipelined")
 
+#: The biases of a CXL Type 2 device's memory (:mod:`xferlab.links.coherence`).
+BIASES = ("host", "device")
+
 #: The preset that device fits are set beside by default: seed 000's testbed link (PCIe Gen3 x16).
 DEVICE_AGAINST = "pcie3x16"
 

@@ -25,7 +25,23 @@ def replace_link(system: System, old: str, new: str) -> System:
     if not hits:
         used = sorted({r.link for r in system.links} | {"-".join(r.between) for r in system.links})
         raise BadValue(f"--replace '{old}': no link of system '{system.name}' is '{old}'; its links: {', '.join(used)}")
-    return System.model_validate({**system.model_dump(), "name": f"{system.name} ({old} -> {new})", "links": links})
+    devices = [_untyped(d.model_dump(), links, system.host) for d in system.devices]
+    return System.model_validate({**system.model_dump(), "name": f"{system.name} ({old} -> {new})", "links": links,
+                                  "devices": devices})
+
+
+def _untyped(device: dict, links: list[dict], host: str) -> dict:
+    """A CXL-typed device whose link to the host is no longer a CXL link is not a CXL device any more: its
+    ``cxl_type`` and bias fields go (what if the FPGA were on PCIe?)."""
+    from ..links import resolve
+    from ..links.coherence import is_cxl
+
+    if device.get("cxl_type") is None:
+        return device
+    to_host = next((ref["link"] for ref in links if set(ref["between"]) == {device["name"], host}), None)
+    if to_host is not None and is_cxl(resolve(to_host)):
+        return device
+    return {k: v for k, v in device.items() if k not in ("cxl_type", "bias_flip", "bias_page")}
 
 
 def compare(system: System, workflow: Workflow, old: str, new: str, strategy: Optional[str] = None,

@@ -99,3 +99,35 @@ def whatif(ctx: typer.Context, system: str = typer.Argument(..., help="A system:
         Column("strategy", "strategy", justify="left"), Column("before_seconds", "before", format_time),
         Column("after_seconds", "after", format_time), Column("speedup", "speedup", lambda v: f"{v:.3f}x"),
     ], fmt, title=f"What if: {wf_model.name} on {sys_model.name}")
+
+
+@app.command("bias")
+def bias_cmd(link: str = typer.Argument(..., help="The Type 2 device's CXL link: " + LINK_HELP[0].lower() + LINK_HELP[1:]),
+             accesses: str = typer.Option("1,16,256,4096,65536", "--accesses", metavar="LIST",
+                                          help=f"The device's accesses (64-byte lines) to a region between two flips: "
+                                               f"{LIST_HELP} (counts)."),
+             flip: Optional[str] = typer.Option(None, "--flip", metavar="TIME",
+                                                help="One flip's cost (default: derived from the link, 2 t_s + t(page); "
+                                                     "see docs/models.md)."),
+             page: str = typer.Option("4KiB", "--page", metavar="SIZE", help="The bytes one flip covers."),
+             links: Optional[list[Path]] = LINKS_FILE, json_: bool = JSON, csv_: bool = CSV) -> None:
+    """When device bias pays for a CXL Type 2 device's memory: its accesses in host bias (a request to the host per
+    line) against one bias flip per region."""
+    from ..advise.bias import bias_advice
+    from ..units import parse_count, parse_list, parse_time
+
+    fmt = output_format(json_, csv_)
+    model = links_from([link], links)[0]
+    cost = parse_time(flip, "--flip", allow_zero=False) if flip is not None else None
+    even, rows = bias_advice(model, [int(a) for a in parse_list(accesses, parse_count, "--accesses", max_items=4096)],
+                             cost, parse_size(page, "--page"))
+    notes = [f"one flip of {format_size(even['page_bytes'])}: {format_time(even['flip_seconds'])} "
+             + ("(derived: 2 t_s + t(page) on the link)" if even["flip_derived"] else "(--flip)"),
+             f"one device access in host bias: {format_time(even['access_seconds'])} (64 B at the link's request rate)",
+             f"device bias pays from {even['break_even_accesses']:,} device accesses per flip"]
+    emit("advise bias", rows, [Column("accesses", "accesses per flip"),
+                               Column("host_bias_seconds", "host bias", format_time),
+                               Column("device_bias_seconds", "device bias", format_time),
+                               Column("pays", "device bias pays", lambda v: "yes" if v else "no")],
+         fmt, title=f"Host or device bias on {model.label}", notes=notes,
+         extra={"link": model.label, **{k: v for k, v in even.items() if k != "flip_derived"}})

@@ -166,6 +166,49 @@ def chunks(link: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
          fmt, title=f"Moving {format_size(s, 10)} in chunks ({op})", notes=notes, extra={"total_bytes": s, "op": op, **described(*models)})
 
 
+@app.command("requests")
+def requests(links_: list[str] = typer.Argument(..., metavar="LINK...", help="CXL links (" + LINK_HELP[0].lower() + LINK_HELP[1:-1] + ")."),
+             outstanding: str = typer.Option("1..1024", "--outstanding", help=f"Requests in flight: {LIST_HELP} (counts).",
+                                             metavar="LIST"),
+             op: str = typer.Option("read", "--op", help="read (a request out, a line back), write or readwrite.",
+                                    metavar="OP"),
+             links: Optional[list[Path]] = LINKS_FILE, plot: Optional[Path] = PLOT,
+             json_: bool = JSON, csv_: bool = CSV) -> None:
+    """CXL.cache as requests: bandwidth over requests in flight, min(Little's law: k x 64 B / t_line, the flit limit)."""
+    from ..links.cxl import CxlLink
+    from ..units import parse_count, parse_list
+
+    fmt, op = output_format(json_, csv_), check_op(op)
+    models = links_from(links_, links)
+    for model in models:
+        if not isinstance(model, CxlLink):
+            raise BadValue(f"link '{model.label}' is a {model.kind} link; model requests takes CXL links (cxl2x16, "
+                           "cxl-seed …)")
+        if model.protocol == "io" and model.penalty is None:
+            raise BadValue(f"link '{model.label}' is CXL.io (protocol=io): it moves TLPs, not CXL.cache requests; "
+                           "give protocol=cachemem")
+    counts = [int(c) for c in parse_list(outstanding, parse_count, "--outstanding", max_items=4096)]
+    rows, notes, curves = [], [], []
+    for model in models:
+        little, limit = np.asarray(model.request_rate(counts, op)), model.flit_limit(op)
+        for k, rate in zip(counts, little):
+            rows.append({"link": model.label, "op": op, "outstanding": k, "line_seconds": model.line_seconds(op),
+                         "little_bytes_per_second": float(rate), "flit_limit_bytes_per_second": limit,
+                         "bandwidth_bytes_per_second": float(min(rate, limit)),
+                         "limited_by": "requests" if rate < limit else "flits"})
+        notes.append(f"{model.label}: t_line = {format_time(model.line_seconds(op))}; Little's law meets the flit limit "
+                     f"{format_rate(limit)} at {model.request_knee(op):.1f} requests in flight")
+        curves.append((model.label, np.asarray(counts, dtype=float), np.minimum(little, limit)))
+    if plot:
+        notes.append(f"plot: {plots.plot_lines(curves, 'bandwidth (B/s)', f'CXL.cache requests ({op})', plot, xlabel='requests in flight')}")
+    emit("model requests", rows, [Column("link", "link", justify="left"), Column("outstanding", "in flight"),
+                                  rate_col("little_bytes_per_second", "Little"),
+                                  rate_col("flit_limit_bytes_per_second", "flit limit"), rate_col(),
+                                  Column("limited_by", "limited by", justify="left")],
+         fmt, title=f"CXL.cache requests ({op}): bandwidth = min(k x 64 B / t_line, flit limit)", notes=notes,
+         extra={"op": op, **described(*models)})
+
+
 @app.command("offload", hidden=True, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def offload_moved(ctx: typer.Context) -> None:
     """Moved: `xferlab advise offload` (one command, one place)."""

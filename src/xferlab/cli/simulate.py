@@ -9,6 +9,7 @@ from typing import Optional
 import numpy as np
 import typer
 
+from ..choices import BIASES
 from ..errors import BadValue
 from ..sim import flows
 from ..system.models import System, Workflow
@@ -29,12 +30,19 @@ def run(
     strategy: Optional[str] = STRATEGY, chunk: Optional[str] = CHUNK,
     gantt: Optional[Path] = typer.Option(None, "--gantt", help="Write a Gantt chart (seed 000, Figure 6 style; not past "
                                          "the engine's chunk limit).", metavar="FILE"),
+    bias: Optional[str] = typer.Option(None, "--bias", metavar="|".join(BIASES),
+                                       help="The bias of the system's CXL Type 2 devices' memory (default: the "
+                                            "workflow's `bias`, else not modelled); see docs/simulate.md."),
     json_: bool = JSON, csv_: bool = CSV,
 ) -> None:
     """Simulate a workflow's data flow on a system: makespan, timeline, utilization, critical path."""
     fmt = output_format(json_, csv_)
     system = load_named(system_name, System, "system")
     workflow = load_named(workflow_name, Workflow, "workflow")
+    if bias is not None:
+        if bias not in BIASES:
+            raise BadValue(f"--bias {bias!r} is not a bias; allowed: {', '.join(BIASES)}")
+        workflow = workflow.model_copy(update={"bias": bias})
     only_with(ctx, [("chunk", (strategy or workflow.strategy) == "pipelined", pipelined_only(workflow))])
     if gantt is not None:
         from ..plots import check_plot_path
@@ -45,6 +53,8 @@ def run(
     timeline = result.timeline
     notes = [f"system {system.name}, workflow {workflow.name}, strategy {result.strategy}"
              + (f", {result.chunks} chunks of {format_size(size or workflow.chunk)}" if result.chunks else "")]
+    if workflow.bias is not None:
+        notes.append(f"{workflow.bias} bias on the CXL Type 2 devices' memory: {result.flips:,} bias flips")
     if timeline is None:  # too many chunks for the engine: the fast path alone
         if gantt is not None:
             raise BadValue(f"--gantt: {result.chunks} chunks are past the engine's {flows.ENGINE_CHUNKS:,}, so there is no "
@@ -64,7 +74,8 @@ def run(
 
         notes.append(f"gantt: {plot_gantt(timeline, gantt, f'{workflow.name} on {system.name}: {result.strategy}')}")
     extra = {"strategy": result.strategy, "makespan_seconds": timeline.makespan, "critical_path": timeline.critical_path,
-             "resources": usage, "fast_path_seconds": result.fast_path_seconds, "chunks": result.chunks}
+             "resources": usage, "fast_path_seconds": result.fast_path_seconds, "chunks": result.chunks,
+             **({"bias": workflow.bias, "flips": result.flips} if workflow.bias is not None else {})}
     if fmt != "table":
         emit("simulate run", timeline.rows(), [Column(k, k) for k in ("op", "resource", "kind", "start_seconds", "end_seconds",
                                                                   "size_bytes")], fmt, notes=notes, extra=extra)

@@ -26,6 +26,18 @@ Two ways to model a CXL link, chosen by whether ``penalty`` is set:
     rates are upper bounds. A read sends a request one way and a data response (DRS + 4 slots)
     back; a write sends RwD + 4 slots and gets an NDR back.
 
+**CXL.cache as requests** (``outstanding`` set): a device's CXL.cache agent moves one 64-byte line per
+request and keeps at most ``outstanding`` requests in flight, so by Little's law (J. D. C. Little, "A
+proof for the queuing formula L = lambda W", Operations Research 9(3), 1961) its bandwidth is
+outstanding x 64 B / t_line, where t_line is one line's time on this link, t(64 B) of the model
+above (seed 000: t_cxl = 64 / (b_64 x penalty) + 40 ns). The first line takes t_line, then
+``outstanding`` lines finish every t_line, and never faster than the flit model allows:
+t(n) = max(t_flit(n), t_line x (1 + (ceil(n / 64) - 1) / outstanding)), so the bandwidth of a large
+transfer is min(Little's, the flit limit), the two meeting at ``request_knee()`` requests. One
+request in flight moves one line per t_line, the seed's equation for a single line. Requests move
+whole lines, so under the seed's PCIe-based model a transfer of 1 byte then costs a line as well. Unset, the link
+has no request limit (the flit model alone, as before).
+
 The latency term defaults to the seed's 40 ns in both models. ``derived()`` also reports the flit
 accumulation latency that Linux uses for CXL links (drivers/cxl/core/pci.c: flit size in bits
 divided by the per-lane rate: 68-byte flit at 32 GT/s 17 ns, 256-byte flit at 64 GT/s 32 ns).
@@ -39,12 +51,13 @@ from typing import Any, ClassVar, Literal, Optional
 import numpy as np
 from pydantic import Field, model_validator
 
-from .base import Link, Op, Seconds
+from .base import PEAK_SIZE, Link, Op, Seconds
 from .pcie import GT_PER_S, PAYLOAD_SIZES, PcieLink, skp_overhead
 
 RATES_GT = (8.0, 16.0, 32.0, 64.0)
 LANES = (1, 2, 4, 8, 16)
 SEED_LATENCY = 40e-9
+MAX_OUTSTANDING = 65536  # requests in flight: far past any knee (a 64 GT/s x16 link needs a few hundred)
 
 #: 68-byte flit (CXL 1.1/2.0): 2 B protocol ID + 64 B payload + 2 B CRC.
 FLIT68 = {"bytes": 68, "payload": 64}
@@ -74,7 +87,8 @@ class CxlLink(Link):
     """A CXL link: rate, width, flit format and protocol (CXL.io or CXL.cache/mem), or the seed's
     penalty model when ``penalty`` is set."""
 
-    source: ClassVar[str] = "CXL spec 3.x ch. 6 (flits); seed 000 (penalty model, t_s = 40 ns)"
+    source: ClassVar[str] = ("CXL spec 3.x ch. 6 (flits); seed 000 (penalty model, t_s = 40 ns); Little's law "
+                             "(CXL.cache requests, outstanding=)")
 
     kind: Literal["cxl"] = "cxl"
     gts: float = Field(32.0, description="transfer rate per lane, GT/s: 8, 16, 32 or 64")
@@ -89,6 +103,8 @@ class CxlLink(Link):
     penalty: Optional[float] = Field(
         None, description="seed model: CXL bandwidth as a fraction of PCIe's, in (0, 1]; unset: flit model")
     latency: Seconds = Field(SEED_LATENCY, description="start-up time t_s, seconds (seed: 40 ns)")
+    outstanding: Optional[int] = Field(
+        None, description="CXL.cache requests in flight, one 64-byte line each (Little's law); unset: no limit")
 
     @model_validator(mode="after")
     def _check(self) -> "CxlLink":
@@ -106,6 +122,13 @@ class CxlLink(Link):
             if getattr(self, field) not in PAYLOAD_SIZES:
                 raise ValueError(f"{field}={getattr(self, field)} is not allowed; allowed: "
                                  + ", ".join(map(str, PAYLOAD_SIZES)))
+        if self.outstanding is not None:
+            if not 1 <= self.outstanding <= MAX_OUTSTANDING:
+                raise ValueError(f"outstanding={self.outstanding} is not allowed; allowed: 1 to {MAX_OUTSTANDING} "
+                                 "requests in flight")
+            if self.protocol == "io" and self.penalty is None:
+                raise ValueError("outstanding= counts CXL.cache requests (64-byte lines); protocol=io moves PCIe "
+                                 "TLPs: give protocol=cachemem or leave outstanding unset")
         if self.penalty is not None and not (0 < self.penalty <= 1) or (
                 self.penalty is not None and math.isnan(self.penalty)):
             raise ValueError(f"penalty={self.penalty:g} is not allowed; allowed: a fraction in (0, 1], "
@@ -146,6 +169,33 @@ class CxlLink(Link):
     # -- the model -----------------------------------------------------------------------------
     def data_rate(self, n: np.ndarray, op: Op = "write") -> np.ndarray:
         n = np.asarray(n, dtype=np.float64)
+        rate = self._flit_rate(n, op)
+        if self.outstanding is None:
+            return rate
+        # t(n) - t_s = max(n / flit rate, t_line (1 + (lines - 1) / outstanding) - t_s)
+        lines = np.maximum(np.ceil(n / LINE_BYTES), 1.0)
+        requests = self.line_seconds(op) * (1 + (lines - 1) / self.outstanding) - self.latency
+        return n / np.maximum(n / rate, requests)
+
+    # -- CXL.cache as requests -------------------------------------------------------------------
+    def line_seconds(self, op: Op = "read") -> float:
+        """t_line: one 64-byte line's time on this link without a request limit, t(64 B) (seed 000:
+        64 / (b_64 x penalty) + t_s)."""
+        return self.latency + LINE_BYTES / float(self._flit_rate(np.asarray([float(LINE_BYTES)]), op)[0])
+
+    def request_rate(self, outstanding: Any, op: Op = "read") -> Any:
+        """Little's law: ``outstanding`` lines in flight x 64 B / t_line, bytes per second (no flit limit)."""
+        return np.asarray(outstanding, dtype=np.float64) * LINE_BYTES / self.line_seconds(op)
+
+    def flit_limit(self, op: Op = "read") -> float:
+        """The payload rate a large transfer reaches without a request limit (the flit model's, or the seed's)."""
+        return float(self._flit_rate(np.asarray([PEAK_SIZE]), op)[0])
+
+    def request_knee(self, op: Op = "read") -> float:
+        """Requests in flight at which Little's bandwidth meets the flit limit: flit limit x t_line / 64 B."""
+        return self.flit_limit(op) * self.line_seconds(op) / LINE_BYTES
+
+    def _flit_rate(self, n: np.ndarray, op: Op) -> np.ndarray:
         if self.penalty is not None:
             return self.pcie_equivalent().data_rate(n, op) * self.penalty
         if self.protocol == "io":
@@ -174,13 +224,17 @@ class CxlLink(Link):
         return n * slot_rate / (lines * max(out, back) * SLOT_BYTES)
 
     def derived(self) -> dict[str, Any]:
-        return {
+        figures = {
             "model": f"seed penalty {self.penalty:g}" if self.penalty is not None else f"{self.flit_bytes}-byte flits",
             "raw_bytes_per_second": self.raw_rate,
             "flit_bytes": self.flit_bytes,
             "flit_efficiency": self.flit_efficiency,
             "flit_accumulation_seconds": self.flit_bytes * 8 / (self.gts * 1e9),
         }
+        if self.protocol == "cachemem" or self.penalty is not None:
+            figures["read_line_seconds"] = self.line_seconds("read")
+            figures["read_request_knee"] = self.request_knee("read")
+        return figures
 
     def summary(self) -> str:
         if self.penalty is not None:
@@ -189,4 +243,6 @@ class CxlLink(Link):
             what = (f"{self.gts:g} GT/s x{self.lanes}, {self.flit_bytes}-byte "
                     f"{'' if self.flit_variant == 'standard' else 'latency-optimized '}flits, "
                     f"{'CXL.io' if self.protocol == 'io' else 'CXL.cache/mem'}")
+        if self.outstanding is not None:
+            what += f", {self.outstanding} requests in flight"
         return f"CXL {what}"

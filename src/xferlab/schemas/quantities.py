@@ -42,6 +42,11 @@ makespan_seconds      number   seconds the workflow's makespan
 fast_path_seconds     number   seconds the max-plus fast path's makespan
 one_piece_seconds     number   seconds the makespan in one piece (no chunks)
 start_seconds         number   seconds when an operation starts
+line_seconds          number   seconds one 64-byte line's time on a CXL link, t(64 B): a CXL.cache request's latency
+flip_seconds          number   seconds one bias flip of a CXL Type 2 device's region (derived from its link, or given)
+access_seconds        number   seconds one device access (64 B) in host bias: a line at the link's request rate
+host_bias_seconds     number   seconds the device's accesses between two flips, in host bias
+device_bias_seconds   number   seconds the same in device bias: one flip
 end_seconds           number   seconds when it ends
 busy_seconds          number   seconds how long a resource was busy
 link_a_seconds        number   seconds link A's time
@@ -80,6 +85,7 @@ size_bytes            number?  bytes   a size: a copy's, an array's, a message's
 chunk_bytes           integer? bytes   a chunk's size
 total_bytes           integer  bytes   the total moved
 at_bytes              integer? bytes   the size the bandwidth was taken at
+page_bytes            integer  bytes   the bytes one bias flip covers
 min_bytes             integer  bytes   the smallest size searched
 max_bytes             integer  bytes   the largest size searched
 smallest_bytes        integer  bytes   the smallest size measured
@@ -106,6 +112,8 @@ missed_sizes_bytes    array    bytes   the sizes a poor fit misses
 # --- rates
 bandwidth_bytes_per_second number bytes_per_second a bandwidth (a model's: size / time)
 streaming_bytes_per_second number bytes_per_second size / (time - latency): the rate once the first byte is there
+little_bytes_per_second number  bytes_per_second Little's law: requests in flight x 64 B / t_line (no flit limit)
+flit_limit_bytes_per_second number bytes_per_second a CXL link's large-transfer rate without a request limit (flits, or the seed's penalty model)
 median_bytes_per_second number bytes_per_second the median bandwidth
 mean_bytes_per_second number   bytes_per_second the mean bandwidth
 min_bytes_per_second  number   bytes_per_second the lowest bandwidth

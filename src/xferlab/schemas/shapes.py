@@ -12,6 +12,9 @@ KERNELS = ("copy", "mul", "add", "triad", "dot", "read")  # BabelStream's, and r
 STATS_SECONDS = "count headline median_seconds min_seconds? max_seconds? mean_seconds? p99_seconds? cov"
 
 SHAPES = {
+    "advise bias": dict(
+        rows="accesses host_bias_seconds device_bias_seconds pays",
+        top="link flip_seconds access_seconds page_bytes break_even_accesses"),
     "advise chunk": dict(
         rows="chunk_bytes makespan_seconds",
         top="system workflow total_bytes chunk_bytes chunks makespan_seconds one_piece_seconds evaluations"),
@@ -133,6 +136,10 @@ SHAPES = {
         top="link_a link_b op min_bytes max_bytes links"),
     "model presets": dict(
         rows="name kind peak_write_bytes_per_second peak_read_bytes_per_second latency_seconds description source"),
+    "model requests": dict(
+        rows="link op outstanding line_seconds little_bytes_per_second flit_limit_bytes_per_second "
+             "bandwidth_bytes_per_second limited_by",
+        top="op links"),
     "model show": dict(rows="field value what", top="link source"),
     "model time": dict(
         rows="link op size_bytes seconds bandwidth_bytes_per_second streaming_bytes_per_second",
@@ -162,7 +169,7 @@ SHAPES = {
                 "flows": "link flow seconds speedup"}),
     "simulate run": dict(  # the engine's timeline; past its chunks, one row of the fast path (makespan_seconds, chunks)
         rows="op? resource? kind? start_seconds? end_seconds? size_bytes? makespan_seconds? chunks?",
-        top="strategy makespan_seconds critical_path? resources? fast_path_seconds? chunks?",
+        top="strategy makespan_seconds critical_path? resources? fast_path_seconds? chunks? bias? flips?",
         nested={"resources": "resource busy_seconds utilization bytes ops"}),
     "simulate sweep": dict(rows="chunk_bytes chunks makespan_seconds"),
     "study run characterize": dict(

@@ -119,6 +119,8 @@ profiles_folder       string   label   the folder of saved link profiles
 previous_profiles     string?  label   where the profiles that the lab replaced were kept
 shard                 string   label   a shard file imported
 allocator             string   label   who allocated a host buffer: runtime or application
+limited_by            string   label   what bounds a CXL link's request bandwidth: requests (Little's law) or flits
+bias                  string   label   the bias of CXL Type 2 devices' memory in a simulation: host or device
 # --- flags
 best                  boolean  flag    the fastest point of its system, link and workflow
 best_cpu              boolean  flag    the CPU with the lowest launch latency
@@ -126,13 +128,17 @@ jitter                boolean  flag    this CPU's p99 launch latency is more tha
 hypervisor            boolean  flag    the machine runs under a hypervisor
 incomplete            boolean  flag    the process recording the run was killed before finishing it
 ok                    boolean  flag    every run gave the right result
-pays                  boolean  flag    offloading saves time
+pays                  boolean  flag    offloading saves time (advise bias: device bias does)
 held_out              boolean  flag    the flow's chunk size was not used to fit the stage models
 imported              boolean  flag    the run was new to the store (false: it was there already)
 outlier               boolean  flag    this node's figure is far from the others'
 poor                  boolean  flag    the fit misses its held-out sizes by more than the noise allows
 # --- counts
 chunks                integer? count   chunks a transfer is cut into
+outstanding           integer  count   CXL.cache requests in flight
+accesses              integer  count   a device's accesses (64-byte lines) to a region between two bias flips
+break_even_accesses   integer  count   the fewest accesses between two flips at which device bias pays
+flips                 integer  count   bias flips (regions) a simulated workflow implies
 cores                 integer  count   CPU cores
 count                 integer  count   timed samples behind the statistics
 evaluated             integer  count   points evaluated

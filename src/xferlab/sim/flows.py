@@ -17,6 +17,10 @@ the sender's DMA engine pushes the data. A transfer to or from a device with ``c
 runs on that device instead, between its tasks (one in-order queue does both, as in xferlab's own
 DecEval); a pipelined chain then merges the transfer with the device's task into one stage.
 
+CXL device types and a Type 2 device's bias (:mod:`.coherence`): a coherent edge its devices' types
+cannot carry is refused; in host bias a Type 2 device's tasks last at least their own memory's bytes
+over the link's request rate; in device bias a coherent edge out of one waits for its pages' flips.
+
 Pipelined workflows keep ``depth`` buffers between neighbouring stages, a freed buffer reaching its
 producer ``handoff`` seconds later (the fast path's and the engine's finite-buffer rule,
 :mod:`.fastpath`); a workflow that is not a chain (fan-out, fan-in) is
@@ -33,6 +37,7 @@ import numpy as np
 
 from ..errors import BadValue
 from ..system.models import System, Workflow
+from . import coherence
 from .engine import simulate
 from .fastpath import pipeline_makespan
 from .model import Op, Resource, Timeline, ops_for_pipeline
@@ -44,6 +49,7 @@ class FlowResult:
     timeline: Timeline
     fast_path_seconds: Optional[float] = None  # pipelined: the max-plus makespan, for comparison
     chunks: Optional[int] = None
+    flips: int = 0  # device bias: the bias flips (regions) the workflow implies
 
 
 def _hops(system: System, a: str, b: str, staged: bool) -> list[tuple[str, str]]:
@@ -76,13 +82,15 @@ def _resources(system: System) -> list[Resource]:
 def build(system: System, workflow: Workflow, strategy: Optional[str] = None) -> tuple[list[Resource], list[Op]]:
     """The DAG of ``workflow`` on ``system``; ``strategy`` overrides every edge's."""
     workflow.check_against(system)
+    coherence.check_edges(system, workflow, strategy)
+    bias = coherence.plan(system, workflow, strategy)
     tasks = {t.name: t for t in workflow.tasks}
     inbound: dict[str, list] = {t.name: [] for t in workflow.tasks}  # one pass: linear in tasks + edges
     for edge in workflow.edges:
         inbound[edge.target].append(edge)
     ops: list[Op] = []
     waits: dict[str, list[str]] = {name: [] for name in tasks}
-    slow: dict[str, float] = {}
+    slow: dict[str, float] = dict(bias.floor)
     for i, edge in enumerate(workflow.edges):
         how = strategy or edge.strategy or workflow.strategy
         src, dst = tasks[edge.source].device, tasks[edge.target].device
@@ -90,7 +98,10 @@ def build(system: System, workflow: Workflow, strategy: Optional[str] = None) ->
             hops = _hops(system, src, dst, staged=False) if system.link(src, dst) else _hops(system, src, dst, True)
             rate = min(system.link(a, b).peak_rate("read") for a, b in hops)
             slow[edge.target] = max(slow.get(edge.target, 0.0), edge.bytes / rate)
-            waits[edge.target].append(edge.source)
+            flip = bias.flips.get(i)
+            if flip is not None:  # device bias: the pages flip to host bias (the host's driver) before the reader
+                ops.append(Op(f"{edge.source}->{edge.target}#flip", system.host, flip.seconds, (edge.source,)))
+            waits[edge.target].append(f"{edge.source}->{edge.target}#flip" if flip is not None else edge.source)
             continue
         previous = edge.source
         for k, (a, b) in enumerate(_hops(system, src, dst, staged=how == "staged") if src != dst else []):
@@ -130,6 +141,7 @@ def pipelined(system: System, workflow: Workflow, chunk: Optional[int] = None,
     ``engine``), any other DAG on the engine, every edge pipelined, ``workflow.depth`` buffers deep."""
     chunk = _pipeline_chunk(workflow, chunk)
     workflow.check_against(system)
+    coherence.plan(system, workflow, "pipelined")  # refuses a bias: not modelled pipelined
     order = chain(workflow)
     if order is None:
         return _pipelined_dag(system, workflow, chunk)
@@ -267,7 +279,7 @@ def run(system: System, workflow: Workflow, strategy: Optional[str] = None, chun
         return pipelined(system, workflow, chunk,
                          engine=math.ceil(max(e.bytes for e in workflow.edges) / chunk) <= ENGINE_CHUNKS)
     resources, ops = build(system, workflow, strategy)
-    return FlowResult(how, simulate(resources, ops))
+    return FlowResult(how, simulate(resources, ops), flips=coherence.plan(system, workflow, strategy).flip_count)
 
 
 def makespan(system: System, workflow: Workflow, strategy: Optional[str] = None, chunk: Optional[int] = None) -> float:

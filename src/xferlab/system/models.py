@@ -27,6 +27,11 @@ A workflow::
       - {from: decompress, to: integrate, bytes: 1.6GB}
     strategy: staged                # staged | direct | coherent | pipelined
     chunk: 16MB                     # pipelined: bytes per chunk
+    bias: host                      # a CXL Type 2 device's memory: host or device bias (unset: not modelled)
+
+A device on a CXL link may give its CXL device type (``cxl_type: 1|2|3``, the sub-protocols it runs:
+:mod:`xferlab.links.coherence`): a coherent edge its type cannot carry is refused, and a Type 2 device's
+own accesses follow the workflow's ``bias`` (``bias_flip``/``bias_page``: a flip's cost and size).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 from ..links import Link, resolve
 from ..links.base import Bytes, Rate, Seconds
+from ..links.coherence import PAGE_BYTES, described, is_cxl
 
 MAX_NAME = 120  # characters in the name of a system, workflow, device or task
 
@@ -62,6 +68,12 @@ class Device(BaseModel):
     copy_engines: int = Field(1, ge=0, description="engines that carry the device's transfers beside its tasks; 0: its "
                                                    "transfers run in its one in-order queue, between its tasks (a "
                                                    "GPU without copy engines, an OpenCL CPU device, one queue for all)")
+    cxl_type: Optional[Literal[1, 2, 3]] = Field(None, description="its CXL device type: 1 (CXL.io + CXL.cache), 2 "
+                                                 "(+ CXL.mem: an accelerator with memory) or 3 (CXL.io + CXL.mem: "
+                                                 "memory); unset: not a typed CXL device")
+    bias_flip: Optional[Seconds] = Field(None, gt=0, description="Type 2: the time to flip one region's bias "
+                                         "(unset: derived from its CXL link, docs/models.md)")
+    bias_page: Bytes = Field(PAGE_BYTES, gt=0, description="Type 2: the bytes one bias flip covers (a 4 KiB page)")
 
 
 class LinkRef(BaseModel):
@@ -104,6 +116,22 @@ class System(BaseModel):
                 raise ValueError(f"links[{i}].link: {error}") from None
             pairs.setdefault(frozenset(ref.between), link)  # the first wins, as the scan it replaces did
         self._pairs = pairs
+        for i, d in enumerate(self.devices):
+            if d.cxl_type is None:
+                if d.bias_flip is not None or d.bias_page != PAGE_BYTES:
+                    raise ValueError(f"devices[{i}]: bias_flip and bias_page are a CXL Type 2 device's; '{d.name}' "
+                                     "has no cxl_type")
+                continue
+            if d.name == self.host:
+                raise ValueError(f"devices[{i}].cxl_type: '{d.name}' is the host; a CXL device type is a device's "
+                                 "on a link to the host")
+            if not is_cxl(pairs.get(frozenset((d.name, self.host)))):
+                raise ValueError(f"devices[{i}].cxl_type: '{d.name}' is a CXL {described(d.cxl_type)} device, but "
+                                 f"its link to the host '{self.host}' is {'missing' if frozenset((d.name, self.host)) not in pairs else 'not a CXL link'}; "
+                                 "give it a CXL link (cxl2x16, cxl-seed …)")
+            if d.cxl_type != 2 and (d.bias_flip is not None or d.bias_page != PAGE_BYTES):
+                raise ValueError(f"devices[{i}]: bias_flip and bias_page are a Type 2 device's (its memory's bias); "
+                                 f"'{d.name}' is Type {d.cxl_type}")
         return self
 
     def link(self, a: str, b: str) -> Optional[Link]:
@@ -126,6 +154,9 @@ class Task(BaseModel):
     throughput: Optional[Rate] = Field(None, description="or: bytes of input per second")
     overhead: Seconds = Field(0.0, ge=0, description="fixed cost of each run of the task (a kernel launch, a "
                                                      "driver call): paid once, or once per chunk when pipelined")
+    memory_bytes: Optional[Bytes] = Field(None, gt=0, description="on a CXL Type 2 device: the bytes the task reads "
+                                          "and writes in its device's memory, each pass counted (host bias: a "
+                                          "request to the host per line); unset: its edges' bytes there")
 
     @model_validator(mode="after")
     def _one_duration(self) -> "Task":
@@ -159,6 +190,9 @@ class Workflow(BaseModel):
     depth: int = Field(2, ge=1, description="pipelined: buffers between stages")
     handoff: Seconds = Field(0.0, ge=0, description="pipelined: from a buffer freed to its producer knowing it (a "
                                                     "host thread woken by a device's completion event)")
+    bias: Optional[Literal["host", "device"]] = Field(
+        None, description="the bias of CXL Type 2 devices' memory: host (their own accesses go through the host's "
+                          "coherence) or device (the host's accesses flip it first); unset: not modelled")
 
     @model_validator(mode="after")
     def _check(self) -> "Workflow":
@@ -184,13 +218,22 @@ class Workflow(BaseModel):
         return self
 
     def check_against(self, system: System) -> None:
-        devices = {d.name for d in system.devices}
+        from ..errors import BadValue
+
+        devices = {d.name: d for d in system.devices}
         for i, t in enumerate(self.tasks):
             if t.device not in devices:
-                from ..errors import BadValue
-
                 raise BadValue(f"workflow '{self.name}' tasks[{i}].device: '{t.device}' is not a device of system "
                                f"'{system.name}' (devices: {', '.join(sorted(devices))})")
+            if t.memory_bytes is not None and devices[t.device].cxl_type != 2:
+                raise BadValue(f"workflow '{self.name}' tasks[{i}].memory_bytes: '{t.device}' is not a CXL Type 2 "
+                               "device; memory_bytes counts a Type 2 device's accesses to its own memory")
+            if devices[t.device].cxl_type == 3:
+                raise BadValue(f"workflow '{self.name}' tasks[{i}].device: '{t.device}' is a CXL {described(3)} "
+                               "device, memory without a compute engine; it runs no tasks")
+        if self.bias is not None and not any(d.cxl_type == 2 for d in system.devices):
+            raise BadValue(f"workflow '{self.name}' bias: {self.bias} is the bias of a CXL Type 2 device's memory, and "
+                           f"system '{system.name}' has none; give a device cxl_type: 2, or leave bias unset")
 
 
 def _cycle(nodes: list[str], edges: list[tuple[str, str]]) -> list[str]:
