@@ -162,7 +162,7 @@ unvalidated_samples   integer  count   samples whose result was not checked
 warmups               integer  count   warm-up samples (not in the statistics)
 width                 integer? count   elements per work-item
 windows               integer  count   request windows
-window                integer  count   requests per window of the opportunity statistics (seed 002: 8)
+window                integer? count   requests per window of the opportunity statistics (seed 002: 8; null: a trace stored before it was recorded)
 work_rounds           integer  count   rounds of work the host spends on every operation (--work)
 device_rounds         integer  count   rounds of work the emulated device spends on every request (work / speed)
 delay                 integer? count   a loaded-latency point: the traffic threads' delay between accesses (loop iterations)
