@@ -62,6 +62,7 @@ SERIAL = (
     "tests/test_runtime.py::test_bench_records_and_reports",
     "tests/test_runtime.py::test_every_workload_validates",
     "tests/test_runtime.py::test_the_bus_counts_what_crossed_it[emulated]",
+    "tests/test_runtime_speed.py::test_p_over_o_passes_one_above_the_break_even_speed",
     "tests/test_schemas.py::test_real_output_matches_its_schema[runtime bench --backend]",
     "tests/test_schemas.py::test_real_output_matches_its_schema[study run offload]",
 )

@@ -1,6 +1,6 @@
 // xferlab._runtime: the offload runtime for Python (nanobind). xferlab.runtime wraps it.
 //
-// Runtime(backend, mode, ring, window, latency, bandwidth, device, key, program) owns an xferlab::runtime::Runtime (program:
+// Runtime(backend, mode, ring, window, latency, bandwidth, device, key, program, work, device_rounds) owns an xferlab::runtime::Runtime (program:
 // --program FILE|DIR for the OpenCL backend, "" to build from source). Posit and
 // Enc values hold a reference to their Runtime object (not to the values they were computed from, so a
 // long chain of operations keeps no history alive); Python operators issue requests; float(), int(),
@@ -74,6 +74,7 @@ nb::dict bus_counters(const xferlab::runtime::BusCounters& c) {
   d["forwarded"] = c.forwarded;
   d["kept"] = c.kept;
   d["transactions"] = c.transactions();
+  d["busy_seconds"] = c.busy_ns * 1e-9;
   return d;
 }
 
@@ -98,16 +99,21 @@ NB_MODULE(_runtime, m) {
       .def(
           "__init__",
           [](PyRuntime* self, const std::string& backend, const std::string& mode, uint32_t ring, uint32_t window,
-             double latency, double bandwidth, int device, std::vector<uint32_t> key, const std::string& program) {
+             double latency, double bandwidth, int device, std::vector<uint32_t> key, const std::string& program,
+             uint32_t work, uint32_t device_rounds) {
             if (key.size() != 4) throw std::invalid_argument("key must be 4 words of 32 bits (SPECK-64/128)");
+            if (backend != "emulated" && (work || device_rounds))
+              throw std::invalid_argument("work and a device speed are the emulated device's; backend '" + backend +
+                                          "' computes at its own speed");
             xferlab::runtime::Options o;
             o.mode = xferlab::runtime::parse_mode(mode);
             o.ring = ring;
             o.window = window;
+            o.work = work;
             speck64_expand(key[0], key[1], key[2], key[3], o.round_keys);
             std::unique_ptr<xferlab::runtime::Bus> b;
             if (backend == "emulated")
-              b = xferlab::runtime::make_emulated(latency, bandwidth);
+              b = xferlab::runtime::make_emulated(latency, bandwidth, device_rounds);
             else if (backend == "opencl")
               b = xferlab::runtime::make_opencl(device, program);
             else
@@ -116,7 +122,8 @@ NB_MODULE(_runtime, m) {
           },
           "backend"_a = "emulated", "mode"_a = "forward", "ring"_a = 256, "window"_a = 32, "latency"_a = 1e-6,
           "bandwidth"_a = 16e9, "device"_a = 0,
-          "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u}, "program"_a = "")
+          "key"_a = std::vector<uint32_t>{0x1b1a1918u, 0x13121110u, 0x0b0a0908u, 0x03020100u}, "program"_a = "",
+          "work"_a = 0, "device_rounds"_a = 0)
       .def(
           "posit",
           [](nb::object self, double v) { return PyPosit{xferlab::runtime::Posit(runtime_of(self).get(), v), self}; },
@@ -150,11 +157,14 @@ NB_MODULE(_runtime, m) {
             nb::dict d;
             d["producers"] = t.producers;
             d["read_at"] = t.read_at;
+            d["issued_seconds"] = t.issued_seconds;
+            d["read_seconds"] = t.read_seconds;
             return d;
           },
           "The recorded stream: `producers`, 3 per request, the 1-based request whose result each operand is (0: a "
           "host value); `read_at`, per request, how many requests had been issued when the host first read its "
-          "result (0: never).")
+          "result (0: never); `issued_seconds`, per request, when it was issued and `read_seconds` when the host first "
+          "asked for its result (-1: never), seconds since the trace began.")
       .def("flush", [](PyRuntime& r) { r.get().flush(); })
       .def("drain", [](PyRuntime& r) { r.get().drain(); })
       .def(
@@ -166,7 +176,8 @@ NB_MODULE(_runtime, m) {
       .def_prop_ro("bus_counters", [](PyRuntime& r) { return bus_counters(r.get().backend().counted()); },
                    "What crossed the bus, counted by the bus (the emulated device thread; the OpenCL backend's "
                    "commands): doorbells, records, lines_received, read_requests, lines_sent, values_sent, "
-                   "status_reads, forwarded, kept, transactions (lines both ways + doorbells + read requests).")
+                   "status_reads, forwarded, kept, transactions (lines both ways + doorbells + read requests); busy_seconds: "
+                   "the emulated device thread's time computing windows (0 on OpenCL).")
       .def_prop_ro(
           "programs",
           [](PyRuntime& r) {

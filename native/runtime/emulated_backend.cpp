@@ -11,6 +11,12 @@
 // thread also spins on its queue for a while (kIdleSpin) before it sleeps, so that a message is picked up
 // in well under a microsecond (a condition-variable wake-up alone costs several). The device executes
 // with the same interpreter as the OpenCL kernel (ops/interp.h), in request order.
+//
+// Its compute speed (issue 29): with device_rounds > 0 the device also spends that many rounds of work
+// (work.hpp) on every request after interpreting it, real computation on this CPU, where the host's plain
+// computation spends Options::work rounds on every operation: device_rounds = work / speed makes the
+// device compute a request `speed` times faster than the host (its interpreter's own cost on top). The
+// time the device thread spends computing windows is measured (BusCounters::busy_ns).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -29,6 +35,7 @@
 #include "enc64.h"
 #include "interp.h"
 #include "bus_count.hpp"
+#include "work.hpp"
 
 static_assert(XF_ERR_NONE == 0 && XF_ERR_OPCODE == 1 && XF_ERR_SLOT == 2 && XF_ERR_INJECTED == 3,
               "device_errors.hpp describes the codes of ops/interp.h by number");
@@ -77,7 +84,8 @@ struct Message {
 
 class Emulated final : public Bus {
  public:
-  Emulated(double latency, double bandwidth) : latency_(checked(latency)), bandwidth_(bandwidth) {
+  Emulated(double latency, double bandwidth, uint32_t rounds)
+      : latency_(checked(latency)), bandwidth_(bandwidth), rounds_(rounds) {
     if (!(bandwidth > 0) || !std::isfinite(bandwidth))
       throw std::invalid_argument("emulated bandwidth must be a finite rate above 0 B/s");
   }
@@ -101,8 +109,10 @@ class Emulated final : public Bus {
   std::string name() const override {
     char text[160];
     const unsigned cpus = usable_cpus();
-    std::snprintf(text, sizeof text, "emulated: one-way latency %.4g ns, %.4g GB/s%s",
-                  std::chrono::duration<double>(latency_).count() * 1e9, bandwidth_ / 1e9,
+    char work[48] = "";
+    if (rounds_) std::snprintf(work, sizeof work, ", %u rounds of work a request", rounds_);
+    std::snprintf(text, sizeof text, "emulated: one-way latency %.4g ns, %.4g GB/s%s%s",
+                  std::chrono::duration<double>(latency_).count() * 1e9, bandwidth_ / 1e9, work,
                   cpus < 2 ? "; time-sliced: one CPU for the host and the device thread, waits are not the bus's" : "");
     return text;
   }
@@ -229,15 +239,22 @@ class Emulated final : public Bus {
 
   void handle(Message& m) {
     switch (m.kind) {
-      case Message::window:
+      case Message::window: {
         count_window(counted_, m.words.data(), m.n);
+        const auto t0 = Clock::now();
         for (uint32_t i = 0; i < m.n; i++) {
           xf_u32 err = xf_step(m.words.data(), i, m.n, slots_.data(), static_cast<xf_u32>(slots_.size()), out_.data(),
                                round_keys_);
           uint32_t none = 0;
           if (err) error_.compare_exchange_strong(none, err);
+          if (rounds_) {  // the request's work, from its result (its destination slot: word 1's low half)
+            const uint32_t dst = static_cast<uint32_t>(m.words[uint64_t(i) * XF_WORDS + 1]);
+            spend(dst < slots_.size() ? slots_[dst] : 0, rounds_);
+          }
         }
+        counted_.busy_ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
         break;
+      }
       case Message::read_slot:
         count_read(counted_, 8, 1);
         m.reply->values.assign(1, m.slot < slots_.size() ? slots_[m.slot] : 0);
@@ -254,6 +271,7 @@ class Emulated final : public Bus {
 
   Clock::duration latency_;
   double bandwidth_;
+  uint32_t rounds_;  // work a request (work.hpp), besides the interpreter
   std::vector<uint64_t> slots_, out_;
   uint32_t round_keys_[27] = {};
   BusCounters counted_;  // device thread only, until counted() has waited for it
@@ -273,8 +291,8 @@ class Emulated final : public Bus {
 
 }  // namespace
 
-std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second) {
-  return std::make_unique<Emulated>(latency_seconds, bandwidth_bytes_per_second);
+std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second, uint32_t device_rounds) {
+  return std::make_unique<Emulated>(latency_seconds, bandwidth_bytes_per_second, device_rounds);
 }
 
 }  // namespace xferlab::runtime

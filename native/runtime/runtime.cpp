@@ -158,6 +158,8 @@ CellRef Runtime::submit(uint32_t op, const Operand& a, const Operand& b, const O
   if (tracing_) {
     for (const Operand* o : {&a, &b, &c}) trace_.producers.push_back(o->cell ? o->cell->request : 0);
     trace_.read_at.push_back(0);
+    trace_.issued_seconds.push_back(trace_.now());
+    trace_.read_seconds.push_back(-1.0);
   }
   uint64_t want = options_.mode == Mode::forward ? 0 : XF_WANT;
   words[0] = (op & 0xFFFFu) | (static_cast<uint64_t>(kinds) << 16) | want | (static_cast<uint64_t>(level) << 32);

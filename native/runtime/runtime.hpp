@@ -16,6 +16,7 @@
 // BusCounters what the bus itself saw.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -69,6 +70,7 @@ struct BusCounters {
   uint64_t status_reads = 0;    // reads of the status word that crossed the bus (among read_requests)
   uint64_t forwarded = 0;       // operands the device took from its own slots: results that never crossed
   uint64_t kept = 0;            // results left only in a slot (not sent with their window)
+  uint64_t busy_ns = 0;         // emulated: the device thread's time computing windows (not a transaction)
   // Every message on the bus: each write's lines, each doorbell, each read's request and its lines back.
   uint64_t transactions() const { return lines_received + doorbells + read_requests + lines_sent; }
 };
@@ -95,7 +97,9 @@ class Bus {
   virtual cl::ProgramCount programs() const { return {}; }
 };
 
-std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second);
+// device_rounds: the work (work.hpp) the device spends on every request besides interpreting it: the host's
+// Options::work / device speed (0: none, the emulator's own pace).
+std::unique_ptr<Bus> make_emulated(double latency_seconds, double bandwidth_bytes_per_second, uint32_t device_rounds = 0);
 // Throws std::runtime_error if unavailable; cl::ProgramRefused (std::invalid_argument) for a `program`
 // (--program FILE|DIR, "" for none) that does not serve, or a device that cannot build from source.
 std::unique_ptr<Bus> make_opencl(int device_index, const std::string& program = "");
@@ -127,16 +131,21 @@ struct Operand {
 
 // The request stream as the program issued it, for the opportunity analysis (seed 002's argument:
 // how often operands come from recent requests, how much is independent, what the host reads).
-// Off unless asked for (Runtime::trace): two words per request.
+// Off unless asked for (Runtime::trace): two words and two times per request.
 struct Trace {
   std::vector<uint64_t> producers;  // per request, 3 entries: the request whose result each operand is (0: none)
   std::vector<uint64_t> read_at;    // per request: requests issued when the host first read its result (0: never)
+  std::vector<double> issued_seconds;  // per request: when it was issued, seconds since the trace began (steady clock)
+  std::vector<double> read_seconds;    // per request: when the host first asked for its result (-1: never)
+  std::chrono::steady_clock::time_point start;
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
 };
 
 struct Options {
   Mode mode = Mode::forward;
   uint32_t ring = 256;           // result slots on the device
   uint32_t window = 32;          // requests per launch, at most (sync: 1)
+  uint32_t work = 0;             // rounds of work (work.hpp) the host's plain computation spends on each operation
   uint32_t round_keys[27] = {};  // enc64 (speck64_expand of the device's key)
 };
 
@@ -159,10 +168,16 @@ class Runtime {
   void drain();
 
   // Record the request stream from now on (Trace); the host's reads count when it asks for a value.
-  void trace(bool on) { tracing_ = on; }
+  void trace(bool on) {
+    if (on && !tracing_ && trace_.read_at.empty()) trace_.start = std::chrono::steady_clock::now();
+    tracing_ = on;
+  }
   const Trace& traced() const { return trace_; }
   void note_read(const Cell& cell) {
-    if (tracing_ && cell.request && !trace_.read_at[cell.request - 1]) trace_.read_at[cell.request - 1] = counters_.requests;
+    if (tracing_ && cell.request && cell.request <= trace_.read_at.size() && !trace_.read_at[cell.request - 1]) {
+      trace_.read_at[cell.request - 1] = counters_.requests;
+      trace_.read_seconds[cell.request - 1] = trace_.now();
+    }
   }
 
   const Counters& counters() const { return counters_; }

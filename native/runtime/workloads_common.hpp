@@ -13,6 +13,7 @@
 #include "posit32.h"
 #include "enc64.h"
 #include "interp.h"
+#include "work.hpp"
 
 namespace xferlab::runtime {
 namespace workloads_detail {
@@ -81,15 +82,16 @@ struct PositDevice {
 struct PositHost {
   using V = uint32_t;
   using Out = uint32_t;
+  uint32_t work = 0;  // rounds of work (work.hpp) on every operation: Options::work
   V constant(uint32_t bits) const { return bits; }
   V number(double x) const { return p32_from_f64(x); }
-  V add(V a, V b) const { return p32_add(a, b); }
-  V mul(V a, V b) const { return p32_mul(a, b); }
-  V sub(V a, V b) const { return p32_sub(a, b); }
-  V divide(V a, V b) const { return p32_div(a, b); }
-  V negate(V a) const { return p32_neg(a); }
-  V fmadd(V a, V b, V c) const { return p32_fma(a, b, c); }
-  V root(V a) const { return p32_sqrt(a); }
+  V add(V a, V b) const { return weighed(p32_add(a, b), work); }
+  V mul(V a, V b) const { return weighed(p32_mul(a, b), work); }
+  V sub(V a, V b) const { return weighed(p32_sub(a, b), work); }
+  V divide(V a, V b) const { return weighed(p32_div(a, b), work); }
+  V negate(V a) const { return weighed(p32_neg(a), work); }
+  V fmadd(V a, V b, V c) const { return weighed(p32_fma(a, b, c), work); }
+  V root(V a) const { return weighed(p32_sqrt(a), work); }
   uint32_t read(V a) const { return a; }
 };
 

@@ -37,13 +37,17 @@ struct EncDevice {
 
 struct EncHost {
   using V = int64_t;
+  uint32_t work = 0;  // rounds of work (work.hpp) on every operation: Options::work
   V constant(int64_t v) const { return v; }
-  V add(V a, V b) const { return wrap((uint64_t)a + (uint64_t)b); }
-  V sub(V a, V b) const { return wrap((uint64_t)a - (uint64_t)b); }
-  V less(V a, V b) const { return a < b ? 1 : 0; }
-  V pick(V c, V a, V b) const { return c != 0 ? a : b; }
-  V larger(V a, V b) const { return a < b ? b : a; }
-  std::vector<int64_t> reveal(const std::vector<V>& values) const { return values; }
+  V add(V a, V b) const { return weighed(wrap((uint64_t)a + (uint64_t)b), work); }
+  V sub(V a, V b) const { return weighed(wrap((uint64_t)a - (uint64_t)b), work); }
+  V less(V a, V b) const { return weighed<V>(a < b ? 1 : 0, work); }
+  V pick(V c, V a, V b) const { return weighed(c != 0 ? a : b, work); }
+  V larger(V a, V b) const { return weighed(a < b ? b : a, work); }
+  std::vector<int64_t> reveal(const std::vector<V>& values) const {  // one decryption a value on the device
+    for (V v : values) weighed(v, work);
+    return values;
+  }
 };
 
 // VIP-Bench bubble-sort in its data-oblivious mode: size - 1 passes over every adjacent pair (no early
@@ -162,7 +166,7 @@ WorkloadResult run_vip(Runtime& rt, const std::string& name, uint64_t n, uint64_
   std::vector<Enc> cipher;  // the data owner encrypts before the run (not timed, as in VIP-Bench)
   for (int64_t x : plain) cipher.push_back(Enc::encrypt(rt, x));
   const auto [dev, host] = timed_pair(res, [&] { return vip_kernel(name, EncDevice{rt}, cipher); },
-                                      [&] { return vip_kernel(name, EncHost{}, plain); });
+                                      [&] { return vip_kernel(name, EncHost{rt.options().work}, plain); });
   const std::vector<int64_t> check = vip_check(name, plain);
   res.ok = dev == host && host == check;
   res.detail = "decrypted " + join(dev) + (dev == host ? "; equals" : "; DIFFERS from") + " the int64 run" +

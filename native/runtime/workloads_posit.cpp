@@ -164,7 +164,7 @@ WorkloadResult run_cg(Runtime& rt, const std::string&, uint64_t size, uint64_t s
   WorkloadResult res;
   Csr a = make_matrix(n, seed);
   const auto [dev, host] =
-      timed_pair(res, [&] { return conj_grad(PositDevice{rt}, a); }, [&] { return conj_grad(PositHost{}, a); });
+      timed_pair(res, [&] { return conj_grad(PositDevice{rt}, a); }, [&] { return conj_grad(PositHost{rt.options().work}, a); });
 
   const bool same = dev.norms == host.norms && dev.x == host.x && dev.explicit_norm == host.explicit_norm;
   const double first = p32_to_f64(host.norms.front()), last = p32_to_f64(host.norms.back());

@@ -106,3 +106,15 @@ def smallest_bytes_that_pay(link: Link, host_rate: float, device_rate: float, ou
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if pays(mid) else (mid, hi)
     return hi
+
+
+def break_even_speed(host_seconds: float, communication_seconds: float) -> float | None:
+    """Seed 002's P/O = 1 solved for the device's speed s relative to the host (issue 29), the device taking
+    T_cpu / s for what the host does in T_cpu: P/O = (T_cpu - T_cpu / s) / T_lat exceeds 1 exactly when
+    s > T_cpu / (T_cpu - T_lat) (seed 000's t - t' > 2d with t' = t / s). None when T_lat >= T_cpu: no
+    device speed pays, the bus alone costs more than the whole task on the host."""
+    if host_seconds < 0 or communication_seconds < 0:
+        raise BadValue(f"times must be non-negative: host {host_seconds:g} s, communication {communication_seconds:g} s")
+    if communication_seconds >= host_seconds:
+        return None
+    return host_seconds / (host_seconds - communication_seconds)

@@ -55,6 +55,15 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         latencies: Optional[str] = typer.Option(None, "--latencies", help="offload: emulated one-way bus latencies, "
                                                 "times or presets (cxl, ccip, pcie3; default 0, cxl, ccip, 2us).",
                                                 metavar="LIST"),
+        window: Optional[int] = typer.Option(None, "--window", help="offload: requests per window of the opportunity "
+                                             "statistics (default 8, the seed's).", metavar="N"),
+        device_speeds: Optional[str] = typer.Option(None, "--device-speeds", help="offload: the emulated device's "
+                                                    "compute speeds relative to the host (e.g. 0.5,1,2,4); each runs "
+                                                    "the bus step with P/O per point (default: the emulator's own "
+                                                    "pace, no work).", metavar="LIST"),
+        work: Optional[int] = typer.Option(None, "--work", help="offload: rounds of work a request on the host "
+                                           "(the device does work / speed; default 1024 with --device-speeds).",
+                                           metavar="N"),
         chunks: Optional[str] = typer.Option(None, "--chunks", help="granularity, deceval: chunk sizes (granularity: "
                                              "default the seed's 80 kB and 8 MB; deceval: the sizes the stages are "
                                              "measured and fitted at, default 256 KiB, 4 MiB).", metavar="LIST"),
@@ -80,7 +89,7 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
     chosen = find(name)
     from ..units import parse_count, parse_list, parse_size
     from ..system.locality import cpu_text, parse_cpus
-    from .runtime import parse_latencies
+    from .runtime import parse_latencies, parse_speeds
 
     given = {"pmem": str(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations, "backend": backend, "device": device_,
              "count": count, "cpus": cpu_text(parse_cpus(cpus)) if cpus is not None else None, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
@@ -89,6 +98,8 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
              "evaluations": parse_list(evaluations, parse_count, "--evaluations") if evaluations is not None else None,
              "workloads": [w.strip() for w in workloads.split(",") if w.strip()] if workloads is not None else None,
              "latencies": parse_latencies(latencies, "--latencies") if latencies is not None else None,
+             "window": window, "work": work,
+             "device_speeds": parse_speeds(device_speeds, "--device-speeds") if device_speeds is not None else None,
              "program": str(program) if program is not None else None, "mpi": mpi}
     for key, value in given.items():
         if value is not None and key not in chosen.options:

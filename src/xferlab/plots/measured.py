@@ -243,3 +243,30 @@ def plot_runtime_speedup(rows: Sequence[dict], path: Path) -> Path:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return _write(plt, fig, path)
+
+
+def plot_p_over_o(rows: Sequence[dict], even: Sequence[dict], path: Path) -> Path:
+    """Seed 002's "more forgiving trade-offs": the measured P/O against the emulated device's speed, one line
+    per workload, mode and bus latency, with P/O = 1 and each line's break-even speeds, the model's (a
+    triangle on the axis) and the measured one (a circle) (`xferlab runtime bench --device-speed LIST --plot FILE`)."""
+    plt, fig, ax = _axes()
+    for b in even:
+        points = [(s, p) for s, p in zip(b["speeds"], b["p_over_o"]) if p is not None]
+        if not points:
+            continue
+        x, y = zip(*points)
+        label = f"{b['workload']} {b['mode']} {b['latency_seconds'] * 1e9:g} ns"
+        line, = ax.plot(x, y, "-" if b["mode"] == "forward" else "--", marker=".", label=label)
+        if b["break_even_speed"] is not None:
+            ax.plot([b["break_even_speed"]], [1.0], "v", color=line.get_color(), ms=7)
+        if b["measured_break_even_speed"] is not None:
+            ax.plot([b["measured_break_even_speed"]], [1.0], "o", mfc="none", color=line.get_color(), ms=8)
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xlabel("emulated device speed (x the host)")
+    ax.set_ylabel("P/O = (T_cpu - T_acc) / T_lat")
+    ax.set_title("Where offloading pays: P/O > 1 (triangle: the model's break-even, circle: measured)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _write(plt, fig, path)

@@ -24,6 +24,9 @@ BACKENDS = ("emulated", "opencl")
 OPSETS = ("posit32", "enc64")
 MAX_SLOTS = 2**20      # result slots (and requests per window) at most: 8 MiB of device memory
 MAX_LATENCY = 1.0      # seconds: an emulated leg longer than this is a typo, not a bus
+MAX_WORK = 2**20       # rounds of work a request: ~1 ms on a 2 GHz core, past any request the seeds consider
+DEFAULT_WORK = 1024    # rounds when only --device-speed is given: ~1.5 us a request here, past the runtime's own cost
+MAX_SPEED = 1e6        # a device speed beyond this leaves no round of work on the device for any --work
 #: The key of SPECK-64/128's published test vector (Beaulieu et al., ePrint 2013/404), as l2, l1, l0, k0.
 SPECK_TEST_KEY = (0x1b1a1918, 0x13121110, 0x0b0a0908, 0x03020100)
 
@@ -43,14 +46,33 @@ def _native():
     return _runtime
 
 
+def device_work(work: Optional[int], speed: Optional[float]) -> tuple[int, int]:
+    """(host rounds, device rounds) a request for ``--work`` and ``--device-speed`` (issue 29): the host's plain
+    computation spends ``work`` rounds of SPECK-64's round function on every operation, the emulated device
+    ``round(work / speed)`` on every request beside its interpreter, so it computes a request ``speed`` times
+    faster than the host. Neither given: (0, 0), the emulator as it always was (the device is this CPU running
+    the interpreter). Speed alone: work = DEFAULT_WORK; work alone: speed 1."""
+    if speed is not None and not (0 < speed <= MAX_SPEED):  # (NaN fails this too)
+        raise BadValue(f"--device-speed {speed:g} is not allowed: a speed relative to the host above 0, at most "
+                       f"{MAX_SPEED:g} (4: the device computes a request 4x faster than the host)")
+    if work is not None and (not isinstance(work, int) or not 0 <= work <= MAX_WORK):
+        raise BadValue(f"--work {work} is not allowed: rounds of work a request, 0 to {MAX_WORK:,}")
+    if speed is None:
+        return (work or 0, work or 0)
+    host = DEFAULT_WORK if work is None else work
+    return host, int(round(host / speed))
+
+
 def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 256, window: int = 32,
                  latency: float = 1e-6, bandwidth: float = 16e9, device: int = 0,
-                 key: tuple[int, int, int, int] = SPECK_TEST_KEY, program: Optional[Path] = None) -> Any:
+                 key: tuple[int, int, int, int] = SPECK_TEST_KEY, program: Optional[Path] = None,
+                 work: Optional[int] = None, device_speed: Optional[float] = None) -> Any:
     """A runtime on ``backend`` in ``mode``; options checked with one-line errors naming the value.
     ``key``: enc64's SPECK-64/128 key as four 32-bit words (default: the SPECK paper's test-vector key;
     give your own for anything but a demonstration). ``program``: the OpenCL backend's program from a
     binary, ``--program FILE|DIR`` as the probe takes it (a DIR from ``xferlab kernels build`` holds
-    the runtime's, ``runtime-<hash>.bin``); its ``programs`` property then says ``made: binary``."""
+    the runtime's, ``runtime-<hash>.bin``); its ``programs`` property then says ``made: binary``. ``work``,
+    ``device_speed``: the emulated device's compute speed relative to the host (:func:`device_work`)."""
     if backend not in BACKENDS:
         raise BadValue(f"backend '{backend}' is not known; allowed: {', '.join(BACKENDS)}")
     if mode not in MODES:
@@ -66,12 +88,16 @@ def open_runtime(backend: str = "emulated", mode: str = "forward", ring: int = 2
         raise BadValue(f"key {key!r} is not allowed: four whole numbers of 32 bits (SPECK-64/128)")
     if not 0 < bandwidth < float("inf"):
         raise BadValue(f"--bandwidth {bandwidth:g} B/s is not allowed: above 0")
+    host_rounds, device_rounds = device_work(work, device_speed)
+    if backend != "emulated" and (work is not None or device_speed is not None):
+        raise BadValue(f"--work and --device-speed set the emulated device's compute; --backend {backend} computes "
+                       "at its own speed")
     if program is not None and backend != "opencl":
         raise BadValue(f"--program '{program}' gives the OpenCL backend its program; --backend {backend} builds none")
     native = _native()
     try:
         return native.Runtime(backend, mode, ring, window, latency, bandwidth, device, list(key),
-                              str(program) if program is not None else "")
+                              str(program) if program is not None else "", host_rounds, device_rounds)
     except (RuntimeError, ValueError) as error:
         if backend == "opencl":  # no platform, no such device, a --program that does not serve: the user's
             raise BadValue(str(error).split("\n")[0]) from None

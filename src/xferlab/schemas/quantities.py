@@ -49,6 +49,12 @@ host_bias_seconds     number   seconds the device's accesses between two flips, 
 device_bias_seconds   number   seconds the same in device bias: one flip
 end_seconds           number   seconds when it ends
 busy_seconds          number   seconds how long a resource was busy
+device_busy_seconds   number?  seconds the emulated device thread's time computing windows, median over the runs (null: not emulated)
+model_communication_seconds number? seconds seed 002's T_lat for the run by the bus as a link: a round trip per wait, the records at its bandwidth (null: not emulated)
+use_distance_mean_seconds number? seconds from a result's issue to its first use (a later request's issue, or the host's read), mean
+use_distance_median_seconds number? seconds from a result's issue to its first use, median
+use_distance_p90_seconds number? seconds from a result's issue to its first use, 90th percentile
+use_distance_max_seconds number? seconds from a result's issue to its first use, longest
 link_a_seconds        number   seconds link A's time
 link_b_seconds        number   seconds link B's time
 total_seconds         number   seconds the total time (median)
@@ -160,6 +166,7 @@ copy_rate_bytes_per_second number bytes_per_second the copy rate of a tier's lin
 started_utc           string   utc     when a run started
 finished_utc          string?  utc     when it finished (null: it has not)
 # --- nested objects and lists
+break_even            array    list    `runtime bench --device-speed LIST`: per workload, mode and latency, the break-even device speed measured beside the model's
 accelerators          object   object  accelerators found, per API
 align                 array    list    copies at offsets from a page (measure kernels --align)
 cpu_nodes             array    list    a memory matrix's rows: the CPU nodes whose CPUs ran the threads

@@ -158,8 +158,10 @@ SHAPES = {
              "flushes_for_dependency to_device_bytes from_device_bytes counted_records counted_doorbells "
              "counted_lines_received counted_read_requests counted_lines_sent counted_values_sent "
              "counted_status_reads counted_forwarded counted_kept counted_transactions speedup_over_sync "
-             "transactions_saved counted_saved device_seconds p_over_o",
-        top="run_id store machine_state"),
+             "transactions_saved counted_saved device_seconds p_over_o device_speed work_rounds device_rounds "
+             "device_busy_seconds measured_device_speed pays model_communication_seconds break_even_speed",
+        top="run_id store machine_state break_even?",
+        nested={"break_even": "workload mode latency_seconds measured_break_even_speed break_even_speed"}),
     "scenario list": dict(rows="name kind title source"),
     "scenario run": dict(
         rows=SCENARIO,
@@ -195,8 +197,10 @@ SHAPES = {
     "study run offload": dict(
         rows="workload requests? recent_operand_share? level_width_mean? level_width_median? level_width_p90? "
              "level_width_max? ideal_parallelism? host_read_share? unused_share? use_distance_median? "
-             "use_distance_p90? use_distance_max? latency_seconds? sync_seconds? parallel_speedup? forward_speedup? "
-             "forward_transactions_saved? forward_counted_saved?",
+             "use_distance_p90? use_distance_max? window? use_distance_mean_seconds? use_distance_median_seconds? "
+             "use_distance_p90_seconds? use_distance_max_seconds? device_speed? latency_seconds? sync_seconds? "
+             "parallel_speedup? forward_speedup? forward_transactions_saved? forward_counted_saved? sync_p_over_o? "
+             "parallel_p_over_o? forward_p_over_o? forward_break_even_speed?",
         top=STUDY, nested=STEPS),
     "study run tiers": dict(
         rows="class kernel statistic placement threads size_bytes array_size_class best_bytes_per_second "

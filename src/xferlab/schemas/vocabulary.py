@@ -128,7 +128,7 @@ jitter                boolean  flag    this CPU's p99 launch latency is more tha
 hypervisor            boolean  flag    the machine runs under a hypervisor
 incomplete            boolean  flag    the process recording the run was killed before finishing it
 ok                    boolean  flag    every run gave the right result
-pays                  boolean  flag    offloading saves time (advise bias: device bias does)
+pays                  boolean? flag    offloading saves time (advise bias: device bias does; runtime bench: the offloaded run beat the host, null off the emulated bus)
 held_out              boolean  flag    the flow's chunk size was not used to fit the stage models
 imported              boolean  flag    the run was new to the store (false: it was there already)
 outlier               boolean  flag    this node's figure is far from the others'
@@ -168,6 +168,9 @@ unvalidated_samples   integer  count   samples whose result was not checked
 warmups               integer  count   warm-up samples (not in the statistics)
 width                 integer? count   elements per work-item
 windows               integer  count   request windows
+window                integer? count   requests per window of the opportunity statistics (seed 002: 8; null: a trace stored before it was recorded)
+work_rounds           integer  count   rounds of work the host spends on every operation (--work)
+device_rounds         integer  count   rounds of work the emulated device spends on every request (work / speed)
 delay                 integer? count   a loaded-latency point: the traffic threads' delay between accesses (loop iterations)
 bootstrap_resamples   integer  count   bootstrap resamples behind a fit's intervals
 points                integer  count   measurements a fit used
@@ -226,6 +229,14 @@ forward_speedup       number   ratio   sync's time / forward mode's
 time_ratio            number   ratio   link A's time / link B's
 runner_up_ratio       number   ratio   the runner-up's time / the fastest's
 p_over_o              number   ratio   P/O: the time saved / the time the bus costs
+sync_p_over_o         number?  ratio   P/O of sync mode
+parallel_p_over_o     number?  ratio   P/O of parallel mode
+forward_p_over_o      number?  ratio   P/O of forward mode
+device_speed          number?  ratio   the emulated device's compute speed relative to the host (null: the emulator's own pace)
+measured_device_speed number?  ratio   the host's time / the emulated device thread's busy time (null: no speed asked)
+break_even_speed      number?  ratio   the device speed at which seed 002's model gives P/O = 1 (null: none pays)
+forward_break_even_speed number? ratio the model's break-even device speed for forward mode
+measured_break_even_speed number? ratio the smallest swept device speed whose measured P/O passes 1 (geometric mean with the speed before; null: none)
 utilization           number   ratio   busy time / makespan
 transactions_saved    number   ratio   1 - this mode's bus transactions / sync's
 counted_saved         number   ratio   1 - the transactions the bus counted / sync's
