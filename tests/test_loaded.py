@@ -103,6 +103,19 @@ def test_a_short_family_run_moves_checked_traffic_of_each_mix():
         assert p["median_ci_low_bytes_per_second"] <= p["median_bytes_per_second"] <= p["best_bytes_per_second"]
 
 
+def test_many_generators_each_have_their_part_and_their_check():
+    """More generators than this machine has spare CPUs (--cpus repeats them): each walks its own part of
+    the buffers, and each one's claim is checked (a miscount is named for the first generator)."""
+    args = ["--cpus", "0,1,1,1,0", *SMALL, "--delays", "0", "--mixes", "read,1:1,nt-write"]
+    recs = records(probe(*args))
+    assert recs[0]["traffic_threads"] == 4 and recs[0]["traffic_buffer_bytes"] == 2 * MiB
+    checks = [r for r in recs if r["record"] == "check"]
+    assert len(checks) == 3 and all(c["ok"] for c in checks)
+    assert [c["lines_checked"] > 0 for c in checks] == [False, True, True]
+    bad = [r for r in records(probe(*args, "--miscount", "5")) if r["record"] == "check"]
+    assert not any(c["ok"] for c in bad) and all(c["detail"].startswith("generator 0 (CPU 1): ") for c in bad)
+
+
 @pytest.mark.parametrize("mix, why", [("read", "the words it read add up to"), ("3:1", "claims"),
                                       ("nt-write", "lines written; line"), ("write", "lines written; line")])
 def test_a_generator_whose_count_is_wrong_is_refused(mix, why):
@@ -200,7 +213,7 @@ def test_the_report_has_a_table_per_memory_node():
 
     tables = loaded_tables(FAMILY)
     assert [t.title.split(":")[0] for t in tables] == ["Loaded latency, memory node 0", "Loaded latency, memory node 1"]
-    assert [r["mix"] for r in tables[0].rows] == ["read: all reads"] * 2 + ["1:1: 1:1 reads:writes (ordinary stores)"] * 2
+    assert [r["mix"] for r in tables[0].rows] == ["read: all reads"] * 2 + ["1:1 reads:writes (ordinary stores)"] * 2
     assert tables[0].rows[0]["latency_ci"] == "± 10.0 %" and any(n.startswith("counting (loaded)") for n in tables[0].notes)
 
 

@@ -182,10 +182,9 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
     notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
              f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
-    if bandwidth:  # what each bandwidth counts, and the DRAM peak it is held against
-        notes += footer("memory", [r["test"] for r in bandwidth]) + peak_lines(result["peaks"])
-    elif loaded:  # the loaded traffic's counting rule (with STREAM's, the footer above names it)
-        notes += footer("memory", [loaded_mixes.TEST])
+    if bandwidth or loaded:  # what each bandwidth counts (STREAM's, loaded latency's traffic), and the DRAM peak
+        notes += footer("memory", [r["test"] for r in bandwidth] + ([loaded_mixes.TEST] if loaded else []))
+        notes += peak_lines(result["peaks"]) if bandwidth else []
     notes += [f"run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in result["plots"]]

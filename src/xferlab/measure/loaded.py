@@ -157,8 +157,9 @@ def curves(pts: Iterable[dict[str, Any]]) -> dict[Any, dict[str, list[dict[str, 
 
 
 def title(mix: str) -> str:
-    """A curve's label: ``3:1`` → ``3:1: 3:1 reads:writes (ordinary stores)``."""
+    """A curve's label: ``3:1`` → ``3:1 reads:writes (ordinary stores)``, ``read`` → ``read: all reads``."""
     try:
-        return f"{mix}: {parse_mix(mix).description}"
+        description = parse_mix(mix).description
     except BadValue:
         return mix
+    return description if description.startswith(mix) else f"{mix}: {description}"
