@@ -103,7 +103,7 @@ def memory(
                                 "a bandwidth–latency curve per read/write mix (--mixes), each from idle to saturation."),
     mixes: Optional[str] = typer.Option(None, "--mixes", help="With --loaded: the read/write mixes, a curve each: read, "
                                         "write, nt-write (non-temporal stores), R:W (R lines read per W written), "
-                                        "R:W-nt (default: read,3:1,2:1,1:1,nt-write, as Intel MLC's -W1/W3/W2/W5/W6).",
+                                        "R:W-nt (default: read,3:1,2:1,1:1,nt-write: Intel MLC's read-only traffic and its -W3, -W2, -W5, -W6).",
                                         metavar="LIST"),
     matrix: bool = typer.Option(False, "--matrix", help="Idle latency and bandwidth (the read kernel unless --kernels) from "
                                 "every CPU node's CPUs to every memory node, as Intel MLC's matrices; refuses --node, "

@@ -25,7 +25,7 @@ from ..stats import summarize
 from .samples import validated, value_of
 
 TEST = "loaded-latency"
-#: The family `measure memory --loaded` runs when --mixes is not given (MLC's W1, W3, W2, W5, W6).
+#: The family `measure memory --loaded` runs when --mixes is not given (MLC's read-only traffic, -W3, -W2, -W5, -W6).
 DEFAULT_MIXES = ("read", "3:1", "2:1", "1:1", "nt-write")
 ALLOWED = "read, write, nt-write, R:W or R:W-nt (R, W 0..16, not both 0; -nt: non-temporal writes, W >= 1)"
 _MIX = re.compile(r"^(\d{1,2}):(\d{1,2})(-nt)?$")
