@@ -170,6 +170,12 @@ def test_measure_memory_loaded_prints_the_family(cli, tmp_path):
         stats = [s for s in db.stats(run) if s["test"] == "loaded-latency"]
         assert run and db.run(run)["params"]["mixes"] == ["read", "nt-write"]
     assert {(s["variant"], s["delay"]) for s in stats} == {(p["mix"], p["delay"]) for p in points}
+    # the report shows the family of the node measured: its table and its plot
+    report = tmp_path / "out" / "report.html"
+    cli("report", "-o", report, "--store", store, check=0, env={"XFERLAB_PROFILES": str(tmp_path / "profiles")})
+    html = report.read_text()
+    assert "Loaded latency, memory node default: the chase under each read/write mix" in html
+    assert "nt-write: all writes (non-temporal stores)" in html and "loaded latency · reproduce" in html
 
 
 @pytest.mark.parametrize("extra, fragment", [
