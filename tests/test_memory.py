@@ -319,12 +319,15 @@ def test_killed_run_keeps_finished_samples(tmp_path):
 
 
 def test_loaded_latency_progress_is_a_line_per_delay():
-    """Loaded latency prints a line as each traffic delay ends, with the latency and the traffic."""
+    """Loaded latency prints a line as each (mix, traffic delay) point ends, with the latency, the traffic
+    and whether the probe's check of the traffic held."""
     from xferlab.measure.steps import run_steps
 
-    [step] = steps(MemoryPlan(bandwidth=False, loaded=True))
+    [step] = steps(MemoryPlan(bandwidth=False, loaded=True, mixes=["read", "1:1"]))
     step.args += ["--size", str(16 * 2**20), "--delays", "64,0", "--min-time", "0.005"]
     lines, results = [], []
     run_steps([step], rows_of, 60, results.append, on_line=lines.append)
     assert results[0].failure is None
-    assert [line.split(": ")[1] for line in lines] == ["delay 64", "delay 0"] and all("of traffic" in x for x in lines)
+    assert [line.split(": ")[1] for line in lines] == ["mix read, delay 64", "mix read, delay 0", "mix 1:1, delay 64",
+                                                        "mix 1:1, delay 0"]
+    assert all("of traffic, traffic checked" in x for x in lines)

@@ -69,6 +69,7 @@ def _loaded(node):
     records = [{"record": "setup", "size_bytes": 256 * MiB, "chase_cpu": 0, "traffic": "read", "traffic_threads": 1}]
     records += [{"record": "sample", "delay": d, "seconds": 0.3, "latency_seconds": lat, "loads": 1000,
                  "traffic_bandwidth_bytes_per_second": bw} for d, bw, lat in LOADED]
+    records += [{"record": "check", "delay": d, "ok": True} for d, _, _ in LOADED]  # the probe's traffic check held
     step = Step("loaded", "loaded", [], {"node": node, "mode": "memory", "threads": 2}, 1.0)
     return rows_of(step, ProbeRun([], records))[0]
 

@@ -12,7 +12,7 @@ class Backend;
 int run_clock(int samples);
 int run_stream(Args& args);   // stream.cpp
 int run_latency(Args& args);  // latency.cpp
-int run_loaded(Args& args);   // latency.cpp
+int run_loaded(Args& args);   // loaded.cpp: the chase under traffic, per read/write mix
 int run_devices(Args& args);   // device.cpp
 // device.cpp: the backend --backend names, and the --device it asks for
 std::unique_ptr<Backend> open_backend(Args& args, int& device);

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..measure import checks
+from ..measure import checks, loaded as loaded_mixes
 from ..measure import memory_matrix as mx
 from ..measure.memory import DEFAULT_KERNELS, KERNELS, MemoryPlan, rows_of, steps
 from ..measure.run import measure
@@ -53,7 +53,9 @@ def _ints(text: str, where: str, lo: int = 0) -> list[int]:
 
 def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: Optional[str], node: Optional[str],
               first_touch: bool, hugepages: str, iterations: int, pmem: Optional[Path], persist: bool, latency: bool,
-              loaded: bool) -> MemoryPlan:
+              loaded: bool, mixes: Optional[str] = None) -> MemoryPlan:
+    if mixes is not None and not loaded:
+        raise BadValue(f"--mixes {mixes} applies to loaded latency; give --loaded with it")
     if hugepages not in ("none", "thp", "hugetlb"):
         raise BadValue(f"--hugepages '{hugepages}' is not allowed; allowed: none, thp, hugetlb")
     nodes: list[Optional[int]]
@@ -71,6 +73,8 @@ def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: O
         nodes=nodes, first_touch=first_touch, hugepages=hugepages, iterations=iterations, pmem=pmem,
         persist=persist, latency=latency, loaded=loaded,
     )
+    if mixes is not None:
+        plan.mixes = loaded_mixes.parse_mixes(mixes)
     plan.check()
     return plan
 
@@ -95,10 +99,15 @@ def memory(
                                         metavar="PATH"),
     persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
     latency: bool = typer.Option(False, "--latency", help="Also measure pointer-chase latency from L1 to past the last-level cache."),
-    loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic (bandwidth–latency curve)."),
+    loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic from the other CPUs: "
+                                "a bandwidth–latency curve per read/write mix (--mixes), each from idle to saturation."),
+    mixes: Optional[str] = typer.Option(None, "--mixes", help="With --loaded: the read/write mixes, a curve each: read, "
+                                        "write, nt-write (non-temporal stores), R:W (R lines read per W written), "
+                                        "R:W-nt (default: read,3:1,2:1,1:1,nt-write: Intel MLC's read-only traffic and its -W3, -W2, -W5, -W6).",
+                                        metavar="LIST"),
     matrix: bool = typer.Option(False, "--matrix", help="Idle latency and bandwidth (the read kernel unless --kernels) from "
                                 "every CPU node's CPUs to every memory node, as Intel MLC's matrices; refuses --node, "
-                                "--cpus, --threads, --latency, --loaded, --pmem, --plots."),
+                                "--cpus, --threads, --latency, --loaded, --mixes, --pmem, --plots."),
     budget: Optional[str] = BUDGET,
     timeout: str = TIMEOUT,
     plot: Optional[Path] = PLOTS,
@@ -116,11 +125,12 @@ def memory(
     fmt = output_format(json_, csv_)
     if matrix:
         given = [flag for flag, value in (("--node", node), ("--cpus", cpus), ("--threads", threads), ("--latency", latency),
-                                          ("--loaded", loaded), ("--pmem", pmem), ("--persist", persist), ("--plots", plot))
+                                          ("--loaded", loaded), ("--mixes", mixes), ("--pmem", pmem), ("--persist", persist), ("--plots", plot))
                  if value]
         return memory_matrix(given, kernels, size, first_touch, hugepages, iterations, precision, max_time, budget,
                              timeout, store, fmt)
-    plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded)
+    plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded,
+                     mixes)
     plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     checks.plot_dir(plot)
@@ -172,8 +182,9 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
     notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
              f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
-    if bandwidth:  # what each bandwidth counts, and the DRAM peak it is held against
-        notes += footer("memory", [r["test"] for r in bandwidth]) + peak_lines(result["peaks"])
+    if bandwidth or loaded:  # what each bandwidth counts (STREAM's, loaded latency's traffic), and the DRAM peak
+        notes += footer("memory", [r["test"] for r in bandwidth] + ([loaded_mixes.TEST] if loaded else []))
+        notes += peak_lines(result["peaks"]) if bandwidth else []
     notes += [f"run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in result["plots"]]
@@ -212,10 +223,20 @@ def print_tables(bandwidth: list, latency: list, loaded: list) -> None:
             Column("stopped", "stopped", justify="left"),
         ], "table", title="Load-to-use latency, dependent pointer chase (headline: median)")
     if loaded:
-        emit("measure memory", loaded, [
-            Column("node", "node"), Column("delay", "traffic delay"), Column("bandwidth_bytes_per_second", "traffic", format_rate),
-            Column("latency_seconds", "latency", format_time),
-        ], "table", title="Loaded latency: the chase under traffic from the other CPUs")
+        emit("measure memory", loaded_rows(loaded), [
+            Column("node", "node"), Column("mix", "mix", justify="left", no_wrap=True), Column("delay", "delay"),
+            Column("median_bytes_per_second", "traffic (median)", format_rate, no_wrap=True),
+            interval_column("traffic_ci", fmt=format_rate), Column("best_bytes_per_second", "best", format_rate, no_wrap=True),
+            Column("write_allocate_median_bytes_per_second", "+ write-allocate", or_dash(format_rate), no_wrap=True),
+            Column("median_seconds", "latency (median)", format_time), interval_column("ci"), Column("count", "n"),
+        ], "table", title="Loaded latency: the chase on the first CPU under each read/write mix of the others' traffic, "
+                          "from idle (long delay) to saturation (delay 0); traffic checked against memory")
+
+
+def loaded_rows(points: list) -> list:
+    """The loaded-latency points with their two intervals as table cells (latency ``ci``, bandwidth ``traffic_ci``)."""
+    shown = with_interval(points, "ci", "median_ci_low_seconds", "median_ci_high_seconds")
+    return with_interval(shown, "traffic_ci", "median_ci_low_bytes_per_second", "median_ci_high_bytes_per_second")
 
 
 def _register_device_commands() -> None:

@@ -20,8 +20,9 @@ One Tier per memory node and mode of the run (``mode`` ``memory``, or ``app-dire
   against the last-level cache (``array_size_class``: memory when each array is at least 4x it,
   STREAM's run rule; measure/sizeclass.py); a tier whose STREAM is not of class memory says so in a
   note, and its link view is then a cache's, not the memory's.
-* **Loaded-latency curve**: (traffic bandwidth, chase latency) per traffic delay, sorted by
-  bandwidth (the Mess benchmark's bandwidth-latency curve: Esmaili-Dokht et al., MICRO 2024).
+* **Loaded-latency curve**: (traffic bandwidth, chase latency) per traffic delay of the read mix
+  (the medians over each point's windows), sorted by bandwidth (the Mess benchmark's bandwidth-latency
+  curve: Esmaili-Dokht et al., MICRO 2024; the other mixes are measure memory's and the report's).
 
 **Link view.** A tier is usable as a LINK (``xferlab model time``, ``advise links``) as a
 memory-to-memory copy: t(n) = idle latency + n / r, where r = STREAM copy's best rate / 2 (bytes
@@ -193,20 +194,14 @@ def _bandwidth(rows: list[dict], llc: Optional[int] = None) -> list[KernelBandwi
 
 
 def _loaded(rows: list[dict]) -> list[LoadedPoint]:
-    """Pair each point's latency and bandwidth rows (same iteration and delay)."""
-    pairs: dict[tuple, dict[str, dict]] = {}
-    for r in rows:
-        params = r.get("params") or {}
-        delay = params.get("delay", r.get("delay"))
-        pairs.setdefault((r.get("iteration"), delay), {})[r["metric"]] = r
-    points = []
-    for (_, delay), p in pairs.items():
-        if {"latency_seconds", "bandwidth_bytes_per_second"} <= set(p):
-            params = p["latency_seconds"].get("params") or {}
-            points.append(LoadedPoint(bandwidth_bytes_per_second=p["bandwidth_bytes_per_second"]["value"],
-                                      latency_seconds=p["latency_seconds"]["value"], delay=delay,
-                                      traffic=params.get("traffic", p["latency_seconds"].get("traffic"))))
-    return sorted(points, key=lambda q: q.bandwidth_bytes_per_second)
+    """The read mix's curve (measure/loaded.py's points: the median latency and bandwidth of each delay's
+    windows); the other mixes' curves are the report's and `measure memory`'s, not the tier's."""
+    from ..measure.loaded import mix_of, points
+
+    reads = points(r for r in rows if mix_of(r) == "read")
+    return sorted((LoadedPoint(bandwidth_bytes_per_second=p["median_bytes_per_second"], latency_seconds=p["median_seconds"],
+                               delay=p["delay"], traffic="read") for p in reads),
+                  key=lambda q: q.bandwidth_bytes_per_second)
 
 
 def _default_name(node: str, mode: str) -> str:

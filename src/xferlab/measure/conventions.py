@@ -74,6 +74,14 @@ CONVENTIONS: dict[str, Convention] = {
         "McCalpin's counting: bytes of the arrays read + the array written per element (8-byte words): "
         f"{_words(HOST_ARRAYS)}; write-allocate traffic is not counted (recorded apart as write_allocate_bytes)", "best of the timed iterations (STREAM's figure); median beside it",
         "J. D. McCalpin, STREAM, 'Counting Bytes and FLOPS'"),
+    "loaded": Convention(
+        "loaded latency's traffic (the generators of each read/write mix, measure memory --loaded)",
+        "each cache line a generator read or wrote counted once, 64 B, in the chase's own window: read + written "
+        "bytes / the window; write-allocate traffic (the read for ownership of a line written with ordinary stores) "
+        "is not counted, as STREAM does not count it, and is given apart (write_allocate_median_bytes_per_second); a "
+        "non-temporal store has none; every point's count checked against memory by the probe",
+        "median over the windows (latency and bandwidth of the same windows); best window beside it",
+        "Intel Memory Latency Checker, --loaded_latency -W modes; Esmaili-Dokht et al., Mess, MICRO 2024"),
     "babelstream": Convention(
         "device STREAM kernels (copy, mul, add, triad, dot; read)",
         f"BabelStream's counting: the arrays read + written per element: {_words(DEVICE_ARRAYS)}",
@@ -95,6 +103,7 @@ _BY_TEST = {
     **{("device", t): "copy" for t in ("h2d", "d2h", "d2d")}, ("device", "bidir"): "bidir",
     ("device", "chunks"): "chunks",
     **{("memory", t): "stream" for t in ("copy", "scale", "add", "triad", "read", "write")},
+    ("memory", "loaded-latency"): "loaded",
     **{("kernels", t): "babelstream" for t in ("copy", "mul", "add", "triad", "dot", "read")},
     **{("kernels", t): "copy" for t in ("h2d", "d2h", "d2d", "d2d-devices")},
     ("network", "bw"): "osu-bw", ("network", "mbw_mr"): "osu-bw", ("network", "bibw"): "osu-bibw",

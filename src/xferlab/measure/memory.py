@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time
-from . import checks
+from . import checks, loaded as loaded_mixes
 from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
 from .steps import Step, dropped_reason, good_time, planned_limit
@@ -46,6 +46,7 @@ class MemoryPlan:
     persist: bool = False
     latency: bool = False
     loaded: bool = False
+    mixes: list[str] = field(default_factory=lambda: list(loaded_mixes.DEFAULT_MIXES))  # --loaded's read/write mixes
     latency_sizes: Optional[list[int]] = None
     bandwidth: bool = True
     timeout: float = 600.0
@@ -106,7 +107,10 @@ class MemoryPlan:
         elif self.hugepages == "hugetlb" and self.bandwidth:
             checks.hugetlb(checks.stream_mapping_bytes(self.array_bytes), self.nodes)
         if self.loaded and usable < 2:
-            raise BadValue("--loaded needs at least two CPUs: one chases pointers while the others load memory")
+            raise BadValue(f"--loaded needs at least two CPUs: one chases pointers while the others load memory "
+                           f"(mixes {','.join(self.mixes)}); {usable} usable")
+        if self.loaded:
+            loaded_mixes.parse_mixes(",".join(self.mixes))
 
     @property
     def array_bytes(self) -> int:
@@ -190,8 +194,8 @@ def steps(plan: MemoryPlan) -> list[Step]:
                                 sized.latency_estimate, limit=planned_limit(sized.latency_budget),
                                 progress=lambda r, label=label: latency_progress(label, r)))
         if plan.loaded and (sized is None or sized.loaded_bytes):
-            args = ["loaded", *cpu_arg, *where]
-            seconds, most = 2.0, None
+            args = ["loaded", *cpu_arg, *where, *loaded_mixes.probe_args(plan.mixes)]
+            seconds, most = 2.0 * len(plan.mixes), None
             if sized is not None:
                 args += ["--size", str(sized.loaded_bytes), "--min-time", repr(sized.loaded_min_time)]
                 seconds, most = sized.loaded_estimate, planned_limit(sized.loaded_estimate)
@@ -199,16 +203,30 @@ def steps(plan: MemoryPlan) -> list[Step]:
             out.append(Step(label, "loaded", args,
                             {"node": node_text, "mode": "memory",
                              "threads": len(plan.cpus) if plan.cpus else len(os.sched_getaffinity(0))}, seconds,
-                            limit=most, progress=lambda r, label=label: loaded_progress(label, r)))
+                            limit=most, progress=LoadedProgress(label)))
     return out
 
 
-def loaded_progress(label: str, record: dict[str, Any]) -> Optional[str]:
-    """A line as each traffic delay of loaded latency ends."""
-    if record.get("record") != "sample" or not good_time(record.get("latency_seconds")):
-        return None
-    return (f"{label}: delay {record.get('delay')}: {format_time(record['latency_seconds'])} a load under "
-            f"{format_rate(record.get('traffic_bandwidth_bytes_per_second') or 0)} of traffic")
+class LoadedProgress:
+    """A line as each (mix, delay) point of loaded latency ends: its median latency and traffic, and
+    whether the probe's check of the traffic held."""
+
+    def __init__(self, label: str) -> None:
+        self.label, self.windows = label, []
+
+    def __call__(self, record: dict[str, Any]) -> Optional[str]:
+        if record.get("record") == "sample" and good_time(record.get("latency_seconds")):
+            self.windows.append(record)
+        if record.get("record") != "check":
+            return None
+        windows, self.windows = self.windows, []
+        if not windows:
+            return None
+        latency = summarize(w["latency_seconds"] for w in windows)["median"]
+        traffic = summarize(w.get("traffic_bandwidth_bytes_per_second") or 0 for w in windows)["median"]
+        checked = "traffic checked" if record.get("ok") else f"traffic check FAILED: {record.get('detail')}"
+        return (f"{self.label}: mix {record.get('mix')}, delay {record.get('delay')}: {format_time(latency)} a load "
+                f"(median) under {format_rate(traffic)} of traffic, {checked}")
 
 
 def latency_progress(label: str, record: dict[str, Any]) -> Optional[str]:
@@ -236,9 +254,10 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     """Tidy sample rows of one probe run, and the reason it failed (None if it did not).
 
     ``validated`` says whether the probe vouched for a row: a STREAM row once the probe's
-    validation record came out right; a latency or loaded-latency row (nothing to validate) once
-    the probe ended cleanly. Rows of a probe that crashed or was killed first are kept, unvalidated,
-    and left out of statistics. Samples with a non-positive or non-finite time are dropped."""
+    validation record came out right; a latency row (nothing to validate) once the probe ended
+    cleanly; a loaded-latency row once, too, its point's traffic check held (measure/loaded.py).
+    Rows of a probe that crashed or was killed first are kept, unvalidated, and left out of
+    statistics. Samples with a non-positive or non-finite time are dropped."""
     setup = run.first("setup")
     base = {"suite": "memory", **step.placement}
     rows: list[dict[str, Any]] = []
@@ -274,18 +293,10 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "size_bytes": r["size_bytes"], "cpus": str(setup.get("cpu")), "iteration": r["repeat"],
                          "warmup": False, "loads": r["loads"], "hugepages": setup.get("hugepages"),
                          "page_nodes": setup.get("page_nodes"), "validated": run.ok})
-    else:
-        for i, r in enumerate(samples):
-            if not (good_time(r.get("seconds")) and good_time(r.get("latency_seconds"))):
-                dropped.append(f"delay {r.get('delay')}: {r.get('latency_seconds')} s")
-                continue
-            shared = {**base, "test": "loaded-latency", "size_bytes": setup.get("size_bytes"),
-                      "cpus": str(setup.get("chase_cpu")), "iteration": i, "warmup": False, "seconds": r["seconds"],
-                      "delay": r["delay"], "traffic": setup.get("traffic"),
-                      "traffic_threads": setup.get("traffic_threads"), "validated": run.ok}
-            rows.append({**shared, "metric": "latency_seconds", "value": r["latency_seconds"], "loads": r["loads"]})
-            rows.append({**shared, "metric": "bandwidth_bytes_per_second",
-                         "value": r["traffic_bandwidth_bytes_per_second"]})
+    else:  # loaded latency, one curve per read/write mix (measure/loaded.py)
+        rows, dropped, refused = loaded_mixes.rows(base, run)
+        if refused:
+            failure = failure or f"traffic check failed (those points left out): {'; '.join(refused)}"
     annotate(step.test, run.records, rows)  # how each kernel's or working set's repetition stopped
     return rows, failure or dropped_reason(dropped)
 

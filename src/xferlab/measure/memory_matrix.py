@@ -126,6 +126,7 @@ REFUSED = {
     "--threads": "the matrix runs one thread per allowed CPU of each CPU node",
     "--latency": "the matrix measures idle latency itself (one working set past the last-level cache)",
     "--loaded": "loaded latency is not a matrix figure",
+    "--mixes": "loaded latency's mixes are not a matrix figure",
     "--pmem": "an App-Direct mapping lives where its device is, not on a chosen memory node",
     "--persist": "an App-Direct mapping lives where its device is, not on a chosen memory node",
     "--plots": "the matrix draws no plot",

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..system import inventory as inv
-from . import conventions, peak, sizeclass
+from . import conventions, loaded as loaded_mixes, peak, sizeclass
 from .device import chunk_summary, transfer_overview, transfer_summary
 from .launches import launch_summary
 from .memory import MemoryPlan, summaries
-from .samples import validated
 from .steps import unvalidated
 
 #: A step whose failure starts so was skipped (time budget used up), not failed.
@@ -63,7 +62,7 @@ def memory_params(plan: MemoryPlan) -> dict:
     return {"kernels": plan.kernels, "array_bytes": plan.array_bytes, "threads": plan.thread_counts(), "cpus": plan.cpus,
             "nodes": plan.nodes, "first_touch": plan.first_touch, "hugepages": plan.hugepages,
             "iterations": plan.iterations, "pmem": str(plan.pmem) if plan.pmem else None, "persist": plan.persist,
-            "latency": plan.latency, "loaded": plan.loaded, "precision": plan.precision, "max_time_seconds": plan.max_time}
+            "latency": plan.latency, "loaded": plan.loaded, "mixes": plan.mixes if plan.loaded else None, "precision": plan.precision, "max_time_seconds": plan.max_time}
 
 
 def _row(summary: dict, llc: int = 0) -> dict:
@@ -90,11 +89,13 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None,
     llc = sizeclass.host_llc(None if caches is None else {"caches": caches})
     peaks = peak.of(outcome) if peaks is None else peaks
     bandwidth = conventions.with_counting("memory", [_row(s, llc) for s in sums if s["metric"] == "bandwidth_bytes_per_second"])
+    loaded = loaded_mixes.points(outcome.rows)
     result = {
         "bandwidth": peak.memory_rows(bandwidth, peaks),
-        "conventions": conventions.metadata("memory", [r["test"] for r in bandwidth]), "peaks": peaks,
+        "conventions": conventions.metadata("memory", [r["test"] for r in bandwidth]
+                                            + ([loaded_mixes.TEST] if loaded else [])), "peaks": peaks,
         "latency": [_row(s, llc) for s in sums if s["metric"] == "latency_seconds"],
-        "loaded": _loaded_points(outcome.rows),
+        "loaded": loaded,
         "failures": failures(outcome),
         "unvalidated_samples": unvalidated_total(outcome),
         "app_direct": _mappings(outcome.rows),
@@ -108,7 +109,7 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None,
         if result["latency"]:
             result["plots"].append(plot_latency(sums, inv.data_cache_sizes(found=caches), plot / "latency.png"))
         if result["loaded"]:
-            result["plots"].append(plot_loaded(result["loaded"], plot / "loaded-latency.png"))
+            result["plots"] += plot_loaded(result["loaded"], plot)
     return result
 
 
@@ -120,15 +121,6 @@ def _mappings(rows: list[dict]) -> list[dict]:
             seen[r["mode"]] = {"mode": r["mode"], "dax": r.get("dax"), "map_sync": r.get("map_sync"),
                                "persist_mechanism": r.get("persist_mechanism")}
     return list(seen.values())
-
-
-def _loaded_points(rows: list[dict]) -> list[dict]:
-    points: dict[tuple, dict] = {}
-    for r in rows:
-        if r["test"] == "loaded-latency" and validated(r):
-            p = points.setdefault((r.get("node"), r["iteration"]), {"node": r.get("node"), "delay": r.get("delay")})
-            p["latency_seconds" if r["metric"] == "latency_seconds" else "bandwidth_bytes_per_second"] = r["value"]
-    return list(points.values())
 
 
 # -- device -----------------------------------------------------------------------------------

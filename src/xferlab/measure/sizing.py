@@ -42,6 +42,8 @@ LINES_IN_FLIGHT = 10  # per thread: the line-fill buffers of a core (see the mod
 MEMORY_FRACTION = 0.5  # of MemAvailable, for a step's arrays
 STREAM_SHARE, LOADED_SHARE = 0.4, 0.15  # of the memory stage's share, at most
 LOADED_DELAYS = 7  # the probe's default delays, 4096 down to 0
+LOADED_MIXES, LOADED_REPEATS = 5, 8  # measure/loaded.py's default family; the probe's windows per point
+LOADED_TIMES = (0.01, 0.005, 0.002, 0.001)  # --min-time per loaded window, longest first
 #: (min_time, max_time) per latency point, from the finest to the shortest timed work
 CHASE_TIMINGS = ((0.02, 0.5), (0.02, 0.2), (0.01, 0.1), (0.005, 0.05), (0.002, 0.02), (0.001, 0.005))
 LATENCY_REPEATS = 5
@@ -108,11 +110,15 @@ def stream_seconds(cal: Calibration, size: int, kernels: int, iterations: int, t
     return (3 + kernels) * per_pass + kernels * timed
 
 
-def loaded_seconds(cal: Calibration, size: int, loaders: int, min_time: float, llc: int) -> float:
-    """Loaded latency over a ``size``-byte chase: its set-up, the loaders' buffers written once, and
-    each delay's chase (up to 2 x min_time)."""
-    fill = loaders * size / (LINES_IN_FLIGHT * LINE / cal.memory_load_seconds)
-    return chase_setup_seconds(cal, size, llc) + fill + LOADED_DELAYS * 2 * min_time
+def loaded_seconds(cal: Calibration, size: int, loaders: int, min_time: float, llc: int,
+                   mixes: int = LOADED_MIXES) -> float:
+    """Loaded latency over a ``size``-byte chase (measure/loaded.py): its set-up; per mix the generators'
+    buffers (``size`` bytes together, each generator its part) written once; per (mix, delay) point a
+    settling chase and :data:`LOADED_REPEATS` windows, each up to 2 x min_time, then the check reading
+    a generator's buffer at most once."""
+    per_thread = (size / max(1, loaders)) / (LINES_IN_FLIGHT * LINE / cal.memory_load_seconds)
+    point = (LOADED_REPEATS + 1) * 2 * min_time + per_thread
+    return chase_setup_seconds(cal, size, llc) + mixes * (per_thread + LOADED_DELAYS * point)
 
 
 @dataclass
@@ -131,7 +137,7 @@ class Sizing:
     latency_budget: float = 0.0
     latency_estimate: float = 0.0
     loaded_bytes: Optional[int] = None  # None: loaded latency skipped
-    loaded_min_time: float = 0.1
+    loaded_min_time: float = LOADED_TIMES[0]
     loaded_estimate: float = 0.0
     skipped: list[str] = field(default_factory=list)
 
@@ -167,15 +173,15 @@ def plan(share: float, cal: Calibration, llc: int, kernels: int, threads: int, c
     loaders = cpus - 1
     if loaders >= 1:
         lsize = max(8 * llc, 128 * 2**20)
-        if room is not None:
-            lsize = min(lsize, room // (1 + loaders) // 2**20 * 2**20)
-        for min_time in (0.1, 0.05, 0.02, 0.01):
+        if room is not None:  # the chase and the generators' buffers, as large together
+            lsize = min(lsize, room // 2 // 2**20 * 2**20)
+        for min_time in LOADED_TIMES:
             estimate = loaded_seconds(cal, lsize, loaders, min_time, llc)
             if estimate <= LOADED_SHARE * share:
                 out.loaded_bytes, out.loaded_min_time, out.loaded_estimate = lsize, min_time, estimate
                 break
         else:
-            out.skipped.append(f"loaded latency: needs about {loaded_seconds(cal, lsize, loaders, 0.01, llc):.1f} s "
+            out.skipped.append(f"loaded latency: needs about {loaded_seconds(cal, lsize, loaders, LOADED_TIMES[-1], llc):.1f} s "
                                f"over {format_size(lsize)}, {LOADED_SHARE * share:.1f} s of the budget is its share")
 
     out.latency_budget = max(0.0, share - out.stream_estimate - out.loaded_estimate)

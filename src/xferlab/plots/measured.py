@@ -56,18 +56,40 @@ def plot_latency(summaries: Sequence[dict], caches: Sequence[tuple[int, int]], p
     return _write(plt, fig, path)
 
 
-def plot_loaded(points: Sequence[dict], path: Path) -> Path:
-    """Latency against the bandwidth the other CPUs drive (the bandwidth–latency curve)."""
-    plt, fig, ax = _axes()
-    for node in dict.fromkeys(p["node"] for p in points):
-        mine = sorted((p for p in points if p["node"] == node), key=lambda p: p["bandwidth_bytes_per_second"])
-        ax.plot([p["bandwidth_bytes_per_second"] / 1e9 for p in mine], [p["latency_seconds"] * 1e9 for p in mine],
-                marker="o", label=f"node {node}")
-    ax.set_xlabel("traffic bandwidth (GB/s)")
-    ax.set_ylabel("chase latency (ns)")
-    ax.set_title("Loaded latency")
-    ax.legend()
-    return _write(plt, fig, path)
+def plot_loaded(points: Sequence[dict], folder: Path) -> list[Path]:
+    """The loaded-latency family of each memory node (measure/loaded.py's points): the chase's median
+    latency against the generators' median bandwidth, one curve per read/write mix, from idle to
+    saturation, each point's 95 % intervals as error bars (Mess's and MLC's bandwidth-latency curves).
+    One file per node: ``loaded-latency.png``, or ``loaded-latency-node<N>.png`` with several nodes."""
+    from ..measure.loaded import curves, title
+
+    family = curves(points)
+    written = []
+    for node, mixes in family.items():
+        plt, fig, ax = _axes()
+        for mix, mine in mixes.items():
+            x = np.asarray([p["median_bytes_per_second"] / 1e9 for p in mine])
+            y = np.asarray([p["median_seconds"] * 1e9 for p in mine])
+            xerr = _spread(mine, "bytes_per_second", 1e-9)
+            yerr = _spread(mine, "seconds", 1e9)
+            ax.errorbar(x, y, xerr=xerr, yerr=yerr, marker="o", ms=4, capsize=2, label=title(mix))
+        ax.set_xlabel("generators' bandwidth (GB/s, median; each line read or written counted once)")
+        ax.set_ylabel("chase latency (ns, median)")
+        ax.set_title(f"Loaded latency, memory node {node}: one curve per read/write mix")
+        ax.legend(fontsize=7)
+        name = "loaded-latency.png" if len(family) == 1 else f"loaded-latency-node{node}.png"
+        written.append(_write(plt, fig, Path(folder) / name))
+    return written
+
+
+def _spread(points: Sequence[dict], unit: str, scale: float) -> np.ndarray:
+    """Error bars from each point's median and its 95 % interval (0 where a point has none)."""
+    lows, highs = [], []
+    for p in points:
+        median, low, high = p[f"median_{unit}"], p.get(f"median_ci_low_{unit}"), p.get(f"median_ci_high_{unit}")
+        lows.append((median - low) * scale if low is not None else 0.0)
+        highs.append((high - median) * scale if high is not None else 0.0)
+    return np.asarray([lows, highs])
 
 
 def plot_device_transfers(summary: Sequence[dict], folder: Path) -> list[Path]:

@@ -211,9 +211,9 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                     ci_rows(result["latency"], ("median_ci", "median_seconds", "median_ci_low_seconds",
                                                                 "median_ci_high_seconds"))))
     if result["loaded"]:
-        section.tables.append(Table("Loaded latency: chase latency under traffic", [("delay", "traffic delay"),
-                                    ("bandwidth_bytes_per_second", "traffic bandwidth"), ("latency_seconds", "latency")],
-                                    result["loaded"]))
+        from .memory_section import loaded_tables
+
+        section.tables += loaded_tables(result["loaded"])
     for path in result["plots"]:
         section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "memory")))
     tiers = fit_tiers(db.samples(rid), rid, data_caches(run.get("inventory")))

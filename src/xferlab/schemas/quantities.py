@@ -151,6 +151,7 @@ device_bandwidth_bytes_per_second number bytes_per_second the largest copy's med
 peak_bytes_per_second number   bytes_per_second the highest median bandwidth over sizes
 hardware_peak_bytes_per_second number bytes_per_second the peak a bandwidth is held against: the link model's payload limit for the copy's size (its PCIe link from sysfs), or the DRAM's channels x MT/s x width (dmidecode); null: unknown or no link (peak_source says why)
 direction_median_bytes_per_second number bytes_per_second one direction of a bidirectional copy or bibw: its bytes / the shared window (half the row's sum; median)
+write_allocate_median_bytes_per_second number? bytes_per_second loaded latency: the reads for ownership of the lines written with ordinary stores, not in the traffic counted (median over the windows)
 direction_mean_bytes_per_second number bytes_per_second one direction of bibw: half OSU's sum (mean)
 direction_bandwidth_bytes_per_second number bytes_per_second one direction of a bidirectional copy at the largest size (half the row's sum)
 peak_write_bytes_per_second number bytes_per_second a link's peak write bandwidth

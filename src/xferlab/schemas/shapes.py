@@ -106,7 +106,7 @@ SHAPES = {
              "median_bytes_per_second? mean_bytes_per_second? max_bytes_per_second? best_bytes_per_second? "
              "median_ci_low_bytes_per_second? median_ci_high_bytes_per_second? min_seconds? median_seconds? "
              "mean_seconds? max_seconds? median_ci_low_seconds? median_ci_high_seconds? stopped? array_size_class? delay? "
-             "latency_seconds? bandwidth_bytes_per_second? "
+             "mix? traffic_threads? write_allocate_median_bytes_per_second? "
              "counting? hardware_peak_bytes_per_second? fraction_of_peak? peak_source? cpu_node? memory_node?",
         top=f"{MEASURED} conventions peaks matrices?",
         nested={"matrices": "test headline cpu_nodes memory_nodes values count sum_seconds? min_seconds? max_seconds? "

@@ -18,7 +18,7 @@ configuration         string   label   a DecEval configuration: its device work 
 model                 string   label   a fitted model: plain, packet, piecewise1 or piecewise2
 poor_cause            string?  label   why a fit is poor: drift, noise or model (null: it is not)
 model_limit_op        string   label   the link operation whose peak the copies are held against
-counting              string?  label   the counting rule of the row's bandwidth (copy, bidir, chunks, stream, babelstream, osu-bw, osu-bibw; the output's conventions give each); null: not a bandwidth
+counting              string?  label   the counting rule of the row's bandwidth (copy, bidir, chunks, stream, loaded, babelstream, osu-bw, osu-bibw; the output's conventions give each); null: not a bandwidth
 peak_source           string   label   where hardware_peak_bytes_per_second came from, or why there is none ("peak unknown: …", "no link: …")
 copy_at                string?  label   where the copy kernel's best bandwidth was reached
 mul_at                 string?  label   where the mul kernel's best bandwidth was reached
@@ -63,6 +63,7 @@ memory_node           string?  label   a campaign figure's memory node (its `nod
 cpu_node              string   label   a memory matrix cell's CPU node: the node whose CPUs ran the threads (its row)
 memory                string   label   where a kernel's arrays live: device, pinned, host, svm …
 metric                string   label   what a sample measures (seconds, bytes_per_second …): the unit of its statistics
+mix                   string?  label   a loaded-latency curve's read/write mix: read, write, nt-write, R:W or R:W-nt (R lines read per W written; -nt: non-temporal stores)
 mode                  string?  label   a memory mode, a runtime mode (sync, parallel, forward) or a collaboration version
 name                  string   label   a name (a link preset, a scenario)
 node                  string?  label   a memory (NUMA) node, or a campaign's node
@@ -172,6 +173,7 @@ window                integer? count   requests per window of the opportunity st
 work_rounds           integer  count   rounds of work the host spends on every operation (--work)
 device_rounds         integer  count   rounds of work the emulated device spends on every request (work / speed)
 delay                 integer? count   a loaded-latency point: the traffic threads' delay between accesses (loop iterations)
+traffic_threads       integer? count   loaded latency's traffic generators (every CPU but the chase's)
 bootstrap_resamples   integer  count   bootstrap resamples behind a fit's intervals
 points                integer  count   measurements a fit used
 sizes                 integer  count   sizes a fit used
