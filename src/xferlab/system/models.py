@@ -62,6 +62,9 @@ class Device(BaseModel):
     copy_engines: int = Field(1, ge=0, description="engines that carry the device's transfers beside its tasks; 0: its "
                                                    "transfers run in its one in-order queue, between its tasks (a "
                                                    "GPU without copy engines, an OpenCL CPU device, one queue for all)")
+    forwards: bool = Field(False, description="transfers between other devices may pass through it without being staged "
+                                              "in its memory (a CPU socket's NVLink and PCIe bridges, a NIC): routes of "
+                                              "several links go through such devices only")
 
 
 class LinkRef(BaseModel):
@@ -79,6 +82,7 @@ class System(BaseModel):
     devices: list[Device]
     links: list[LinkRef]
     _pairs: dict = PrivateAttr(default_factory=dict)  # frozenset({a, b}) -> its resolved Link
+    _next: dict = PrivateAttr(default_factory=dict)  # device -> the devices one link away, in the links' order
 
     @model_validator(mode="after")
     def _check(self) -> "System":
@@ -104,12 +108,48 @@ class System(BaseModel):
                 raise ValueError(f"links[{i}].link: {error}") from None
             pairs.setdefault(frozenset(ref.between), link)  # the first wins, as the scan it replaces did
         self._pairs = pairs
+        self._next = {d: [] for d in names}
+        for pair in pairs:
+            a, b = sorted(pair, key=names.index)
+            self._next[a].append(b)
+            self._next[b].append(a)
         return self
 
     def link(self, a: str, b: str) -> Optional[Link]:
         """The link between devices ``a`` and ``b`` (either order), or None: a dictionary look-up, the
         LINK resolved once when the system was validated."""
         return self._pairs.get(frozenset((a, b)))
+
+    def route(self, a: str, b: str) -> list[tuple[str, str]]:
+        """The hops (device pairs, each joined by a link) from ``a`` to ``b``: their link if they have one,
+        else the fewest links through devices that forward (``forwards: true``), the widest (largest
+        smallest peak rate) of equally short routes; [] if there is none (or ``a`` is ``b``)."""
+        if a == b:
+            return []
+        if self.link(a, b) is not None:
+            return [(a, b)]
+        forwarding = {d.name for d in self.devices if d.forwards}
+        best: dict[str, tuple[float, str]] = {a: (float("inf"), a)}  # device -> (route's bottleneck, previous)
+        layer = [a]
+        while layer and b not in best:  # breadth first: the routes of k links before those of k + 1
+            reached: dict[str, tuple[float, str]] = {}
+            for u in layer:
+                if u != a and u not in forwarding:
+                    continue
+                for v in self._next.get(u, []):
+                    if v not in best:
+                        width = min(best[u][0], self._pairs[frozenset((u, v))].peak_rate("write"))
+                        if v not in reached or width > reached[v][0]:
+                            reached[v] = (width, u)
+            best.update(reached)
+            layer = list(reached)
+        if b not in best:
+            return []
+        path = [b]
+        while path[-1] != a:
+            path.append(best[path[-1]][1])
+        path.reverse()
+        return list(zip(path, path[1:]))
 
     def device(self, name: str) -> Optional[Device]:
         return next((d for d in self.devices if d.name == name), None)
