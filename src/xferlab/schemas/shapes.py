@@ -156,7 +156,7 @@ SHAPES = {
     "scenario list": dict(rows="name kind title source"),
     "scenario run": dict(
         rows=SCENARIO,
-        top="scenario op? baseline? candidates? sweep flows?",
+        top="scenario op? baseline? candidates? sweep? flows?",  # a figures scenario has no sweep
         nested={"sweep": "link size_bytes? seconds? time_ratio? chunk_bytes? chunks? transfer_seconds? "
                          "pipelined_seconds?",
                 "flows": "link flow seconds speedup"}),
