@@ -20,7 +20,7 @@ from .output import Column, emit, output_format
 
 app = verb("simulate", "The flow simulator: a workflow's data flow on a system, once or over chunk sizes.")
 SYSTEM = typer.Argument(..., metavar="SYSTEM", help="A system: YAML file or packaged name (seed-testbed, seed-testbed-cxl, "
-                        "ac922, grace-hopper).")
+                        "ac922, ac922-8335gtw, grace-hopper).")
 WORKFLOW = typer.Argument(..., metavar="WORKFLOW", help="A workflow: YAML file or packaged name (deceval).")
 
 

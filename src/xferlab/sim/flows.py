@@ -4,12 +4,17 @@ For each edge (producer task → consumer task, bytes) of the workflow:
 
 * ``staged``: producer → host memory → consumer, two transfers on the two links through the host
   (one when either end is the host);
-* ``direct``: one peer-to-peer transfer on the link between the two devices;
+* ``direct``: one peer-to-peer transfer on the link between the two devices (or the route below);
 * ``coherent``: no transfer op; the consumer reads the producer's memory over the link while it
   computes (in cache lines: the link's read rate), so it lasts max(its time, bytes / read rate);
 * ``pipelined``: the chain of tasks joined by pipelined edges is cut into ``chunk``-byte pieces that
   flow through producer, transfer(s) and consumer stages: a linear pipeline, simulated by the
   discrete-event engine and by the max-plus fast path, which must agree.
+
+Devices not joined by a link are reached over a route (:meth:`System.route`: the fewest links, through
+devices marked ``forwards``, such as the sockets and NICs of ``ac922-8335gtw``): a transfer then crosses
+each link in turn, one op per link after the last (store and forward of the whole edge; the pipelined
+strategy overlaps the links chunk by chunk).
 
 Resources are the devices (by name, with their concurrency) and each direction of each link
 (``a->b``). A transfer's stand-alone time comes from the link model, ``link.time(bytes, "write")``:
@@ -53,12 +58,19 @@ class FlowResult:
 
 
 def _hops(system: System, a: str, b: str, staged: bool) -> list[tuple[str, str]]:
+    """The links a transfer a -> b crosses (:meth:`System.route`), through the host's memory when ``staged``."""
     if staged and system.host not in (a, b):
-        return [(a, system.host), (system.host, b)]
-    if system.link(a, b) is None:
-        raise BadValue(f"system '{system.name}' has no link between '{a}' and '{b}'; give one, or use the staged "
-                       "strategy through the host")
-    return [(a, b)]
+        ends = [(a, system.host), (system.host, b)]
+    else:
+        ends = [(a, b)]
+    hops = []
+    for x, y in ends:
+        found = system.route(x, y)
+        if not found:
+            raise BadValue(f"system '{system.name}' has no link between '{x}' and '{y}' nor a route through devices "
+                           "that forward; give one" + ("" if staged else ", or use the staged strategy through the host"))
+        hops += found
+    return hops
 
 
 def _carrier(system: System, a: str, b: str) -> tuple[str, str]:

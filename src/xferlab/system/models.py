@@ -74,6 +74,9 @@ class Device(BaseModel):
     bias_flip: Optional[Seconds] = Field(None, gt=0, description="Type 2: the time to flip one region's bias "
                                          "(unset: derived from its CXL link, docs/models.md)")
     bias_page: Bytes = Field(PAGE_BYTES, gt=0, description="Type 2: the bytes one bias flip covers (a 4 KiB page)")
+    forwards: bool = Field(False, description="transfers between other devices may pass through it without being staged "
+                                              "in its memory (a CPU socket's NVLink and PCIe bridges, a NIC): routes of "
+                                              "several links go through such devices only")
 
 
 class LinkRef(BaseModel):
@@ -91,6 +94,7 @@ class System(BaseModel):
     devices: list[Device]
     links: list[LinkRef]
     _pairs: dict = PrivateAttr(default_factory=dict)  # frozenset({a, b}) -> its resolved Link
+    _next: dict = PrivateAttr(default_factory=dict)  # device -> the devices one link away, in the links' order
 
     @model_validator(mode="after")
     def _check(self) -> "System":
@@ -132,12 +136,48 @@ class System(BaseModel):
             if d.cxl_type != 2 and (d.bias_flip is not None or d.bias_page != PAGE_BYTES):
                 raise ValueError(f"devices[{i}]: bias_flip and bias_page are a Type 2 device's (its memory's bias); "
                                  f"'{d.name}' is Type {d.cxl_type}")
+        self._next = {d: [] for d in names}
+        for pair in pairs:
+            a, b = sorted(pair, key=names.index)
+            self._next[a].append(b)
+            self._next[b].append(a)
         return self
 
     def link(self, a: str, b: str) -> Optional[Link]:
         """The link between devices ``a`` and ``b`` (either order), or None: a dictionary look-up, the
         LINK resolved once when the system was validated."""
         return self._pairs.get(frozenset((a, b)))
+
+    def route(self, a: str, b: str) -> list[tuple[str, str]]:
+        """The hops (device pairs, each joined by a link) from ``a`` to ``b``: their link if they have one,
+        else the fewest links through devices that forward (``forwards: true``), the widest (largest
+        smallest peak rate) of equally short routes; [] if there is none (or ``a`` is ``b``)."""
+        if a == b:
+            return []
+        if self.link(a, b) is not None:
+            return [(a, b)]
+        forwarding = {d.name for d in self.devices if d.forwards}
+        best: dict[str, tuple[float, str]] = {a: (float("inf"), a)}  # device -> (route's bottleneck, previous)
+        layer = [a]
+        while layer and b not in best:  # breadth first: the routes of k links before those of k + 1
+            reached: dict[str, tuple[float, str]] = {}
+            for u in layer:
+                if u != a and u not in forwarding:
+                    continue
+                for v in self._next.get(u, []):
+                    if v not in best:
+                        width = min(best[u][0], self._pairs[frozenset((u, v))].peak_rate("write"))
+                        if v not in reached or width > reached[v][0]:
+                            reached[v] = (width, u)
+            best.update(reached)
+            layer = list(reached)
+        if b not in best:
+            return []
+        path = [b]
+        while path[-1] != a:
+            path.append(best[path[-1]][1])
+        path.reverse()
+        return list(zip(path, path[1:]))
 
     def device(self, name: str) -> Optional[Device]:
         return next((d for d in self.devices if d.name == name), None)
