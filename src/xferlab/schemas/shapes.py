@@ -78,8 +78,9 @@ SHAPES = {
     "measure device --matrix": dict(
         rows="direction src dst src_device dst_device host_kind size_bytes path status reason? count? headline? "
              "median_seconds? median_bytes_per_second? best_bytes_per_second? median_ci_low_bytes_per_second? "
-             "median_ci_high_bytes_per_second? kernel_median_bytes_per_second? kernel_best_bytes_per_second?",
-        top=f"{MEASURED} devices totals conventions",
+             "median_ci_high_bytes_per_second? kernel_median_bytes_per_second? kernel_best_bytes_per_second? "
+             "hardware_peak_bytes_per_second fraction_of_peak peak_source",
+        top=f"{MEASURED} devices totals conventions peaks",
         nested={"totals": "direction sum_bytes_per_second? min_bytes_per_second? max_bytes_per_second? measured_cells "
                           "na_cells"}),
     "measure kernels": dict(
