@@ -45,7 +45,7 @@ SHAPES = {
         nested={"skipped": "group reason", "per_size": "size_bytes held_out_relative_error noise_relative_error"}),
     "inventory": dict(
         rows="hostname node cpu_model cpu_vendor architecture hypervisor cpus_online cpus_allowed cores threads "
-             "caches numa_nodes memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
+             "caches numa_nodes cxl pmem memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
              "cpu_flags_persistence machine_state accelerators",
         # per API its devices, each device's record (its API's fields) with where it sits (system/locality.py)
         nested={"accelerators": "opencl? cuda? ...", "opencl": "devices ...", "cuda": "devices ...",
