@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import cxl as cxl_bus, pmem as pmem_tools
-from .peaks import state_root
+from .root import state_root
 
 KINDS = ("cxl", "pmem-kmem", "hbm", "unknown")
 

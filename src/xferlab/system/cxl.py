@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from .peaks import state_root
+from .root import state_root
 
 BUS = Path("sys") / "bus" / "cxl" / "devices"
 
@@ -51,7 +51,8 @@ def _order(path: Path) -> tuple:
 def _dax_devices(region: Path) -> list[dict[str, Any]]:
     """The dax devices of a region's dax region, each with the node its memory goes to."""
     out = []
-    for dev in sorted(region.glob("dax_region*/dax*.*"), key=_order):
+    found = set(region.glob("dax_region*/dax*.*")) | set(region.glob("*/dax_region*/dax*.*"))  # or under a sysram region
+    for dev in sorted(found, key=_order):
         node = _int(dev / "target_node")
         out.append({"name": dev.name, "target_node": node if node is not None and node >= 0 else None})
     return out
