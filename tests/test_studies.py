@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from test_inventory_cxl import cxl_tree, tools
 from xferlab.measure.device import devices
 from xferlab.store import open_store
 from xferlab.system.inventory import numa_nodes
@@ -68,16 +69,25 @@ def test_tiers_plans_the_seeds_classes_on_a_two_socket_machine_with_cxl(tmp_path
     monkeypatch.setattr(tiers.inv, "numa_nodes", lambda: nodes)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(cpus[:2]))
     monkeypatch.setattr(MemoryPlan, "check", lambda self: None)  # nodes 1 and 2 do not exist here
+    monkeypatch.setenv("PATH", tools(tmp_path / "bin"))  # ndctl and daxctl that list nothing
+    monkeypatch.setenv("XFERLAB_STATE_ROOT", str(cxl_tree(tmp_path / "root", node=2)))  # a CXL region backs node 2
     options = {**tiers.TIERS.options, "pmem": str(tmp_path), "pmem_node": 1}
     plan = tiers.plan(options)
     labels = {s.key: s.label for s in plan.steps}
     assert list(labels) == ["local", "remote", "remote-all-cores", "all-cores", "cxl", "app-direct", "app-direct-remote"]
+    assert labels["cxl"] == "CXL node 2: CXL region0 (ram, 2-way interleave over mem0, mem1, 8 GiB)"
     assert labels["remote-all-cores"] == "remote NUMA node 1 from every CPU (2)"
     assert labels["app-direct"].endswith("from node 1's CPUs")
     assert labels["app-direct-remote"].endswith(f"from node 0's CPUs (its node: 1)")
     assert [s["class"] for s in plan.skipped] == ["affinity"]
     with pytest.raises(BadValue, match="--pmem-node 2: not a NUMA node with CPUs here; allowed: 0, 1"):
         tiers.plan({**options, "pmem_node": 2})
+    # no CXL region: the memory-only node is not called CXL, it is a class of its own
+    monkeypatch.setenv("XFERLAB_STATE_ROOT", str(tmp_path / "bare"))
+    plan = tiers.plan(options)
+    labels = {s.key: s.label for s in plan.steps}
+    assert "cxl" not in labels and labels["memory-only"].startswith("node 2, memory-only: no CXL region")
+    assert {s["class"]: s["reason"] for s in plan.skipped}["cxl"] == "no NUMA node backed by a CXL region (/sys/bus/cxl)"
 
 
 def test_a_study_has_its_own_report_section(tmp_path, cli):
@@ -87,7 +97,7 @@ def test_a_study_has_its_own_report_section(tmp_path, cli):
     cli("report", "--store", store, "--output", report, check=0)
     text = report.read_text()
     assert "Study tiers (seed 003)" in text
-    assert "skipped: cxl: no memory-only (CXL) NUMA node" in text and "xferlab study run tiers --iterations 3" in text
+    assert "skipped: cxl: no NUMA node backed by a CXL region (/sys/bus/cxl)" in text and "xferlab study run tiers --iterations 3" in text
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (CI installs PoCL)")

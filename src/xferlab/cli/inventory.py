@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 
+from ..system.backing import facts
 from ..system.locality import cpu_text
 from ..system.inventory import inventory as read_inventory
 from ..system.state import RunKind, machine_state, state_lines, warning_lines, warnings
@@ -24,7 +25,10 @@ def _where(locality: dict | None) -> str:
 
 
 def inventory(json_: bool = JSON) -> None:
-    """Show the machine's CPUs, caches, memory nodes (memory-only nodes are CXL-style expanders) and state.
+    """Show the machine's CPUs, caches, memory nodes and state, and its CXL devices and regions and persistent memory.
+
+    A memory-only node (memory, no CPU) is called CXL only when a CXL region backs it (/sys/bus/cxl); else what
+    is known of it: KMEM-DAX PMem (daxctl's system-ram mode), HBM in flat mode (HMAT), or unknown.
 
     The state is what each run records at its start (NUMA balancing, governor, turbo, THP, SMT, VM, load,
     clock source), with the warnings a memory or latency run of unknown placement would get."""
@@ -45,10 +49,14 @@ def inventory(json_: bool = JSON) -> None:
                         "shared": c["shared_cpus"]} for c in machine["caches"]],
          [Column("level", "cache", justify="left"), Column("size_bytes", "size", format_size),
           Column("shared", "shared by CPUs")], "table", title="Caches of CPU 0")
-    emit("inventory", [{**n, "cpus": ",".join(map(str, n["cpus"])) or "–"} for n in machine["numa_nodes"]],
+    emit("inventory", [{**n, "cpus": ",".join(map(str, n["cpus"])) or "–", "backing": n.get("backing") or "–"}
+                       for n in machine["numa_nodes"]],
          [Column("node", "node"), Column("kind", "kind", justify="left"), Column("cpus", "CPUs"),
-          Column("memory_total_bytes", "memory", format_size), Column("memory_free_bytes", "free", format_size)],
-         "table", title="Memory nodes (memory-only: how Linux shows CXL memory expanders)")
+          Column("memory_total_bytes", "memory", format_size), Column("memory_free_bytes", "free", format_size),
+          Column("backing", "what backs it", justify="left")],
+         "table", title="Memory nodes (memory-only: no CPU; CXL only where a CXL region backs it)")
+    for line in facts(machine["cxl"], machine["pmem"]):
+        stdout.print(line, highlight=False)
     from ..measure.device import BACKENDS, devices
 
     accelerators, missing = [], []

@@ -9,11 +9,11 @@ from typing import Optional
 import typer
 
 from ..errors import BadValue
-from ..measure import device_matrix as dm
+from ..measure import device_matrix as dm, peak
 from ..measure.conventions import footer, metadata
 from ..measure.results import failures, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
-from ..units import format_rate, format_size, parse_list, parse_size, shown
+from ..units import format_rate, parse_list, parse_size, shown
 from .common import budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
 from .output import Column, emit, stderr, stdout
@@ -49,19 +49,21 @@ def run_matrix(ctx: typer.Context, backend: str, platform: Optional[str], kinds:
                               "kinds": [plan.kind], "sizes": [plan.size], "directions": list(dm.MATRIX_DIRECTIONS)},
                       store_path=store, timeout=timeout_s, budget=budget_s,
                       extra_inventory={"accelerator": plan.devices[0], "accelerators": plan.devices})
-    cells = dm.cells(plan, outcome.rows, dm.failure_keys(outcome.results))
+    peaks = peak.of(outcome)
+    cells = dm.with_peaks(dm.cells(plan, outcome.rows, dm.failure_keys(outcome.results)), peaks)
     totals = dm.totals(cells)
     listed = ", ".join(f"{plan.backend} #{d['index']} {d.get('name')}" for d in plan.devices)
     notes = [f"devices: {listed}; "
              f"run {outcome.run_id} recorded in {outcome.store_path}"]
     notes += footer("device", list(dm.MATRIX_DIRECTIONS))
+    notes += peak.lines(peaks)
     notes += [f"N/A {c['src']} -> {c['dst']} ({c['direction']}): {c['reason']}" for c in cells if c["status"] != "measured"]
     notes += failure_notes(failures(outcome))
     if fmt != "table":
         emit("measure device --matrix", cells, [Column(k, k) for k in sorted({k for c in cells for k in c})], fmt,
              notes=notes, extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                                  "machine_state": outcome.machine_state, "devices": plan.devices, "totals": totals,
-                                 "conventions": metadata("device", list(dm.MATRIX_DIRECTIONS)),
+                                 "peaks": peaks, "conventions": metadata("device", list(dm.MATRIX_DIRECTIONS)),
                                  "failures": failures(outcome), "unvalidated_samples": unvalidated_total(outcome)})
     else:
         print_matrix(cells, totals, plan)
@@ -74,19 +76,13 @@ def _rate(value) -> str:
     return value if isinstance(value, str) else format_rate(value)
 
 
-TITLES = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}
-
-
 def print_matrix(cells: list[dict], totals: list[dict], plan: dm.MatrixPlan) -> None:
     for direction in dm.MATRIX_DIRECTIONS:
         columns, rows = dm.grid(cells, direction)
         t = next(t for t in totals if t["direction"] == direction)
-        sums = ", ".join(f"{k} {format_rate(t[f'{k}_bytes_per_second']) if f'{k}_bytes_per_second' in t else '–'}"
-                         for k in ("sum", "min", "max"))
         emit("measure device --matrix", rows, [Column("src", "from \\ to", justify="left"),
                                                 *[Column(c, c, _rate, no_wrap=True) for c in columns]], "table",
-             title=f"{TITLES[direction]}: median of {format_size(plan.size)} copies"
-                   f"{'' if direction == 'd2d' else f', {plan.kind} host memory'} ({sums})")
+             title=f"{dm.title(direction, plan)} ({dm.totals_text(t)})")
     own = [c for c in cells if c["direction"] == "d2d" and c["src"] == c["dst"]]
     if any(c.get("kernel_median_bytes_per_second") for c in own):
         emit("measure device --matrix", own, [
@@ -95,5 +91,4 @@ def print_matrix(cells: list[dict], totals: list[dict], plan: dm.MatrixPlan) -> 
             Column("best_bytes_per_second", "runtime copy (best)", format_rate, no_wrap=True),
             Column("kernel_median_bytes_per_second", "copy kernel (median)", format_rate, no_wrap=True),
             Column("kernel_best_bytes_per_second", "copy kernel (best)", format_rate, no_wrap=True),
-        ], "table", title="Copy engine against kernel copy (nvbandwidth's CE vs SM): clEnqueueCopyBuffer beside "
-                          "BabelStream's copy kernel, device memory to device memory, the same size, counted once")
+        ], "table", title=dm.KERNEL_TITLE)

@@ -177,6 +177,26 @@ def totals(all_cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def with_peaks(all_cells: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells (changed in place and returned) with the peak of the path each crossed, the fields every copy
+    row carries (measure/peak.py): a host copy against its device's recorded link for the matrix's size, a
+    device's own copy has no link, a copy between two devices "peak unknown" (which path joins them is not
+    recorded). A device matrix run records each device's link (``links``, by index), an older run its first."""
+    from . import peak
+
+    links = peaks.get("links") or {}
+    for c in all_cells:
+        device = c["dst_device"] if c["direction"] == "h2d" else c["src_device"]
+        if c["direction"] == "d2d" and c["src_device"] != c["dst_device"]:
+            top, source = None, ("peak unknown: the path between two devices (peer-to-peer over PCIe or NVLink, or "
+                                 "staged through the host) is not recorded")
+        else:
+            link = links.get(str(device)) or (peaks.get("link") if not links else None) or {}
+            top, source = peak.link_peak(link, c["direction"], c["size_bytes"])
+        c.update(peak.peak_fields(c.get("median_bytes_per_second"), top, source))
+    return all_cells
+
+
 def failure_keys(results) -> dict[str, str]:
     """Each failed step's reason under the key cells() looks for: 'transfer #i' or 'd2d #i #j'."""
     out = {}
@@ -203,3 +223,32 @@ def grid(all_cells: list[dict[str, Any]], direction: str) -> tuple[list[str], li
                 row[c["dst"]] = c["median_bytes_per_second"] if c["status"] == "measured" else "N/A"
         rows.append(row)
     return columns, rows
+
+
+TITLES = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}
+KERNEL_TITLE = ("Copy engine against kernel copy (nvbandwidth's CE vs SM): clEnqueueCopyBuffer beside BabelStream's copy "
+                "kernel, device memory to device memory, the same size, counted once")
+
+
+def title(direction: str, plan: MatrixPlan) -> str:
+    """A direction's table title: what each cell is (nvbandwidth's matrix heading)."""
+    return (f"{TITLES[direction]}: median of {format_size(plan.size)} copies"
+            f"{'' if direction == 'd2d' else f', {plan.kind} host memory'}")
+
+
+def totals_text(total: dict[str, Any]) -> str:
+    """``sum …, min …, max …`` of one direction (nvbandwidth's SUM line, with the extremes); – where none was measured."""
+    from ..units import format_rate
+
+    return ", ".join(f"{k} {format_rate(total[f'{k}_bytes_per_second']) if f'{k}_bytes_per_second' in total else '–'}"
+                     for k in ("sum", "min", "max"))
+
+
+def stored_plan(run: dict[str, Any]) -> MatrixPlan:
+    """The plan of a stored `measure device --matrix` run, from its params and its inventory's devices (not
+    checked again: the devices need not be on this machine)."""
+    params, machine = run.get("params") or {}, run.get("inventory") or {}
+    devices = machine.get("accelerators") or [{"index": i} for i in params.get("devices") or []]
+    return MatrixPlan(backend=params.get("backend", "opencl"), platform=params.get("platform"),
+                      kind=(params.get("kinds") or [None])[0], size=int((params.get("sizes") or [DEFAULT_SIZE])[0]),
+                      devices=devices)

@@ -86,18 +86,18 @@ def steps(plan: MemoryPlan, plan_cells: list[Cell], chase: int) -> list[Step]:
     return out
 
 
-def cell_rows(results: list, llc: int) -> list[dict[str, Any]]:
+def cell_rows(rows: list[dict[str, Any]], llc: int) -> list[dict[str, Any]]:
     """One row per cell and figure (latency: ``median_seconds``; bandwidth: ``best_bytes_per_second``, with
-    the median's interval beside), from each step's validated samples, named by ``cpu_node``/``memory_node``."""
+    the median's interval beside), from the samples (a run's, or read back from the store) grouped by their
+    ``cpu_node``/``memory_node`` first: two CPU nodes' cells on one memory node are never one group."""
     from .results import _row  # the summary's fields named with their unit, as `measure memory` prints them
 
-    out = []
-    for result in results:
-        placement = result.step.placement
-        for summary in summaries(result.rows):
-            out.append({**_row(summary, llc), "cpu_node": placement["cpu_node"],
-                        "memory_node": placement["memory_node"]})
-    return out
+    by_cell: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("cpu_node") is not None and r.get("memory_node") is not None:
+            by_cell.setdefault((str(r["cpu_node"]), str(r["memory_node"])), []).append(r)
+    return [{**_row(summary, llc), "cpu_node": cpu_node, "memory_node": memory_node}
+            for (cpu_node, memory_node), members in by_cell.items() for summary in summaries(members)]
 
 
 def matrices(rows: list[dict[str, Any]], plan_cells: list[Cell]) -> list[dict[str, Any]]:
@@ -149,17 +149,40 @@ def refuse(given: list[str]) -> None:
 
 
 def results(outcome, plan_cells: list[Cell]) -> dict[str, Any]:
-    """A matrix run's cell rows (bandwidth ones with their counting rule), its matrices, and what
-    `measure memory` says of every run (conventions, the DRAM peak recorded, failures)."""
-    from . import conventions
+    """A matrix run's cell rows (bandwidth ones with their counting rule and the DRAM peak), its matrices,
+    and what `measure memory` says of every run (conventions, the DRAM peak recorded, failures)."""
     from .results import memory_results
     from .sizeclass import host_llc
 
-    rows = cell_rows(outcome.results, host_llc(None))
-    conventions.with_counting("memory", [r for r in rows if r["test"] != "latency"])
     shared = memory_results(outcome, None)
+    rows = with_peaks(cell_rows(outcome.rows, host_llc(None)), shared["peaks"])
     return {"cells": rows, "matrices": matrices(rows, plan_cells),
             **{k: shared[k] for k in ("conventions", "peaks", "failures", "unvalidated_samples")}}
+
+
+def with_peaks(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cell rows (changed in place and returned), each bandwidth cell with its counting rule and the DRAM
+    peak as every STREAM row carries it (measure/peak.py: a cell on one memory node of several is "peak
+    unknown", which of the channels the node has is not known from SMBIOS)."""
+    from . import conventions, peak
+
+    bandwidth = [r for r in rows if r["test"] != "latency"]
+    peak.memory_rows(conventions.with_counting("memory", bandwidth), peaks)
+    return rows
+
+
+def stored(run: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list[Cell], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A stored matrix run rebuilt from its samples (``rows``, flat) and its record (``run``: its params' planned
+    cells, its inventory's caches and peaks): the plan's cells, the cell rows, the matrices."""
+    from .sizeclass import host_llc
+
+    params, machine = run.get("params") or {}, run.get("inventory") or {}
+    plan_cells = [Cell(int(c), int(m), tuple(cpus)) for c, m, cpus in params.get("cells") or []]
+    if not plan_cells:  # an older record without its plan: the cells its samples name
+        seen = dict.fromkeys((int(r["cpu_node"]), int(r["memory_node"])) for r in rows if r.get("cpu_node") is not None)
+        plan_cells = [Cell(c, m, ()) for c, m in seen]
+    cell = with_peaks(cell_rows(rows, host_llc({"caches": machine.get("caches") or []})), machine.get("peaks") or {})
+    return plan_cells, cell, matrices(cell, plan_cells)
 
 
 def title(matrix: dict[str, Any], chase: int, array_bytes: int) -> str:

@@ -30,11 +30,16 @@ PEAK = "hardware_peak_bytes_per_second"
 OPS = {"h2d": "read", "d2h": "write", "bidir": "readwrite"}
 
 
-def record(suite: str, device: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """What a run of ``suite`` is held against, read now: the device's link, or the DRAM (with the
-    number of memory nodes: one node's share of the machine's channels is not known from SMBIOS)."""
+def record(suite: str, device: Optional[dict[str, Any]] = None,
+           devices: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
+    """What a run of ``suite`` is held against, read now: the device's link (and, for a run over several
+    ``devices``, a device matrix's, each one's link by its index), or the DRAM (with the number of memory
+    nodes: one node's share of the machine's channels is not known from SMBIOS)."""
     if suite == "device":
-        return {"link": hw.device_link(device or {})}
+        found = {"link": hw.device_link(device or {})}
+        if devices:
+            found["links"] = {str(d.get("index")): hw.device_link(d) for d in devices}
+        return found
     if suite == "memory":
         from ..system.inventory import memory_nodes
 
@@ -69,7 +74,8 @@ def link_peak(link: dict[str, Any], direction: str, size: float) -> tuple[Option
     return rate, f"{link['reason']}; the PCIe model's payload limit for this size, {what[OPS[direction]]}"
 
 
-def _fields(value: Optional[float], peak: Optional[float], source: str) -> dict[str, Any]:
+def peak_fields(value: Optional[float], peak: Optional[float], source: str) -> dict[str, Any]:
+    """The three peak fields of a row whose bandwidth is ``value``."""
     return {PEAK: peak, "fraction_of_peak": value / peak if value and peak else None, "peak_source": source}
 
 
@@ -84,8 +90,12 @@ def device_rows(rows: list[dict[str, Any]], peaks: dict[str, Any], value_key: st
         if both_ways("device", direction):
             row["direction_" + value_key] = row[value_key] / 2 if row.get(value_key) else None
         peak, source = link_peak(link, direction, row.get(size_key) or 0)
-        row.update(_fields(row.get(value_key), peak, source))
+        row.update(peak_fields(row.get(value_key), peak, source))
     return rows
+
+
+#: The memory modes whose arrays are in DRAM: a plain run's, and a matrix cell's (`measure memory --matrix`).
+DRAM_MODES = (None, "memory", "matrix")
 
 
 def memory_rows(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,7 +106,7 @@ def memory_rows(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[
     for row in rows:
         if dram.get("status") != hw.KNOWN:
             source = dram.get("reason") or "peak unknown: the run recorded no DRAM peak"
-        elif row.get("mode") not in (None, "memory"):
+        elif row.get("mode") not in DRAM_MODES:
             source = f"peak unknown: {row.get('mode')} is persistent memory, not the DRAM SMBIOS describes"
         elif row.get("node") not in (None, "default") and (dram.get("memory_nodes") or 1) > 1:
             source = (f"peak unknown: node {row.get('node')} alone; which of the machine's {dram['channels']} channels it "
@@ -104,9 +114,9 @@ def memory_rows(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[
         elif row.get("array_size_class") not in (None, "memory"):
             source = f"not held against DRAM: the arrays are {row['array_size_class']} (STREAM's rule: 4x the LLC)"
         else:
-            row.update(_fields(row.get("best_bytes_per_second"), dram["bytes_per_second"], dram["reason"]))
+            row.update(peak_fields(row.get("best_bytes_per_second"), dram["bytes_per_second"], dram["reason"]))
             continue
-        row.update(_fields(None, None, source))
+        row.update(peak_fields(None, None, source))
     return rows
 
 
@@ -142,5 +152,5 @@ def network_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 row[f"direction_{stat}_bytes_per_second"] = value / 2 if value else None
         source = ("no link: ranks on one host exchange messages through shared memory" if row.get("pair") == "intra-node"
                   else "peak unknown: the network interface the MPI used is not recorded")
-        row.update(_fields(None, None, source))
+        row.update(peak_fields(None, None, source))
     return rows

@@ -101,7 +101,7 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
     if suite == "memory" or (suite == "device" and machine.get("accelerator")):  # what its bandwidths are held against
         from .peak import record
 
-        machine["peaks"] = record(suite, machine.get("accelerator"))
+        machine["peaks"] = record(suite, machine.get("accelerator"), machine.get("accelerators"))
     store = open_store(store_path)
     total = sum(s.estimate_seconds for s in steps) or 1.0
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),

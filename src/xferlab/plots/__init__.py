@@ -166,9 +166,10 @@ def plot_fit(sizes, seconds, fit, against: Link, path: Path, title: str, op: Op 
 
 
 def plot_heatmap(values: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], ylabel: str,
-                 xlabel: str, scale: str, title: str, path: Path) -> Path:
-    """A heat map of ``values`` (NaN: an empty cell), each cell labelled with its value; ``rows`` and
-    ``columns`` label the axes, ``scale`` the colour bar (`xferlab sweep run --heatmap FILE`)."""
+                 xlabel: str, scale: str, title: str, path: Path, label=lambda v: f"{v:.2f}") -> Path:
+    """A heat map of ``values`` (NaN: an empty cell), each cell labelled with ``label(value)``; ``rows`` and
+    ``columns`` label the axes, ``scale`` the colour bar (`xferlab sweep run --heatmap FILE`, the report's
+    matrices: plots/matrix.py)."""
     grid = np.asarray(values, dtype=float)
     plt, fig, ax = _axes()
     image = ax.imshow(grid, aspect="auto", cmap="viridis")
@@ -178,7 +179,7 @@ def plot_heatmap(values: Sequence[Sequence[float]], rows: Sequence[str], columns
     ax.set_ylabel(ylabel)
     for (i, j), v in np.ndenumerate(grid):
         if not np.isnan(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+            ax.text(j, i, label(v), ha="center", va="center", fontsize=8,
                     color="black" if image.norm(v) > 0.6 else "white")  # readable on viridis' bright end too
     fig.colorbar(image, ax=ax, label=scale)
     ax.set_title(title)

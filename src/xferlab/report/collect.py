@@ -96,7 +96,8 @@ def kinds_of(rows: list[dict[str, Any]]) -> set[str]:
 def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
     """The runs named (ids, prefixes, 'latest'; an unknown one is an error, one without samples is
     kept and shown with a note), or (``refs`` None) the newest finished run of each kind: the memory
-    run and the device run of each accelerator (possibly none: the report says so)."""
+    run and the device run of each accelerator, and apart from them the newest matrix run of each
+    (possibly none: the report says so)."""
     if refs is not None:
         return list(dict.fromkeys(db.resolve_run(r) for r in refs))  # a run without samples gets a note
     chosen: dict[tuple, str] = {}
@@ -108,7 +109,8 @@ def pick_runs(db, refs: Optional[list[str]]) -> list[str]:
         accelerator = ((recorded.get("inventory") or {}).get("accelerator") or {}).get("name")
         for kind in kinds_of(groups):
             where = (recorded.get("params") or {}).get("backend") if kind == "runtime" else accelerator  # runtime: per backend
-            key = (kind, where if kind != "memory" else None)
+            matrix = bool((recorded.get("params") or {}).get("matrix"))  # a matrix run never hides a plain one
+            key = (kind, where if kind != "memory" else None, matrix)
             chosen.setdefault(key, run["run_id"])
     return sorted(set(chosen.values()))  # none: the report says so and still shows the scenarios and the advice
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import jinja2
 
 from .. import __version__
-from . import collect, kernels_section, network_section
+from . import collect, kernels_section, matrix_section, network_section
 from .collect import Section, Table
 
 TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
@@ -115,6 +115,10 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
                                          "if any, are listed under Failures"], commands=[collect.command_of(run)]))
                 continue
             kinds = collect.kinds_of(rows)
+            if matrix_section.is_matrix(run):  # its grids, not the tables of a plain run of its suite
+                add(f"Matrix (run {rid})", f"run-{rid}-matrix",
+                    lambda run=run, rows=rows: (matrix_section.matrix_section(run, rows, folder), None))
+                continue
             if "memory" in kinds:
                 headlines += add(f"Memory tiers (run {rid})", f"run-{rid}", lambda run=run, rows=rows:
                                  collect.memory_section(db, run, rows, folder, profile_prefix), [])

@@ -210,6 +210,8 @@ options               object   object  the options a study ran with
 overview              array    list    the command's headline figures, a row per group
 plots                 array    list    the plot files written
 pmem_devices          array    list    persistent memory devices
+cxl                   object   object  the CXL memory devices, decoders and regions (/sys/bus/cxl), each region with the NUMA nodes it backs; present false with the reason where there is no CXL bus
+pmem                  object   object  the persistent-memory regions and namespaces (ndctl list) and DAX devices (daxctl list: devdax, or system-ram for KMEM-DAX), with why a tool gave none
 probe                 object   object  the probe's clock: tick and call overhead
 profiles              array    list    the link profiles saved
 ranking_changes       array    list    sizes where the fastest link changes

@@ -48,7 +48,7 @@ SHAPES = {
         nested={"skipped": "group reason", "per_size": "size_bytes held_out_relative_error noise_relative_error"}),
     "inventory": dict(
         rows="hostname node cpu_model cpu_vendor architecture hypervisor cpus_online cpus_allowed cores threads "
-             "caches numa_nodes memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
+             "caches numa_nodes cxl pmem memory_total_bytes hugepages frequency_governor kernel os pmem_devices "
              "cpu_flags_persistence machine_state accelerators",
         # per API its devices, each device's record (its API's fields) with where it sits (system/locality.py)
         nested={"accelerators": "opencl? cuda? ...", "opencl": "devices ...", "cuda": "devices ...",
@@ -81,8 +81,9 @@ SHAPES = {
     "measure device --matrix": dict(
         rows="direction src dst src_device dst_device host_kind size_bytes path status reason? count? headline? "
              "median_seconds? median_bytes_per_second? best_bytes_per_second? median_ci_low_bytes_per_second? "
-             "median_ci_high_bytes_per_second? kernel_median_bytes_per_second? kernel_best_bytes_per_second?",
-        top=f"{MEASURED} devices totals conventions",
+             "median_ci_high_bytes_per_second? kernel_median_bytes_per_second? kernel_best_bytes_per_second? "
+             "hardware_peak_bytes_per_second fraction_of_peak peak_source",
+        top=f"{MEASURED} devices totals conventions peaks",
         nested={"totals": "direction sum_bytes_per_second? min_bytes_per_second? max_bytes_per_second? measured_cells "
                           "na_cells"}),
     "measure kernels": dict(

@@ -1,7 +1,7 @@
 """Seed 003's test classes (Technion/Intel, CXL memory as persistent memory): App-Direct from the
 PMem's own node (1.a) and from a remote one (1.b), remote CC-NUMA memory from one socket (2.a) and
-from all cores (2.b), with a memory-only (CXL) node, local DRAM as the reference, and thread affinity
-(compact vs spread, one socket vs all cores); each kernel's best bandwidth set against local DRAM's
+from all cores (2.b), with a CXL node (one a CXL region backs; another memory-only node is a class of
+its own), local DRAM as the reference, and thread affinity (compact vs spread, one socket vs all cores); each kernel's best bandwidth set against local DRAM's
 (the paper's "-25-30 % remote, -50 % CXL" view). A class this machine lacks is skipped with its reason.
 Each row of the table says what it compares: the statistic (best), the placement (memory node, CPUs,
 threads), the arrays and their size class against the host's last-level cache (measure/sizeclass.py;
@@ -19,7 +19,7 @@ from ..measure.memory import DEFAULT_KERNELS, MemoryPlan, rows_of, steps, summar
 from ..measure.probe import ProbeRun
 from ..measure.samples import value_of
 from ..measure.steps import Step
-from ..system import inventory as inv
+from ..system import backing, inventory as inv
 from .base import Plan, Study, StudyStep
 
 
@@ -30,7 +30,8 @@ def _node_of_cpu(cpu: int, nodes: list[dict[str, Any]]) -> int:
 def plan(options: dict[str, Any]) -> Plan:
     """The seed's classes this machine has (``local``: local DRAM, its node's CPUs; ``remote`` and
     ``remote-all-cores``: another node's memory from the local CPUs and from all of them, the seed's 2.a and
-    2.b; ``all-cores``: local memory from every CPU, against one socket's; ``cxl``: a memory-only node;
+    2.b; ``all-cores``: local memory from every CPU, against one socket's; ``cxl``: a node a CXL region backs;
+    ``memory-only``: a memory-only node that is not CXL (HBM, KMEM-DAX PMem, unknown: system/backing.py);
     ``app-direct`` and ``app-direct-remote``: --pmem from its node's CPUs and from another node's, the
     seed's 1.a and 1.b; ``compact``/``spread``: half the CPUs placed both ways, 1.c's thread affinity),
     and the others skipped with the reason."""
@@ -64,11 +65,16 @@ def plan(options: dict[str, Any]) -> Plan:
             cpus=cpus)
     else:
         skipped.append({"class": "all-cores", "reason": f"{one_node}: one socket is all the cores"})
-    cxl = [n["node"] for n in nodes if n["kind"] == "memory-only"]
+    labelled = backing.read(nodes)["numa_nodes"]  # CXL only where a CXL region backs the node
+    cxl = [n for n in labelled if n["memory_kind"] == "cxl"]
     if cxl:
-        add("cxl", f"memory-only (CXL) node {cxl[0]}", nodes=[cxl[0]], cpus=cpus_of(local))
+        add("cxl", f"CXL node {cxl[0]['node']}: {cxl[0]['backing']}", nodes=[cxl[0]["node"]], cpus=cpus_of(local))
     else:
-        skipped.append({"class": "cxl", "reason": "no memory-only (CXL) NUMA node"})
+        skipped.append({"class": "cxl", "reason": "no NUMA node backed by a CXL region (/sys/bus/cxl)"})
+    other = [n for n in labelled if n["memory_kind"] not in (None, "cxl")]
+    if other:
+        add("memory-only", f"node {other[0]['node']}, {other[0]['backing']}", nodes=[other[0]["node"]],
+            cpus=cpus_of(local))
     app_direct(options, nodes, with_cpus, local, cpus_of, add, skipped)
     if len(cpus) >= 4:
         half = len(cpus) // 2
@@ -143,8 +149,8 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 TIERS = Study(
     name="tiers", seed="seed 003",
-    experiment="STREAM in local DRAM, remote NUMA (local and all cores), memory-only CXL, App-Direct PMem (local and "
-               "remote CPUs), compact vs spread threads, one socket vs all cores",
+    experiment="STREAM in local DRAM, remote NUMA (local and all cores), CXL (a node a CXL region backs), App-Direct "
+               "PMem (local and remote CPUs), compact vs spread threads, one socket vs all cores",
     description="Seed 003's test classes: STREAM per kernel in each memory tier and placement this machine has, "
                 "best bandwidth (the fastest iteration) at the best thread count, relative to local DRAM of the same "
                 "array-size class (memory: each array at least 4x the last-level cache, STREAM's rule); classes it "

@@ -1,8 +1,9 @@
 """What this machine is, read from Linux's /proc and /sys, recorded with every measurement run.
 
 CPU model and counts, caches per level, NUMA nodes with their CPUs and memory (a node with memory
-and no CPU is how Linux shows a CXL memory expander or other memory-only device), huge pages,
-the frequency governor, the kernel, persistent-memory devices. Nothing here is timed.
+and no CPU is memory-only: CXL only where a CXL region backs it, system/backing.py), the CXL devices
+and regions (system/cxl.py) and persistent-memory namespaces (system/pmem.py), huge pages, the
+frequency governor, the kernel, persistent-memory devices. Nothing here is timed.
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ def inventory() -> dict[str, Any]:
              for c in online}
     mem = _meminfo(Path("/proc/meminfo"))
     governor = _read(SYS_CPU / "cpu0" / "cpufreq" / "scaling_governor") or "unavailable (no cpufreq interface)"
+    from . import backing  # CXL regions and KMEM-DAX devices say what a memory-only node is
+
+    memory = backing.read(numa_nodes())
     os_name = next((line.split("=", 1)[1].strip('"') for line in _read(Path("/etc/os-release")).splitlines()
                     if line.startswith("PRETTY_NAME=")), "")
     return {
@@ -136,7 +140,9 @@ def inventory() -> dict[str, Any]:
         "cores": len(cores),
         "threads": len(online),
         "caches": caches(),
-        "numa_nodes": numa_nodes(),
+        "numa_nodes": memory["numa_nodes"],
+        "cxl": memory["cxl"],
+        "pmem": memory["pmem"],
         "memory_total_bytes": mem.get("MemTotal", 0),
         "hugepages": {"size_bytes": mem.get("Hugepagesize", 0), "total": mem.get("HugePages_Total", 0),
                       "free": mem.get("HugePages_Free", 0),

@@ -23,7 +23,6 @@ Nothing here raises on what it reads: a malformed value gives ``status: unknown`
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -33,15 +32,11 @@ from typing import Any, Optional
 from ..links.pcie import GT_PER_S, LANES
 from .locality import normalize_pci
 from .memory_channels import channel_peak
+from .root import state_root
 
 KNOWN, UNKNOWN, NO_LINK = "known", "unknown", "no link"
 _GEN_OF_RATE = {rate: gen for gen, rate in GT_PER_S.items()}
 _SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?")
-
-
-def state_root() -> Path:
-    """Where /proc and /sys are read from: ``$XFERLAB_STATE_ROOT`` (a faked tree) or /."""
-    return Path(os.environ.get("XFERLAB_STATE_ROOT") or "/")
 
 
 def _read(path: Path) -> Optional[str]:

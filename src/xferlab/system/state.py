@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .root import state_root
+
+
 UNKNOWN = "unknown"
 BUSY_SHARE = 0.10  # a process using more than this share of one CPU over the sample is listed
 SAMPLE_SECONDS = 0.1
@@ -319,7 +322,7 @@ def warning_lines(state: Optional[dict[str, Any]]) -> list[str]:
 def with_state(machine: dict[str, Any], command: str, params: dict[str, Any]) -> dict[str, Any]:
     """``machine`` (an inventory) with this machine's state and its warnings for the run, as ``machine_state``;
     read under ``$XFERLAB_STATE_ROOT`` where set (a faked tree: how the tests run a command on a known state)."""
-    state = machine_state(Path(os.environ.get("XFERLAB_STATE_ROOT") or "/"))
+    state = machine_state(state_root())
     state["warnings"] = warnings(state, run_kind(command, params, machine))
     return {**machine, "machine_state": state}
 
