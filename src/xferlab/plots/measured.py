@@ -255,6 +255,7 @@ def plot_thread_sweep(rows: Sequence[dict], kernel: str, path: Path) -> Path:
     ax.set_xlabel("threads")
     ax.set_ylabel(f"{kernel}: best bandwidth (GB/s, STREAM counting)")
     ax.set_xticks(sorted({r["threads"] for r in rows}))
+    ax.set_ylim(bottom=0)
     ax.set_title(f"{kernel}: bandwidth against threads per class")
     ax.legend(fontsize=7)
     return _write(plt, fig, path)
