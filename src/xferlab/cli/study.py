@@ -11,7 +11,7 @@ import typer
 from ..errors import BadValue
 from ..report.collect import fmt_value
 from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_MPI, STUDY_PLATFORM,
-                     STUDY_PROGRAM, TIMEOUT, budget_seconds, timeout_seconds, verb)
+                     STUDY_PLOTS, STUDY_PROGRAM, TIMEOUT, budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -43,8 +43,7 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         threads: Optional[str] = typer.Option(None, "--threads", help="tiers: the thread counts each class runs, at most "
                                               "the CPUs of its placement (default 1, 2, 4, … and all of them).",
                                               metavar="LIST"),
-        plots: Optional[Path] = typer.Option(None, "--plots", help="tiers: write the plots of bandwidth against threads "
-                                             "per class into DIR (created if needed).", metavar="DIR"),
+        plots: Optional[Path] = STUDY_PLOTS,
         backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE, cpus: Optional[str] = STUDY_CPUS,
         platform: Optional[str] = STUDY_PLATFORM,
         count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
