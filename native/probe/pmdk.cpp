@@ -205,6 +205,11 @@ bool PmdkPool::tx_end(bool begun) const {
   return api_->tx_end() == 0 && begun;
 }
 
+std::string PmdkPool::mechanism(bool tx) const {
+  return std::string(tx ? "pmemobj_tx (undo log of each thread's chunk, commit)" : "pmemobj_persist") +
+         (is_pmem_ ? ": cache-line write-back + fence" : ": msync (libpmem: not persistent memory)");
+}
+
 std::string PmdkPool::last_error() const {
   const char* why = api_ && api_->errormsg ? api_->errormsg() : nullptr;
   return why ? why : "";

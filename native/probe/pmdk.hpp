@@ -44,6 +44,7 @@ class PmdkPool {
   bool tx_begin(void* p, size_t n) const;
   bool tx_end(bool begun) const;
   std::string last_error() const;  // pmemobj_errormsg
+  std::string mechanism(bool tx) const;  // how the stores are made persistent, for the setup record
 
   struct Api;  // libpmemobj's entry points, resolved once (pmdk.cpp)
 

@@ -22,12 +22,10 @@
 // fences; on any other mapping the destination array is msync'ed (PMEM_IS_PMEM_FORCE=1: written back as on DAX,
 // PMDK's emulation, so that raw and PMDK rows persist alike).
 //
-// With --pmdk the arrays are objects in a PMDK libpmemobj pool at --pmem, reached through pmemobj_direct
-// pointers, as seed 003's STREAM-PMem allocates them (pmdk.hpp): --pmdk persist makes each kernel's stores
-// persistent with pmemobj_persist over each thread's chunk inside the timed region; --pmdk tx runs each thread's
-// chunk in a transaction (pmemobj_tx_begin, pmemobj_tx_add_range_direct of the chunk it writes, the kernel,
-// commit, end), the undo log's snapshot timed with it. Bytes are counted as STREAM counts them (the snapshot's
-// copy is not counted).
+// With --pmdk the arrays are objects of a PMDK pool at --pmem, as seed 003's STREAM-PMem allocates them (pmdk.hpp):
+// --pmdk persist: each thread's chunk pmemobj_persist'ed after each kernel, inside the timed region; --pmdk tx: each
+// thread's chunk in a transaction (begin, add_range of what it writes, kernel, commit), the undo log's snapshot
+// timed with it and not counted in the bytes.
 #include <omp.h>
 
 #include <algorithm>
@@ -309,11 +307,10 @@ int run_stream(Args& args) {
   persist.tx_failures = &tx_failures;
   if (persist_on && persist.dax && persist.flush == Flush::none)
     throw std::runtime_error("this CPU offers no cache-line write-back instruction to persist a DAX mapping");
-  std::string mechanism =
-      !persist_on ? "none" : persist.dax ? std::string(flush_name(persist.flush)) + "+sfence" : "msync";
-  if (pool)
-    mechanism = std::string(persist.tx ? "pmemobj_tx (undo log of each thread's chunk, commit)" : "pmemobj_persist") +
-                (pool->is_pmem() ? ": cache-line write-back + fence" : ": msync (libpmem: not persistent memory)");
+  const std::string mechanism = pool ? pool->mechanism(persist.tx)
+                                : !persist_on ? "none"
+                                : persist.dax ? std::string(flush_name(persist.flush)) + "+sfence"
+                                              : "msync";
 
   std::string cpu_text;
   for (int c : thread_cpu) cpu_text += (cpu_text.empty() ? "" : ",") + std::to_string(c);
