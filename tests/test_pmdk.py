@@ -43,6 +43,8 @@ def test_stream_pmem_runs_in_a_pool_and_validates(tmp_path, mode, label):
     assert setup["persist_mechanism"].startswith("pmemobj_tx" if mode == "tx" else "pmemobj_persist")
     assert "write-back + fence" in setup["persist_mechanism"]  # the emulation: no msync
     assert run.first("validation") == {**run.first("validation"), "ok": True}
+    # tx: every kernel run committed one transaction per thread (each has a chunk); persist: none
+    assert {r["transactions"] for r in run.of("sample")} == {setup["threads"] if mode == "tx" else 0}
     assert list(tmp_path.iterdir()) == []  # the pool's file is gone
 
 

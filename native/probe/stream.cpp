@@ -96,6 +96,7 @@ struct Persist {
   const PmdkPool* pool = nullptr;  // --pmdk: persisted by PMDK, in transactions when tx
   bool tx = false;
   int* tx_failures = nullptr;
+  int* tx_commits = nullptr;  // transactions committed by the last kernel (the sample's "transactions")
 };
 
 // Runs one kernel once over all threads and returns its seconds. The read kernel's sum goes to `sum`.
@@ -107,6 +108,7 @@ double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double&
   double* dest = op == Op::copy || op == Op::add || op == Op::write ? c : op == Op::scale ? b
                  : op == Op::triad ? a : nullptr;
   std::vector<double> partial(threads, 0.0);
+  if (persist.tx_commits) *persist.tx_commits = 0;
   auto start = Clock::now();
 #pragma omp parallel num_threads(threads)
   {
@@ -145,9 +147,10 @@ double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double&
       store_fence();
     }
     if (pmdk && !persist.tx) persist.pool->persist(dest + lo, (hi - lo) * sizeof(double));
-    if (pmdk && persist.tx && !persist.pool->tx_end(begun)) {
+    if (pmdk && persist.tx) {
+      int* counter = persist.pool->tx_end(begun) ? persist.tx_commits : persist.tx_failures;
 #pragma omp atomic
-      ++*persist.tx_failures;
+      ++*counter;
     }
   }
   if (persist.on && !persist.dax && dest) persist.region->sync(dest, n * sizeof(double));
@@ -296,7 +299,7 @@ int run_stream(Args& args) {
   const bool forced = pmem_emulation_forced() && !pmem.empty();
   const bool dax = pool ? pool->dax() : region->dax();
   const bool emulated = pool ? pool->emulated() : forced && !dax;
-  int tx_failures = 0;
+  int tx_failures = 0, tx_commits = 0;
   Persist persist;
   persist.on = persist_on;
   persist.dax = region && (region->dax() || forced);
@@ -305,6 +308,7 @@ int run_stream(Args& args) {
   persist.pool = pool.get();
   persist.tx = pmdk_mode == "tx";
   persist.tx_failures = &tx_failures;
+  persist.tx_commits = &tx_commits;
   if (persist_on && persist.dax && persist.flush == Flush::none)
     throw std::runtime_error("this CPU offers no cache-line write-back instruction to persist a DAX mapping");
   const std::string mechanism = pool ? pool->mechanism(persist.tx)
@@ -367,6 +371,7 @@ int run_stream(Args& args) {
           .number("seconds", seconds)
           .number("bytes", bytes)
           .number("write_allocate_bytes", k.arrays_written * static_cast<double>(array_bytes))
+          .integer("transactions", tx_commits)
           .emit();
       if (it > 0 && !repeats[ki].more(seconds)) {
         active[ki] = false;
