@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.xferlab-installed
 INTEL_STAMP := $(VENV)/.xferlab-intel
 SOURCES := pyproject.toml CMakeLists.txt $(shell find src native -type f -not -name '*.pyc' 2>/dev/null)
-APT_PACKAGES := cmake g++ make zlib1g-dev
+APT_PACKAGES := cmake g++ make zlib1g-dev libpmemobj1
 # An OpenCL device for the device suite: PoCL runs OpenCL on the CPU (Debian's pocl-opencl-icd).
 OPENCL_PACKAGES := ocl-icd-libopencl1 pocl-opencl-icd
 # Two site MPIs beside the mpich wheel for the network tests (tests/mpis.py): Debian's Open MPI 4.1 and MPICH 4.0,
@@ -44,11 +44,13 @@ bench: $(STAMP)
 	  if [ $$rc = 3 ]; then echo "(skipped: what it needs is not on this machine)"; elif [ $$rc != 0 ]; then failed="$$failed $$b"; fi; done; \
 	if [ -n "$$failed" ]; then echo "below target:$$failed"; exit 1; fi
 
-# System packages: a C++ compiler and CMake build the probe. Installed with apt-get when missing
+# System packages: a C++ compiler and CMake build the probe; PMDK's libpmemobj (loaded at run time by
+# `measure memory --pmdk`, tests/test_pmdk.py) runs STREAM-PMem. Installed with apt-get when missing
 # and we are root; otherwise say what is missing.
 sysdeps:
 	@missing=""; for tool in cmake g++ make; do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	test -f /usr/include/zlib.h || missing="$$missing zlib1g-dev"; \
+	ldconfig -p | grep -q 'libpmemobj.so.1 ' || missing="$$missing libpmemobj1"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing system packages:$$missing"; \

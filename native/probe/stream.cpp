@@ -19,7 +19,13 @@
 // With --pmem the arrays live in a shared mapping of a file or DAX device (App-Direct mode); with
 // --persist each kernel also makes its stores persistent inside the timed region: on a DAX mapping
 // each thread writes back the cache lines it stored (clwb, clflushopt or clflush, by CPUID) and
-// fences; on any other mapping the destination array is msync'ed.
+// fences; on any other mapping the destination array is msync'ed (PMEM_IS_PMEM_FORCE=1: written back as on DAX,
+// PMDK's emulation, so that raw and PMDK rows persist alike).
+//
+// With --pmdk the arrays are objects of a PMDK pool at --pmem, as seed 003's STREAM-PMem allocates them (pmdk.hpp):
+// --pmdk persist: each thread's chunk pmemobj_persist'ed after each kernel, inside the timed region; --pmdk tx: each
+// thread's chunk in a transaction (begin, add_range of what it writes, kernel, commit), the undo log's snapshot
+// timed with it and not counted in the bytes.
 #include <omp.h>
 
 #include <algorithm>
@@ -33,6 +39,7 @@
 #include "json.hpp"
 #include "persist.hpp"
 #include "placement.hpp"
+#include "pmdk.hpp"
 #include "precision.hpp"
 #include "probe.hpp"
 #include "region.hpp"
@@ -86,6 +93,10 @@ struct Persist {
   bool dax = false;
   Flush flush = Flush::none;
   const Region* region = nullptr;
+  const PmdkPool* pool = nullptr;  // --pmdk: persisted by PMDK, in transactions when tx
+  bool tx = false;
+  int* tx_failures = nullptr;
+  int* tx_commits = nullptr;  // transactions committed by the last kernel (the sample's "transactions")
 };
 
 // Runs one kernel once over all threads and returns its seconds. The read kernel's sum goes to `sum`.
@@ -97,12 +108,16 @@ double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double&
   double* dest = op == Op::copy || op == Op::add || op == Op::write ? c : op == Op::scale ? b
                  : op == Op::triad ? a : nullptr;
   std::vector<double> partial(threads, 0.0);
+  if (persist.tx_commits) *persist.tx_commits = 0;
   auto start = Clock::now();
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
     size_t lo, hi;
     chunk(n, t, omp_get_num_threads(), lo, hi);
+    const bool pmdk = persist.pool && dest && hi > lo;
+    bool begun = false;
+    if (pmdk && persist.tx) begun = persist.pool->tx_begin(dest + lo, (hi - lo) * sizeof(double));
     switch (op) {
       case Op::copy:
         for (size_t i = lo; i < hi; ++i) c[i] = a[i];
@@ -131,9 +146,18 @@ double run_kernel(Op op, Arrays& x, int threads, const Persist& persist, double&
       write_back(dest + lo, (hi - lo) * sizeof(double), persist.flush);
       store_fence();
     }
+    if (pmdk && !persist.tx) persist.pool->persist(dest + lo, (hi - lo) * sizeof(double));
+    if (pmdk && persist.tx) {
+      int* counter = persist.pool->tx_end(begun) ? persist.tx_commits : persist.tx_failures;
+#pragma omp atomic
+      ++*counter;
+    }
   }
   if (persist.on && !persist.dax && dest) persist.region->sync(dest, n * sizeof(double));
   double seconds = since(start);
+  if (persist.tx_failures && *persist.tx_failures)
+    throw std::runtime_error(std::to_string(*persist.tx_failures) + " PMDK transaction(s) aborted (" +
+                             persist.pool->last_error() + ")");
   sum = 0.0;
   for (double p : partial) sum += p;
   return seconds;
@@ -193,7 +217,10 @@ int run_stream(Args& args) {
   const std::string hugepages = args.words("hugepages", "none", {"none", "thp", "hugetlb"})[0];
   const std::string pmem = args.text("pmem", "");
   const bool persist_on = args.flag("persist");
+  const bool use_pmdk = args.given("pmdk");
+  const std::string pmdk_mode = args.words("pmdk", "persist", {"persist", "tx"})[0];
   const bool pin = !args.flag("no-pin");
+  const bool cpus_given = args.given("cpus");
   const long long corrupt = args.integer("corrupt", -1, 0, 1ll << 46);  // test hook
   // Array k starts k x (2 MiB-rounded size + offset) into the mapping. Arrays exactly 2 MiB apart
   // alias in the caches and the memory's banks (seen on an AMD EPYC VM: triad 35 % below a plain
@@ -208,6 +235,8 @@ int run_stream(Args& args) {
   if (!pmem.empty() && node >= 0)
     throw BadArgument("--node binds anonymous memory; an App-Direct mapping (--pmem) lives where its device is");
   if (!pmem.empty() && hugepages != "none") throw BadArgument("--hugepages applies to anonymous memory, not --pmem");
+  if (use_pmdk && pmem.empty()) throw BadArgument("--pmdk needs --pmem PATH (where the pool is made)");
+  if (use_pmdk && persist_on) throw BadArgument("--pmdk persists by itself (persist or tx); --persist is the raw mapping's");
 
   const size_t n = static_cast<size_t>(size) / sizeof(double);
   const size_t array_bytes = n * sizeof(double);
@@ -218,11 +247,20 @@ int run_stream(Args& args) {
   options.node = node;
   options.hugepages = hugepages;
   options.path = pmem;
-  auto region = Region::map(options);
-  if (!region->binding().empty())
-    throw BadArgument("memory node " + std::to_string(node) + " cannot hold the arrays: " + region->binding());
-  Arrays x{reinterpret_cast<double*>(region->data()), reinterpret_cast<double*>(region->data() + stride),
-           reinterpret_cast<double*>(region->data() + 2 * stride), n};
+  std::unique_ptr<Region> region;
+  std::unique_ptr<PmdkPool> pool;
+  Arrays x{nullptr, nullptr, nullptr, n};
+  if (use_pmdk) {
+    // STREAM-PMem: (STREAM_ARRAY_SIZE + OFFSET) elements per object; a transaction's undo log holds one array.
+    pool = PmdkPool::create(pmem, array_bytes + static_cast<size_t>(offset), pmdk_mode == "tx" ? array_bytes : 0);
+    x = Arrays{pool->array(0), pool->array(1), pool->array(2), n};
+  } else {
+    region = Region::map(options);
+    if (!region->binding().empty())
+      throw BadArgument("memory node " + std::to_string(node) + " cannot hold the arrays: " + region->binding());
+    x = Arrays{reinterpret_cast<double*>(region->data()), reinterpret_cast<double*>(region->data() + stride),
+               reinterpret_cast<double*>(region->data() + 2 * stride), n};
+  }
 
   // Pin each OpenMP thread to one CPU of the set, round robin; record where each one runs.
   std::vector<int> thread_cpu(threads, -1);
@@ -230,6 +268,7 @@ int run_stream(Args& args) {
   {
     const int t = omp_get_thread_num();
     if (pin) pin_to_cpu(cpus[t % cpus.size()]);
+    else if (cpus_given) place_on_cpus(cpus);  // --no-pin --cpus: confined to the set, the scheduler places them
     thread_cpu[t] = sched_getcpu();
   }
 
@@ -251,16 +290,31 @@ int run_stream(Args& args) {
   } else {
     init(0, n);
   }
+  if (pool) {  // the starting values made persistent, outside the timed region
+    pool->persist(x.a, array_bytes);
+    pool->persist(x.b, array_bytes);
+    pool->persist(x.c, array_bytes);
+  }
 
+  const bool forced = pmem_emulation_forced() && !pmem.empty();
+  const bool dax = pool ? pool->dax() : region->dax();
+  const bool emulated = pool ? pool->emulated() : forced && !dax;
+  int tx_failures = 0, tx_commits = 0;
   Persist persist;
   persist.on = persist_on;
-  persist.dax = region->dax();
+  persist.dax = region && (region->dax() || forced);
   persist.flush = persist.dax ? best_flush() : Flush::none;
   persist.region = region.get();
+  persist.pool = pool.get();
+  persist.tx = pmdk_mode == "tx";
+  persist.tx_failures = &tx_failures;
+  persist.tx_commits = &tx_commits;
   if (persist_on && persist.dax && persist.flush == Flush::none)
     throw std::runtime_error("this CPU offers no cache-line write-back instruction to persist a DAX mapping");
-  const std::string mechanism =
-      !persist_on ? "none" : persist.dax ? std::string(flush_name(persist.flush)) + "+sfence" : "msync";
+  const std::string mechanism = pool ? pool->mechanism(persist.tx)
+                                : !persist_on ? "none"
+                                : persist.dax ? std::string(flush_name(persist.flush)) + "+sfence"
+                                              : "msync";
 
   std::string cpu_text;
   for (int c : thread_cpu) cpu_text += (cpu_text.empty() ? "" : ",") + std::to_string(c);
@@ -276,10 +330,13 @@ int run_stream(Args& args) {
       .integer("node", node)
       .str("first_touch", first_touch)
       .str("hugepages", hugepages)
-      .str("mode", pmem.empty() ? "memory" : "app-direct")
-      .str("path", region->file())
-      .boolean("dax", region->dax())
-      .boolean("map_sync", region->map_sync())
+      .str("mode", pmem.empty() ? "memory" : use_pmdk ? (persist.tx ? "pmdk-tx" : "pmdk") : "app-direct")
+      .str("path", pool ? pool->file() : region->file())
+      .boolean("dax", dax)
+      .boolean("map_sync", region && region->map_sync())
+      .boolean("emulated", emulated)
+      .integer("pool_bytes", pool ? static_cast<long long>(pool->pool_bytes()) : 0)
+      .str("affinity", pin ? "pinned" : cpus_given ? "cpu-set" : "none")
       .boolean("persist", persist_on)
       .str("persist_mechanism", mechanism)
       .raw("page_nodes", pmem.empty() ? page_nodes_json(page_nodes(region->data(), 3 * stride)) : "{}")
@@ -314,6 +371,7 @@ int run_stream(Args& args) {
           .number("seconds", seconds)
           .number("bytes", bytes)
           .number("write_allocate_bytes", k.arrays_written * static_cast<double>(array_bytes))
+          .integer("transactions", tx_commits)
           .emit();
       if (it > 0 && !repeats[ki].more(seconds)) {
         active[ki] = false;

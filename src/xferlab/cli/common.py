@@ -132,6 +132,8 @@ CPUS = _declare("--cpus", "", None, "CPUs to pin threads to, round robin, e.g. 0
 DEVICE_CPUS = _declare("--cpus", "device", None, "CPUs for the host thread(s) that drive the device, e.g. 0-3 (default: "
                        "where the OS puts them), placed once the device is open; must be allowed (see `xferlab "
                        "inventory`). The run records them, and says so when they are not the device's local CPUs.", "LIST")
+STUDY_PLOTS = _declare("--plots", "study", None, "tiers: write the plots of bandwidth against threads per class into DIR "
+                       "(created if needed).", "DIR")
 STUDY_CPUS = _declare("--cpus", "study", None, "launch: the CPUs pinned in turn; granularity: the CPUs of the copies' host "
                       "thread (default for both: the device's local socket, else every allowed CPU for launch and the "
                       "OS's choice for granularity)." + _FOR_STUDIES, "LIST")

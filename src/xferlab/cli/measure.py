@@ -20,6 +20,7 @@ from .common import BUDGET, CPUS, CSV, JSON, MAX_TIME, OLD_PLOT, PLOTS, PRECISIO
 from ..measure.results import memory_params, memory_results, notes as failure_notes
 from ..measure.conventions import footer
 from ..measure.peak import lines as peak_lines, percent
+from ..measure.pmdk import note as pmdk_notes
 from .measure_outcome import conclude
 from .output import Column, emit, or_dash, output_format, stderr, stdout
 from .precision_options import interval_column, with_interval
@@ -53,7 +54,7 @@ def _ints(text: str, where: str, lo: int = 0) -> list[int]:
 
 def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: Optional[str], node: Optional[str],
               first_touch: bool, hugepages: str, iterations: int, pmem: Optional[Path], persist: bool, latency: bool,
-              loaded: bool, mixes: Optional[str] = None) -> MemoryPlan:
+              loaded: bool, mixes: Optional[str] = None, pmdk: bool = False) -> MemoryPlan:
     if mixes is not None and not loaded:
         raise BadValue(f"--mixes {mixes} applies to loaded latency; give --loaded with it")
     if hugepages not in ("none", "thp", "hugetlb"):
@@ -71,7 +72,7 @@ def plan_from(kernels: str, size: Optional[str], threads: Optional[str], cpus: O
         threads=_ints(threads, "--threads", lo=-10**9) if threads else [],
         cpus=_ints(cpus, "--cpus") if cpus else None,
         nodes=nodes, first_touch=first_touch, hugepages=hugepages, iterations=iterations, pmem=pmem,
-        persist=persist, latency=latency, loaded=loaded,
+        persist=persist, pmdk=pmdk, latency=latency, loaded=loaded,
     )
     if mixes is not None:
         plan.mixes = loaded_mixes.parse_mixes(mixes)
@@ -98,6 +99,9 @@ def memory(
     pmem: Optional[Path] = typer.Option(None, "--pmem", help="App-Direct: run on a mapping in this directory, new file or DAX device.",
                                         metavar="PATH"),
     persist: bool = typer.Option(False, "--persist", help="With --pmem: also run with stores made persistent (clwb/clflushopt/clflush or msync)."),
+    pmdk: bool = typer.Option(False, "--pmdk", help="With --pmem: also STREAM-PMem, the arrays in a PMDK libpmemobj pool "
+                              "(pmemobj_persist, and transactions), beside the raw mapping persisted; a pmdk_overhead per "
+                              "kernel (PMEM_IS_PMEM_FORCE=1: PMDK's emulation on a non-DAX file, rows marked emulated)."),
     latency: bool = typer.Option(False, "--latency", help="Also measure pointer-chase latency from L1 to past the last-level cache."),
     loaded: bool = typer.Option(False, "--loaded", help="Also measure latency under increasing traffic from the other CPUs: "
                                 "a bandwidth–latency curve per read/write mix (--mixes), each from idle to saturation."),
@@ -107,7 +111,7 @@ def memory(
                                         metavar="LIST"),
     matrix: bool = typer.Option(False, "--matrix", help="Idle latency and bandwidth (the read kernel unless --kernels) from "
                                 "every CPU node's CPUs to every memory node, as Intel MLC's matrices; refuses --node, "
-                                "--cpus, --threads, --latency, --loaded, --mixes, --pmem, --plots."),
+                                "--cpus, --threads, --latency, --loaded, --mixes, --pmem, --pmdk, --plots."),
     budget: Optional[str] = BUDGET,
     timeout: str = TIMEOUT,
     plot: Optional[Path] = PLOTS,
@@ -125,12 +129,13 @@ def memory(
     fmt = output_format(json_, csv_)
     if matrix:
         given = [flag for flag, value in (("--node", node), ("--cpus", cpus), ("--threads", threads), ("--latency", latency),
-                                          ("--loaded", loaded), ("--mixes", mixes), ("--pmem", pmem), ("--persist", persist), ("--plots", plot))
+                                          ("--loaded", loaded), ("--mixes", mixes), ("--pmem", pmem), ("--persist", persist), ("--pmdk", pmdk),
+                                          ("--plots", plot))
                  if value]
         return memory_matrix(given, kernels, size, first_touch, hugepages, iterations, precision, max_time, budget,
                              timeout, store, fmt)
     plan = plan_from(kernels, size, threads, cpus, node, first_touch, hugepages, iterations, pmem, persist, latency, loaded,
-                     mixes)
+                     mixes, pmdk)
     plan.precision, plan.max_time = parse_precision(precision), parse_max_time(max_time)
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
     checks.plot_dir(plot)
@@ -180,8 +185,9 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
     """Print a run's results (bandwidth, latency, loaded latency, failures) and write its plots."""
     result = memory_results(outcome, plot)
     bandwidth, latency, loaded, failures = result["bandwidth"], result["latency"], result["loaded"], result["failures"]
-    notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}; "
-             f"persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
+    notes = [f"{m['mode']}: {'a DAX mapping' if m['dax'] else 'not DAX (the kernel refused MAP_SYNC)'}"
+             f"{' (emulated)' if m['emulated'] else ''}; persistence: {m['persist_mechanism']}" for m in result["app_direct"]]
+    notes += pmdk_notes(result["pmdk_overhead"])
     if bandwidth or loaded:  # what each bandwidth counts (STREAM's, loaded latency's traffic), and the DRAM peak
         notes += footer("memory", [r["test"] for r in bandwidth] + ([loaded_mixes.TEST] if loaded else []))
         notes += peak_lines(result["peaks"]) if bandwidth else []
@@ -193,10 +199,19 @@ def report(outcome, fmt: str, plot: Optional[Path]) -> None:
         emit("measure memory", rows, [Column(k, k) for k in sorted({k for r in rows for k in r})], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "conventions": result["conventions"],
-                    "peaks": result["peaks"], "failures": failures,
+                    "peaks": result["peaks"], "failures": failures, "pmdk_overheads": result["pmdk_overhead"],
                     "unvalidated_samples": result["unvalidated_samples"]})
         return
     print_tables(bandwidth, latency, loaded)
+    if result["pmdk_overhead"]:
+        emit("measure memory", result["pmdk_overhead"], [
+            Column("test", "kernel", justify="left"), Column("mode", "mode", justify="left", no_wrap=True),
+            Column("threads", "threads"), Column("best_bytes_per_second", "best", format_rate, no_wrap=True),
+            Column("reference_mode", "against", justify="left", no_wrap=True),
+            Column("reference_best_bytes_per_second", "its best", or_dash(format_rate), no_wrap=True),
+            Column("pmdk_overhead", "PMDK's overhead", or_dash(percent), no_wrap=True),
+            Column("emulated", "emulated")], "table",
+            title="PMDK's overhead: 1 - best(pmdk mode) / best(raw mapping persisted), per kernel")
     for note in notes:
         (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)
 

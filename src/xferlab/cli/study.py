@@ -11,7 +11,7 @@ import typer
 from ..errors import BadValue
 from ..report.collect import fmt_value
 from .common import (CSV, JSON, STORE, STUDY_BACKEND, STUDY_BUDGET, STUDY_CPUS, STUDY_DEVICE, STUDY_MPI, STUDY_PLATFORM,
-                     STUDY_PROGRAM, TIMEOUT, budget_seconds, timeout_seconds, verb)
+                     STUDY_PLOTS, STUDY_PROGRAM, TIMEOUT, budget_seconds, timeout_seconds, verb)
 from .output import Column, emit, output_format, stderr
 
 app = verb("study", "The seeds' experiments on this machine, one command each: budgeted, resumable, recorded.")
@@ -31,13 +31,19 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
 @app.command("run")
 def run(name: str = typer.Argument(..., help="A study (`xferlab study list` lists them).", metavar="NAME"),
         budget: str = STUDY_BUDGET,
-        pmem: Optional[Path] = typer.Option(None, "--pmem", help="tiers: App-Direct persistent memory (a directory, a "
-                                            "new file or a device-DAX device).", metavar="PATH"),
+        pmem: Optional[list[str]] = typer.Option(None, "--pmem", help="tiers: App-Direct targets, each a directory, a "
+                                                 "new file or a device-DAX device: PATH (the local one) or "
+                                                 "local=PATH,remote=PATH,cxl=PATH (or --pmem repeated); STREAM-PMem "
+                                                 "runs on them (PMDK's libpmemobj).", metavar="PATH|NAME=PATH,…"),
         pmem_node: Optional[int] = typer.Option(None, "--pmem-node", help="tiers: the NUMA node the --pmem belongs "
                                                 "to (default: the local one); its CPUs are local App-Direct, another "
                                                 "node's remote.", metavar="N"),
         iterations: Optional[int] = typer.Option(None, "--iterations", help="tiers: timed STREAM iterations per kernel.",
                                                  metavar="N"),
+        threads: Optional[str] = typer.Option(None, "--threads", help="tiers: the thread counts each class runs, at most "
+                                              "the CPUs of its placement (default 1, 2, 4, … and all of them).",
+                                              metavar="LIST"),
+        plots: Optional[Path] = STUDY_PLOTS,
         backend: Optional[str] = STUDY_BACKEND, device_: Optional[int] = STUDY_DEVICE, cpus: Optional[str] = STUDY_CPUS,
         platform: Optional[str] = STUDY_PLATFORM,
         count: Optional[int] = typer.Option(None, "--count", help="launch: launches per CPU and argument count.",
@@ -91,7 +97,8 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
     from ..system.locality import cpu_text, parse_cpus
     from .runtime import parse_latencies, parse_speeds
 
-    given = {"pmem": str(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations, "backend": backend, "device": device_,
+    given = {"pmem": ",".join(pmem) if pmem else None, "pmem_node": pmem_node, "iterations": iterations,
+             "threads": parse_list(threads, parse_count, "--threads") if threads is not None else None, "backend": backend, "device": device_,
              "count": count, "cpus": cpu_text(parse_cpus(cpus)) if cpus is not None else None, "depth": depth, "repeats": repeats, "total": parse_size(total, "--total") if total is not None else None,
              "chunks": [int(c) for c in parse_list(chunks, parse_size, "--chunks")] if chunks is not None else None,
              "held_out": [int(c) for c in parse_list(held_out, parse_size, "--held-out")] if held_out is not None else None,
@@ -122,6 +129,13 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         # could name another platform's device where the loader lists the platforms in another order
         options["platform"] = find_device(chosen_backend, options["device"]).get("platform")
     budget_s, timeout_s = budget_seconds(budget), timeout_seconds(timeout)
+    if plots is not None:
+        if chosen.plot is None:
+            takers = sorted(s.name for s in STUDIES.values() if s.plot)
+            raise BadValue(f"--plots does not apply to the {name} study; it applies to: {', '.join(takers)}")
+        from ..measure.checks import plot_dir
+
+        plot_dir(plots)
     from ..studies.run import run_study
 
     result = run_study(chosen, options, store, budget_s, timeout_s)
@@ -135,6 +149,8 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
                 }[s["status"]]
         notes.append(f"step {s['key']} ({s['label']}): {what}")
     notes += chosen.notes(result.table) if chosen.notes else []
+    if plots is not None and result.table:
+        notes += [f"plot: {p}" for p in chosen.plot(result.table, plots)]
     columns = [Column(key, header, lambda v, key=key: fmt_value(key, v),
                       justify="left" if key in ("class", "kernel", "where", "configuration", "part", "what", "direction", "host_kind", "workload", "flow",
                                                          "governor") else "right")

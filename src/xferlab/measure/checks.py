@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -117,6 +118,9 @@ def pmem_path(path: Path, mapping_bytes: int) -> None:
         if not os.access(path, os.R_OK | os.W_OK):
             raise BadValue(f"--pmem '{path}': the device is not readable and writable by this user")
         return
+    elif str(path.parent) == "/dev" or re.fullmatch(r"dax\d+\.\d+", path.name):
+        raise BadValue(f"--pmem '{path}' is not a device-DAX device (no such character device); allowed: a directory, "
+                       "a new file name in a writable directory, or a DAX device such as /dev/dax0.0")
     elif path.exists():
         raise BadValue(f"--pmem '{path}' is an existing file; give a directory (xferlab creates and removes its own "
                        "file there), a new file name, or a DAX device")

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..system import inventory as inv
 from ..units import format_rate, format_size, format_time
-from . import checks, loaded as loaded_mixes
+from . import checks, loaded as loaded_mixes, pmdk
 from .precision import annotate, estimate, probe_args, stopped_of
 from .probe import ProbeRun
 from .steps import Step, dropped_reason, good_time, planned_limit
@@ -44,6 +44,9 @@ class MemoryPlan:
     max_time: Optional[float] = None   # --max-time: seconds of timed work per kernel or working set, at most
     pmem: Optional[Path] = None
     persist: bool = False
+    pmdk: bool = False  # --pmdk: STREAM-PMem in a PMDK pool beside the raw mapping (measure/pmdk.py)
+    stream_pmem: bool = False  # the tiers study's App-Direct classes: STREAM-PMem alone (the pmdk mode)
+    pin: bool = True  # False: threads confined to --cpus as a set, placed by the scheduler (the probe's --no-pin)
     latency: bool = False
     loaded: bool = False
     mixes: list[str] = field(default_factory=lambda: list(loaded_mixes.DEFAULT_MIXES))  # --loaded's read/write mixes
@@ -96,14 +99,20 @@ class MemoryPlan:
             raise BadValue(f"--hugepages '{self.hugepages}' is not allowed; allowed: none, thp, hugetlb")
         if self.persist and self.pmem is None:
             raise BadValue("--persist needs --pmem PATH: persistence applies to an App-Direct mapping")
+        if (self.pmdk or self.stream_pmem) and self.pmem is None:
+            raise BadValue("--pmdk needs --pmem PATH: the pool is made there, beside the raw mapping")
         if self.pmem is not None:
             if any(n is not None for n in self.nodes):
                 raise BadValue("--node binds ordinary memory; an App-Direct mapping (--pmem) lives where its device is")
             if self.hugepages != "none":
                 raise BadValue(f"--hugepages {self.hugepages} applies to ordinary memory, not to an App-Direct "
                                "mapping (--pmem)")
+            if self.pmdk or self.stream_pmem:
+                pmdk.library()
             if self.bandwidth:
-                checks.pmem_path(self.pmem, checks.stream_mapping_bytes(self.array_bytes))
+                need = checks.stream_mapping_bytes(self.array_bytes)
+                checks.pmem_path(self.pmem, max(need, pmdk.pool_bytes(self.array_bytes, checks.STREAM_OFFSET))
+                                 if self.pmdk or self.stream_pmem else need)
         elif self.hugepages == "hugetlb" and self.bandwidth:
             checks.hugetlb(checks.stream_mapping_bytes(self.array_bytes), self.nodes)
         if self.loaded and usable < 2:
@@ -146,10 +155,15 @@ def steps(plan: MemoryPlan) -> list[Step]:
     if plan.bandwidth:
         if plan.pmem is None:
             modes += [("memory", ["--node", str(n)] if n is not None else [], n) for n in plan.nodes]
+        elif plan.stream_pmem:
+            modes.append(("pmdk", ["--pmem", str(plan.pmem), "--pmdk", "persist"], None))
         else:
             modes.append(("app-direct", ["--pmem", str(plan.pmem)], None))
-            if plan.persist:
+            if plan.persist or plan.pmdk:  # the raw mapping persisted: PMDK's reference
                 modes.append(("app-direct+persist", ["--pmem", str(plan.pmem), "--persist"], None))
+            if plan.pmdk:
+                modes += [("pmdk", ["--pmem", str(plan.pmem), "--pmdk", "persist"], None),
+                          ("pmdk-tx", ["--pmem", str(plan.pmem), "--pmdk", "tx"], None)]
     sized = plan.sized
     stream_time = plan.max_time
     if sized is not None:
@@ -164,6 +178,8 @@ def steps(plan: MemoryPlan) -> list[Step]:
                     *probe_args(plan.precision, stream_time)]
             if plan.pmem is None:
                 args += ["--hugepages", plan.hugepages]
+            if not plan.pin:
+                args.append("--no-pin")
             node_text = "default" if node is None else str(node)
             label = f"stream {mode} node {node_text}, {threads} thread{'s' * (threads > 1)}"
             placement = {"node": node_text, "mode": mode, "threads": threads}
@@ -171,7 +187,7 @@ def steps(plan: MemoryPlan) -> list[Step]:
                 out.append(Step(label, "stream", args, placement, stream_estimate, limit=planned_limit(stream_estimate)))
                 continue
             out.append(Step(label, "stream", args, placement,
-                            estimate(stream_estimate * (20 if mode.endswith("persist") else 1), len(plan.kernels),
+                            estimate(stream_estimate * (1 if mode in ("memory", "app-direct") else 20), len(plan.kernels),
                                      plan.precision, plan.max_time)))
     llc = inv.last_level_cache_bytes() or 32 * 2**20
     for node in plan.nodes if plan.pmem is None else [None]:
@@ -271,7 +287,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
         elif not validation.get("ok"):
             return [], f"validation failed: {validation.get('detail')}"
         extra = {k: setup.get(k) for k in ("first_touch", "hugepages", "dax", "map_sync", "persist_mechanism",
-                                           "page_nodes", "pinned")}
+                                           "page_nodes", "pinned", "emulated", "affinity")}
         for r in samples:
             if not good_time(r.get("seconds")):
                 dropped.append(f"{r.get('kernel')} iteration {r.get('iteration')}: {r.get('seconds')} s")

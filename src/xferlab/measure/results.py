@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..system import inventory as inv
-from . import conventions, loaded as loaded_mixes, peak, sizeclass
+from . import conventions, loaded as loaded_mixes, peak, pmdk, sizeclass
 from .device import chunk_summary, transfer_overview, transfer_summary
 from .launches import launch_summary
 from .memory import MemoryPlan, summaries
@@ -62,6 +62,7 @@ def memory_params(plan: MemoryPlan) -> dict:
     return {"kernels": plan.kernels, "array_bytes": plan.array_bytes, "threads": plan.thread_counts(), "cpus": plan.cpus,
             "nodes": plan.nodes, "first_touch": plan.first_touch, "hugepages": plan.hugepages,
             "iterations": plan.iterations, "pmem": str(plan.pmem) if plan.pmem else None, "persist": plan.persist,
+            "pmdk": plan.pmdk,
             "latency": plan.latency, "loaded": plan.loaded, "mixes": plan.mixes if plan.loaded else None, "precision": plan.precision, "max_time_seconds": plan.max_time}
 
 
@@ -101,6 +102,7 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None,
         "app_direct": _mappings(outcome.rows),
         "plots": [],
     }
+    result["pmdk_overhead"] = pmdk.annotate(result["bandwidth"], outcome.rows)
     if plot:
         from ..plots.measured import plot_bandwidth, plot_latency, plot_loaded  # matplotlib only when plotting
 
@@ -117,9 +119,9 @@ def _mappings(rows: list[dict]) -> list[dict]:
     """For each App-Direct mode run: whether the mapping was DAX and how stores were persisted."""
     seen: dict[str, dict] = {}
     for r in rows:
-        if str(r.get("mode", "")).startswith("app-direct") and r["mode"] not in seen:
+        if str(r.get("mode", "")).startswith(("app-direct", "pmdk")) and r["mode"] not in seen:
             seen[r["mode"]] = {"mode": r["mode"], "dax": r.get("dax"), "map_sync": r.get("map_sync"),
-                               "persist_mechanism": r.get("persist_mechanism")}
+                               "persist_mechanism": r.get("persist_mechanism"), "emulated": bool(r.get("emulated"))}
     return list(seen.values())
 
 

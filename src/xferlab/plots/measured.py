@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..units import format_size
-from . import _axes, _size_axis, _write, plot_lines
+from . import LINESTYLES, _axes, _size_axis, _write, plot_lines
 
 
 def plot_bandwidth(summaries: Sequence[dict], path: Path) -> Path:
@@ -291,4 +291,20 @@ def plot_p_over_o(rows: Sequence[dict], even: Sequence[dict], path: Path) -> Pat
     ax.set_title("Where offloading pays: P/O > 1 (triangle: the model's break-even, circle: measured)")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
+    return _write(plt, fig, path)
+
+
+def plot_thread_sweep(rows: Sequence[dict], kernel: str, path: Path) -> Path:
+    """A study's best bandwidth against threads, one line per class (the tiers study's sweep, seed 003's plots)."""
+    plt, fig, ax = _axes()
+    for i, key in enumerate(dict.fromkeys(r["class"] for r in rows)):
+        mine = sorted((r["threads"], r["best_bytes_per_second"] / 1e9) for r in rows if r["class"] == key)
+        ax.plot([t for t, _ in mine], [b for _, b in mine], marker="o", label=key, color=f"C{i % 10}",
+                linestyle=LINESTYLES[(i // 10) % len(LINESTYLES)])
+    ax.set_xlabel("threads")
+    ax.set_ylabel(f"{kernel}: best bandwidth (GB/s, STREAM counting)")
+    ax.set_xticks(sorted({r["threads"] for r in rows}))
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{kernel}: bandwidth against threads per class")
+    ax.legend(fontsize=7)
     return _write(plt, fig, path)

@@ -126,6 +126,7 @@ min_bytes_per_second  number   bytes_per_second the lowest bandwidth
 max_bytes_per_second  number   bytes_per_second the highest bandwidth
 sum_bytes_per_second  number?  bytes_per_second the sum of a matrix's measured cells (nvbandwidth's SUM; a device matrix's per direction)
 best_bytes_per_second number   bytes_per_second the best bandwidth (STREAM's figure)
+reference_best_bytes_per_second number? bytes_per_second the best bandwidth of the reference_mode row (null: none in the run)
 median_ci_low_bytes_per_second number bytes_per_second the low end of the median bandwidth's 95 % interval
 median_ci_high_bytes_per_second number bytes_per_second the high end of the median bandwidth's 95 % interval
 device_median_bytes_per_second number bytes_per_second the median bandwidth on the device's clock
@@ -193,6 +194,7 @@ local_cpus            array    list    the CPUs local to an accelerator (sysfs l
 opencl                object   object  the OpenCL devices found, and why none where none
 cuda                  object   object  the CUDA devices found, and why none where none
 failures              array    list    steps that failed or were skipped, with why
+pmdk_overheads        array    list    `measure memory --pmdk`: each PMDK row set against the raw mapping persisted (test, mode, reference_mode, threads, best and reference best, pmdk_overhead, emulated)
 faults                array    list    first-touch timings of shared memory (measure kernels --faults)
 flows                 array    list    a scenario's flows on other links
 hosts                 array    list    each rank's host and CPUs

@@ -108,10 +108,13 @@ SHAPES = {
              "median_ci_low_bytes_per_second? median_ci_high_bytes_per_second? min_seconds? median_seconds? "
              "mean_seconds? max_seconds? median_ci_low_seconds? median_ci_high_seconds? stopped? array_size_class? delay? "
              "mix? traffic_threads? write_allocate_median_bytes_per_second? "
-             "counting? hardware_peak_bytes_per_second? fraction_of_peak? peak_source? cpu_node? memory_node?",
-        top=f"{MEASURED} conventions peaks matrices?",
+             "counting? hardware_peak_bytes_per_second? fraction_of_peak? peak_source? cpu_node? memory_node? "
+             "emulated? reference_mode? reference_best_bytes_per_second? pmdk_overhead?",
+        top=f"{MEASURED} conventions peaks matrices? pmdk_overheads?",
         nested={"matrices": "test headline cpu_nodes memory_nodes values count sum_seconds? min_seconds? max_seconds? "
-                            "sum_bytes_per_second? min_bytes_per_second? max_bytes_per_second?"}),
+                            "sum_bytes_per_second? min_bytes_per_second? max_bytes_per_second?",
+                "pmdk_overheads": "test mode reference_mode threads size_bytes best_bytes_per_second "
+                                  "reference_best_bytes_per_second pmdk_overhead emulated"}),
     "measure network": dict(
         rows="test size_bytes pair buffer path count headline mean_seconds median_seconds min_seconds max_seconds cov "
              "median_ci_low_seconds median_ci_high_seconds iteration_bytes? mean_bytes_per_second? "

@@ -122,8 +122,10 @@ shard                 string   label   a shard file imported
 allocator             string   label   who allocated a host buffer: runtime or application
 limited_by            string   label   what bounds a CXL link's request bandwidth: requests (Little's law) or flits
 bias                  string   label   the bias of CXL Type 2 devices' memory in a simulation: host or device
+reference_mode        string   label   the memory mode a PMDK row is set against (app-direct+persist: the raw mapping persisted)
 # --- flags
 best                  boolean  flag    the fastest point of its system, link and workflow
+emulated              boolean? flag    an App-Direct or PMDK row persisted under PMDK's pmem emulation (PMEM_IS_PMEM_FORCE=1) on a mapping that is not DAX: page cache, not persistent memory (null: not App-Direct)
 best_cpu              boolean  flag    the CPU with the lowest launch latency
 jitter                boolean  flag    this CPU's p99 launch latency is more than twice the best p99 of the pinned CPUs
 hypervisor            boolean  flag    the machine runs under a hypervisor
@@ -217,6 +219,7 @@ ideal_parallelism     number   count   requests / levels: the parallelism of an 
 # --- ratios
 r2_log                number   ratio   R² of the fit on log times
 fraction_of_model_limit number ratio   the best measured bandwidth / the link model's peak
+pmdk_overhead         number?  ratio   1 - a PMDK mode's best bandwidth / the raw mapping's persisted (reference_mode) best, same kernel, threads and arrays, same run (seed 003: 10-15 %); null: no reference row
 fraction_of_peak      number   ratio   the row's bandwidth / hardware_peak_bytes_per_second (STREAM: the best iteration's); 1 is 100 %
 cov                   number   ratio   the coefficient of variation: sample standard deviation / mean
 bus_factor            number   ratio   nccl-tests' factor from a collective's algorithm to its bus bandwidth (2(n-1)/n for allreduce …)

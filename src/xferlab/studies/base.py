@@ -6,6 +6,7 @@ rows of every step into the seed's comparison table."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..measure.steps import Converter, Step
@@ -46,6 +47,8 @@ class Study:
     options: dict[str, Any] = field(default_factory=dict)  # the options it takes, with their defaults
     #: what the table shows that a row cannot (a verdict over rows), as lines under it; None: nothing
     notes: Optional[Callable[[list[dict[str, Any]]], list[str]]] = None
+    #: its figures from the table, written into a folder (`study run --plots DIR`); None: it draws none
+    plot: Optional[Callable[[list[dict[str, Any]], Path], list[Path]]] = None
 
 
 def option(key: str) -> str:
