@@ -205,12 +205,13 @@ FAMILY = [_point(n, m, d, bw * k, lat * k) for n in ("0", "1") for k, m in ((1, 
 
 
 def test_the_plot_draws_a_family_per_node(tmp_path):
+    from xferlab.measure.loaded import curves, title
     from xferlab.plots.measured import plot_loaded
 
-    written = plot_loaded(FAMILY, tmp_path)
+    written = plot_loaded(curves(FAMILY), title, tmp_path)
     assert [p.name for p in written] == ["loaded-latency-node0.png", "loaded-latency-node1.png"]
     assert all(p.stat().st_size > 10_000 for p in written)
-    [one] = plot_loaded([p for p in FAMILY if p["node"] == "0"], tmp_path / "one")
+    [one] = plot_loaded(curves([p for p in FAMILY if p["node"] == "0"]), title, tmp_path / "one")
     assert one.name == "loaded-latency.png"
 
 

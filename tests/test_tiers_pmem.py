@@ -73,7 +73,9 @@ def test_three_targets_plan_seed_003s_class_1(tmp_path, two_sockets):
     threads = {k: [a[a.index("--threads") + 1] for a in _args(s)] for k, s in steps.items()}
     assert threads["app-direct"] == ["1", "2"] and threads["remote-all-cores"] == ["1", "2", "4"]
     assert threads["compact"] == ["2"] and threads["spread"] == ["2"]  # placements at one count
-    assert not plan.skipped
+    # node 2 is memory-only with no CXL region behind it (no /sys/bus/cxl here): a class of its own, not CXL
+    assert "memory-only" in steps and plan.skipped == [
+        {"class": "cxl", "reason": "no NUMA node backed by a CXL region (/sys/bus/cxl)"}]
 
 
 def test_a_thread_count_above_a_placement_is_refused(tmp_path, two_sockets):

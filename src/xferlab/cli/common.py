@@ -58,6 +58,9 @@ PLOTS = _declare("--plots", "", None, "Write the plots into DIR (created if need
 LINKS_FILE = _declare("--links", "", None, "YAML file of named links (see `xferlab schema`); repeatable.", "FILE")
 OP = _declare("--op", "", "write", "write (posted, one way), read (requests out, data back) or readwrite (both at once).",
               "write|read|readwrite")
+#: CXL.cache requests are reads first: a request out, a line back (`model requests`).
+REQUEST_OP = _declare("--op", "requests", "read", "read (a request out, a line back), write or readwrite.",
+                      "write|read|readwrite")
 
 _BUDGET = "Stop starting new measuring steps after this long, e.g. 60s"
 BUDGET = _declare("--budget", "", None, f"{_BUDGET} (default: no limit).", "TIME")

@@ -15,7 +15,7 @@ from ..links.analysis import chunked_time, crossovers, ratio
 from .. import plots
 from ..units import (LIST_HELP, format_rate, format_size, format_time, parse_rate, parse_size, parse_sizes,
                      parse_time)
-from .common import CSV, JSON, LINKS_FILE, OP, PLOT, check_op, links_from
+from .common import CSV, JSON, LINKS_FILE, OP, PLOT, REQUEST_OP, check_op, links_from
 from .output import Column, emit, output_format
 
 app = typer.Typer(no_args_is_help=True, help="Transfer-time models of PCIe, CXL, NVLink and networks.")
@@ -170,8 +170,7 @@ def chunks(link: list[str] = typer.Argument(..., metavar="LINK...", help=LINK_HE
 def requests(links_: list[str] = typer.Argument(..., metavar="LINK...", help="CXL links (" + LINK_HELP[0].lower() + LINK_HELP[1:-1] + ")."),
              outstanding: str = typer.Option("1..1024", "--outstanding", help=f"Requests in flight: {LIST_HELP} (counts).",
                                              metavar="LIST"),
-             op: str = typer.Option("read", "--op", help="read (a request out, a line back), write or readwrite.",
-                                    metavar="OP"),
+             op: str = REQUEST_OP,
              links: Optional[list[Path]] = LINKS_FILE, plot: Optional[Path] = PLOT,
              json_: bool = JSON, csv_: bool = CSV) -> None:
     """CXL.cache as requests: bandwidth over requests in flight, min(Little's law: k x 64 B / t_line, the flit limit)."""

@@ -111,7 +111,7 @@ def memory_results(outcome, plot: Optional[Path], caches: Optional[list] = None,
         if result["latency"]:
             result["plots"].append(plot_latency(sums, inv.data_cache_sizes(found=caches), plot / "latency.png"))
         if result["loaded"]:
-            result["plots"] += plot_loaded(result["loaded"], plot)
+            result["plots"] += plot_loaded(loaded_mixes.curves(result["loaded"]), loaded_mixes.title, plot)
     return result
 
 

@@ -5,7 +5,7 @@ CPU–device collaboration and the offload runtime's speedups."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -56,14 +56,12 @@ def plot_latency(summaries: Sequence[dict], caches: Sequence[tuple[int, int]], p
     return _write(plt, fig, path)
 
 
-def plot_loaded(points: Sequence[dict], folder: Path) -> list[Path]:
-    """The loaded-latency family of each memory node (measure/loaded.py's points): the chase's median
-    latency against the generators' median bandwidth, one curve per read/write mix, from idle to
-    saturation, each point's 95 % intervals as error bars (Mess's and MLC's bandwidth-latency curves).
+def plot_loaded(family: dict, title: Callable[[str], str], folder: Path) -> list[Path]:
+    """The loaded-latency family of each memory node (measure/loaded.py's ``curves``: node -> mix -> points
+    by bandwidth; ``title`` names a mix): the chase's median latency against the generators' median
+    bandwidth, one curve per read/write mix, from idle to saturation, each point's 95 % intervals as
+    error bars (Mess's and MLC's bandwidth-latency curves).
     One file per node: ``loaded-latency.png``, or ``loaded-latency-node<N>.png`` with several nodes."""
-    from ..measure.loaded import curves, title
-
-    family = curves(points)
     written = []
     for node, mixes in family.items():
         plt, fig, ax = _axes()

@@ -186,7 +186,9 @@ def counting_notes(suite: str, rows: list[dict[str, Any]], peaks: Optional[dict[
 
 
 def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: Path,
-                   profile_prefix: Optional[str] = None) -> tuple[Section, list[Headline]]:
+                   profile_prefix: Optional[str] = None, loaded_tables=None) -> tuple[Section, list[Headline]]:
+    """A memory run's section; ``loaded_tables`` (report/memory_section.py's) turns its loaded-latency
+    points into tables."""
     from ..measure.results import memory_results
     from ..fit.tiers import data_caches, fit_tiers, save_tiers, tier_rows
 
@@ -212,9 +214,7 @@ def memory_section(db, run: dict[str, Any], rows: list[dict[str, Any]], folder: 
                                      ("cov", "CoV"), ("count", "n")],
                                     ci_rows(result["latency"], ("median_ci", "median_seconds", "median_ci_low_seconds",
                                                                 "median_ci_high_seconds"))))
-    if result["loaded"]:
-        from .memory_section import loaded_tables
-
+    if result["loaded"] and loaded_tables is not None:
         section.tables += loaded_tables(result["loaded"])
     for path in result["plots"]:
         section.figures.append(Figure(path.stem.replace("-", " "), path, plot_command(run, "memory")))

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import jinja2
 
 from .. import __version__
-from . import collect, kernels_section, matrix_section, network_section
+from . import collect, kernels_section, matrix_section, memory_section, network_section
 from .collect import Section, Table
 
 TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
@@ -121,7 +121,8 @@ def build(db, refs: Optional[list[str]], *, profile_prefix: Optional[str] = None
                 continue
             if "memory" in kinds:
                 headlines += add(f"Memory tiers (run {rid})", f"run-{rid}", lambda run=run, rows=rows:
-                                 collect.memory_section(db, run, rows, folder, profile_prefix), [])
+                                 collect.memory_section(db, run, rows, folder, profile_prefix,
+                                                        memory_section.loaded_tables), [])
             if kinds & {"transfers", "chunks", "launch"}:
                 headlines += add(f"Accelerator (run {rid})", f"run-{rid}-device", lambda run=run, rows=rows:
                                  collect.device_section(db, run, rows, folder), [])
