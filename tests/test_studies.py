@@ -79,8 +79,8 @@ def test_tiers_plans_the_seeds_classes_on_a_two_socket_machine_with_cxl(tmp_path
     assert labels["cxl"] == "CXL node 2: CXL region0 (ram, 2-way interleave over mem0, mem1, 8 GiB)"
     assert labels["remote-all-cores"] == "remote NUMA node 1 from every CPU (2)"
     assert labels["app-direct"].endswith("from node 1's CPUs")
-    assert labels["app-direct-remote"].endswith(f"within node 0's CPUs (its node: 1)")
-    assert labels["app-direct-remote-affinity"].endswith(f"pinned to one of node 0's CPUs (thread affinity) (its node: 1)")
+    assert labels["app-direct-remote"].endswith("within node 0's CPUs (its node: 1)")
+    assert labels["app-direct-remote-affinity"].endswith("pinned to one of node 0's CPUs (thread affinity) (its node: 1)")
     assert [s["class"] for s in plan.skipped] == ["app-direct-cxl", "affinity"]
     with pytest.raises(BadValue, match="--pmem-node 2: not a NUMA node with CPUs here; allowed: 0, 1"):
         tiers.plan({**options, "pmem_node": 2})

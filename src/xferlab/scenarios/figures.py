@@ -31,7 +31,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

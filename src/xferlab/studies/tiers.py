@@ -13,7 +13,6 @@ are of the same size class."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from ..measure import sizeclass
