@@ -192,7 +192,7 @@ def test_advise_bias(cli):
 
 @pytest.mark.parametrize("args, fragment", [
     (["pcie3x16"], "is a pcie link; bias is a CXL Type 2 device's"),
-    (["cxl2x16:protocol=io"], "is CXL.io (protocol=io)"),
+    (["cxl2x16:protocol=io"], "is CXL.io (protocol=io): it moves PCIe TLPs"),
     (["cxl2x16", "--flip", "0"], "--flip"),
     (["cxl2x16", "--accesses", "0"], "--accesses '0' is not a count"),
 ])

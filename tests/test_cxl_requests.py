@@ -98,7 +98,7 @@ def test_model_requests_curve(cli, tmp_path):
 
 @pytest.mark.parametrize("args, fragment", [
     (["pcie3x16"], "is a pcie link; model requests takes CXL links"),
-    (["cxl2x16:protocol=io"], "is CXL.io (protocol=io)"),
+    (["cxl2x16:protocol=io"], "is CXL.io (protocol=io): it moves PCIe TLPs"),
     (["cxl2x16", "--outstanding", "0"], "--outstanding '0' is not a count"),
     (["cxl2x16", "--outstanding", "x"], "--outstanding 'x' is not a count"),
 ])

@@ -16,13 +16,7 @@
 #include <vector>
 
 #include "args.hpp"
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
+#include "region.hpp"  // MAP_SYNC
 
 namespace xferlab {
 

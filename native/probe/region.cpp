@@ -15,13 +15,6 @@
 #include "args.hpp"
 #include "placement.hpp"
 
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
-
 namespace xferlab {
 
 namespace {

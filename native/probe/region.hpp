@@ -5,6 +5,17 @@
 #include <memory>
 #include <string>
 
+#include <sys/mman.h>
+
+// MAP_SYNC (a DAX mapping whose metadata is durable at each page fault) and the MAP_SHARED_VALIDATE it needs,
+// for C libraries whose headers predate them (Linux 4.15); region.cpp and pmdk.cpp map with them.
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
 namespace xferlab {
 
 struct RegionOptions {

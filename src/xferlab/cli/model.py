@@ -174,18 +174,13 @@ def requests(links_: list[str] = typer.Argument(..., metavar="LINK...", help="CX
              links: Optional[list[Path]] = LINKS_FILE, plot: Optional[Path] = PLOT,
              json_: bool = JSON, csv_: bool = CSV) -> None:
     """CXL.cache as requests: bandwidth over requests in flight, min(Little's law: k x 64 B / t_line, the flit limit)."""
-    from ..links.cxl import CxlLink
+    from ..links.coherence import cache_link
     from ..units import parse_count, parse_list
 
     fmt, op = output_format(json_, csv_), check_op(op)
     models = links_from(links_, links)
     for model in models:
-        if not isinstance(model, CxlLink):
-            raise BadValue(f"link '{model.label}' is a {model.kind} link; model requests takes CXL links (cxl2x16, "
-                           "cxl-seed …)")
-        if model.protocol == "io" and model.penalty is None:
-            raise BadValue(f"link '{model.label}' is CXL.io (protocol=io): it moves TLPs, not CXL.cache requests; "
-                           "give protocol=cachemem")
+        cache_link(model, "model requests takes CXL links")
     counts = [int(c) for c in parse_list(outstanding, parse_count, "--outstanding", max_items=4096)]
     rows, notes, curves = [], [], []
     for model in models:

@@ -33,6 +33,7 @@ import math
 from typing import Iterable, Optional
 
 from ..choices import BIASES as BIASES
+from ..errors import BadValue
 from .base import Link
 from .cxl import LINE_BYTES, CxlLink
 
@@ -110,3 +111,15 @@ def compare(link: Link, accesses: Iterable[int], flip: Optional[float] = None, p
 
 def is_cxl(link: Optional[Link]) -> bool:
     return isinstance(link, CxlLink)
+
+
+def cache_link(link: Link, use: str) -> CxlLink:
+    """`link` when it carries CXL.cache requests (a CXL link with protocol=cachemem, or one given its own
+    penalty); BadValue, one line naming the link and what is allowed, when not. `use` ends the first refusal:
+    "bias is a CXL Type 2 device's", "model requests takes CXL links"."""
+    if not isinstance(link, CxlLink):
+        raise BadValue(f"link '{link.label}' is a {link.kind} link; {use} (cxl2x16, cxl-seed …)")
+    if link.protocol == "io" and link.penalty is None:
+        raise BadValue(f"link '{link.label}' is CXL.io (protocol=io): it moves PCIe TLPs, not CXL.cache requests; "
+                       "give protocol=cachemem")
+    return link
