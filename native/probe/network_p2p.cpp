@@ -225,6 +225,9 @@ void Runner::validate(const std::string& test, long long size, const std::string
   std::vector<int> all(w_.rank == 0 ? 2 * w_.size : 0);
   ok(g->Gather(mine, 2, M::INT, all.data(), 2, M::INT, 0, M::COMM_WORLD), "MPI_Gather");
   if (w_.rank != 0) {
+    // The point ends for every rank once rank 0 has printed its validation: a rank that dies after its
+    // N-th point (an injected fault, or a real one) cannot take that line with it.
+    ok(g->Barrier(M::COMM_WORLD), "MPI_Barrier");
     fault::count_sample();
     return;
   }
@@ -241,6 +244,7 @@ void Runner::validate(const std::string& test, long long size, const std::string
   else
     line.str("what", test == "barrier" || test == "ibarrier" ? "no data to check" : "every receiver holds the bytes sent");
   line.emit();
+  ok(g->Barrier(M::COMM_WORLD), "MPI_Barrier");
 }
 
 }  // namespace xferlab::net

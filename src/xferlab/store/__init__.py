@@ -52,7 +52,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import BadFile, XferlabError
-from .connect import WAIT_ENV, connect, translate
+from .connect import WAIT_ENV, connect, interrupted_query, translate
 from .db import RUNNING, STATUSES, Store
 from .export import FORMATS, check_format, export_run
 from .schema import SAMPLE_COLUMNS, SCHEMA_VERSION, check, check_insert, prepare
@@ -142,10 +142,12 @@ def open_store(path: Path | str | None = None, *, read_only: bool = False) -> St
         if isinstance(error, XferlabError):
             raise
         raise translate(error, where, "creating it" if created else "opening it") from None
-    except BaseException:
+    except BaseException as error:
         _close(conn)
         if created:
             _remove_half_created(target)
+        if isinstance(error, RuntimeError):
+            raise interrupted_query(error) from None
         raise
     _close(conn)
     return Store(target, read_only=read_only, where=where, version=version)
@@ -161,6 +163,8 @@ def verify(target: Path, where: str) -> None:
             check(conn, where)
     except (duckdb.Error, OSError) as error:
         raise translate(error, where, "reading it") from None
+    except RuntimeError as error:  # DuckDB's "Query interrupted": SIGINT/SIGTERM while the store was read
+        raise interrupted_query(error) from None
     finally:
         _close(conn)
 

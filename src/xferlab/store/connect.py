@@ -94,6 +94,13 @@ def no_space(error: BaseException) -> bool:
     return "no space left on device" in str(error).lower()
 
 
+def interrupted_query(error: RuntimeError) -> BaseException:
+    """DuckDB's ``RuntimeError("Query interrupted")``, raised where a SIGINT/SIGTERM cut a query short (the
+    handler's KeyboardInterrupt is lost inside DuckDB), as that signal's exception; any other RuntimeError
+    as it is."""
+    return signals.interruption() if "interrupted" in str(error).lower() else error
+
+
 def translate(error: BaseException, where: str, action: str, waited: Optional[float] = None) -> BaseException:
     """DuckDB's (or the OS's) complaint while ``action`` (``"opening it"``, ``"reading it"``, ``"writing
     it"``) as one line for people: an :class:`~xferlab.errors.XferlabError`, or the keyboard interrupt

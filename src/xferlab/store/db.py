@@ -26,7 +26,7 @@ import duckdb
 
 from .. import __version__, signals
 from ..errors import BadValue, Unavailable, UnknownName
-from .connect import connect as _open, owner, translate
+from .connect import connect as _open, interrupted_query, owner, translate
 from .reads import (GROUPED_BY, JSON_COLUMNS, RUNNING, OutputError, Reads, _OLD_AS_V3, _OWNER, _V3_COLUMNS,  # noqa: F401
                     effective_status)
 from .rows import Imported, dumps, imported, sample
@@ -113,9 +113,7 @@ class Store(Reads):
             except (duckdb.Error, OSError) as error:
                 raise translate(error, self.where, action) from None
             except RuntimeError as error:  # DuckDB's "Query interrupted" after SIGINT/SIGTERM
-                if "interrupted" not in str(error).lower():
-                    raise
-                raise signals.interruption() from None
+                raise interrupted_query(error) from None
             finally:
                 self._active = None
                 try:
