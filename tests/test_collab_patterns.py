@@ -74,6 +74,30 @@ def test_pad_damage_is_caught(version):
     assert len(bad) == 3 and "cells differ; first at row 48, column 0" in bad[0]["what"]
 
 
+@pytest.mark.parametrize("version, threads, share", [("D", 1, 0.5), ("U", 1, 0.5), ("U", "all", 0.5), ("U", 1, 1.0)])
+def test_pad_work_groups_leave_the_host_threads_their_cpus(version, threads, share, platform):
+    """On a CPU device the compute units are this machine's CPUs, where the host threads run too: PAD
+    launches a work-group for each CPU the host threads leave free (at least 1, at most the compute
+    units), in D and U alike, so that no spinner waits on a row whose owner has no CPU; U with the
+    device alone (--device-share 1) has no host threads to leave room for. Rows and summary say so."""
+    index, device = device_of(platform)
+    assert device["type"] == "cpu", device
+    cpus = len(os.sched_getaffinity(0))
+    threads = cpus if threads == "all" else threads
+    step, run = pad_run(version, dataclasses.replace(PAD, device=index, host_threads=threads, device_share=share,
+                                                     repeats=1))
+    assert run.ok, run.failure
+    (setup,) = [r for r in run.records if r["record"] == "setup"]
+    host = threads if share < 1 else 0
+    assert setup["work_groups"] == min(setup["compute_units"], max(1, cpus - host)), setup
+    assert setup["work_groups_rule"].startswith("CPU device: its compute units are this machine's CPUs")
+    assert f"the {cpus} CPUs this process may use less the {host} host threads" in setup["work_groups_rule"]
+    rows, failure = rows_of(step, run)
+    assert failure is None
+    (entry,) = summary(rows)
+    assert (entry["groups"], entry["groups_rule"]) == (setup["work_groups"], setup["work_groups_rule"])
+
+
 def test_chai_method_counts(cli, tmp_path):
     """By default 10 warm-ups, left out of the statistics, then 100 timed runs; the mean is the headline."""
     doc = cli.json("measure", "collab", "--patterns", "histogram", "--elements", "4096", "--host-threads", "1",

@@ -144,6 +144,7 @@ int run_collab(Args& args) {
   read_program_option(args);
   args.finish();
   // the host thread, and the host threads it starts, placed on --cpus once the device is open (ClDevice::open)
+  o.process_cpus = std::max<int>(1, static_cast<int>(allowed_cpus().size()));  // before --cpus places this thread
   if (!cpus.empty()) request_placement(cpus);
   if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
   if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
@@ -222,7 +223,8 @@ int run_collab(Args& args) {
         .integer("pad", static_cast<long long>(o.pad))
         .integer("tasks", static_cast<long long>(pad->rows))
         .str("split", u ? "dynamic" : "static")
-        .integer("work_groups", static_cast<long long>(std::max<cl_uint>(1, dev.units)));
+        .integer("work_groups", static_cast<long long>(pad->groups))
+        .str("work_groups_rule", pad->groups_rule);
   } else if (o.pattern == "histogram") {
     setup.integer("bins", kBins).integer("work_groups", static_cast<long long>(hist->groups()));
   } else {

@@ -60,6 +60,7 @@ struct Options {
   double share = 0.5;
   uint64_t seed = 1;
   bool corrupt = false;
+  int process_cpus = 1;  // CPUs this process may use, before --cpus places the host thread (PAD's work-groups)
 };
 
 // What one repeat measured, and what its validation found.
@@ -146,6 +147,8 @@ struct Pad {
   cl::cl_kernel k;
   size_t rows;
   std::vector<float> reference;  // rows x (cols + pad), padding cells 0
+  size_t groups = 1;             // work-groups launched, D and U alike (work_groups())
+  std::string groups_rule;       // how `groups` was chosen, for the setup record
 
   Pad(Options& opts, ClDevice& d);
   long long host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const;

@@ -9,6 +9,7 @@
 //      in place (rows >= k never read or write below k*(cols+pad) except the device's read-back).
 //   U: the matrix, the row counter and the flags in fine-grained SVM; device work-groups and host
 //      threads pop rows from the same counter and wait on each other's flags (SVM atomics).
+// Work-groups: on a CPU device the CPUs the host threads leave free, else one a compute unit (Pad::Pad).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -27,6 +28,25 @@ using namespace cl;
 Pad::Pad(Options& opts, ClDevice& d) : o(opts), dev(d) {
   k = dev.kernel("pad_rows");
   rows = o.size / o.cols;
+  // Work-groups wait on each other's flags (and, in U, on the host threads') by spinning. On a CPU
+  // device the compute units are this machine's CPUs, where the host threads run too: a work-group
+  // for every unit puts more spinners than CPUs, and a row's owner, descheduled, holds up every row
+  // after it (PoCL, 2 CPUs, 1 host thread: PAD U's mean 8.5x D's). There the work-groups are the CPUs
+  // the host threads leave free (at least 1), in D and U alike; elsewhere one per compute unit.
+  cl_device_type type = 0;
+  dev.api().GetDeviceInfo(dev.id(), CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+  const size_t units = std::max<cl_uint>(1, dev.units);
+  if (type & CL_DEVICE_TYPE_CPU) {
+    const int left = o.process_cpus - (o.share < 1 ? o.host_threads : 0);
+    groups = std::min(units, static_cast<size_t>(std::max(1, left)));
+    groups_rule = "CPU device: its compute units are this machine's CPUs; work-groups = the " +
+                  std::to_string(o.process_cpus) + " CPUs this process may use less the " +
+                  std::to_string(o.share < 1 ? o.host_threads : 0) + " host threads, at least 1, at most the " +
+                  std::to_string(units) + " compute units";
+  } else {
+    groups = units;
+    groups_rule = "one a compute unit";
+  }
   reference.assign(rows * (o.cols + o.pad), 0.0f);
   for (size_t i = 0; i < rows; ++i)  // out of place, the obvious way
     for (size_t j = 0; j < o.cols; ++j) reference[i * (o.cols + o.pad) + j] = float_at(i * o.cols + j, o.seed);
@@ -97,7 +117,7 @@ Outcome Pad::run() {
       set_args(static_cast<cl_uint>(kd));
       dev.arg(k, 4, dnext);
       dev.arg(k, 5, dflags);
-      dev.launch(k, std::max<cl_uint>(1, dev.units), kLocal);
+      dev.launch(k, groups, kLocal);
     }
     out.host_tasks = host_rows(data, &host_flags[rows], host_flags.data(), kd, rows);
     dev.finish();
@@ -122,7 +142,7 @@ Outcome Pad::run() {
         set_args(static_cast<cl_uint>(rows));
         dev.svm_arg(k, 4, svm_flags + rows);
         dev.svm_arg(k, 5, svm_flags);
-        dev.launch(k, std::max<cl_uint>(1, dev.units), kLocal);
+        dev.launch(k, groups, kLocal);
       }
       out.host_tasks = o.share < 1 ? host_rows(svm_data, svm_flags + rows, svm_flags, 0, rows) : 0;
       dev.finish();

@@ -118,6 +118,9 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
              f"run {outcome.run_id} recorded in {outcome.store_path}"]
     if atomics:
         notes.append(f"U atomics: {', '.join(atomics)}")
+    pad = next((r for r in result if r["pattern"] == "pad" and r.get("groups_rule")), None)
+    if pad:
+        notes.append(f"PAD: {pad['groups']} work-group(s) a launch, D and U ({pad['groups_rule']})")
     notes += placement_notes(plan.cpus, plan.info)
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in plots]

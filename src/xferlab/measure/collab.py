@@ -216,6 +216,9 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "size": setup.get("size"), "block": setup.get("block"),
                 "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
                 "split": setup.get("split", "static"),
+                # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
+                "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
+                "groups_rule": setup.get("work_groups_rule"),
                 # the atomics on memory shared with the host: only the U version has any
                 "atomics_path": setup.get("atomics_path") if r["version"] == "U" else None,
                 "backend": setup.get("backend"), "device_name": setup.get("device_name"),
@@ -248,6 +251,9 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["device_share"] = summarize(value_of(m, "device_share") for m in members)["mean"]
         entry["host_threads"] = value_of(members[0], "host_threads")
         entry["atomics_path"] = (members[0].get("params") or {}).get("atomics_path", members[0].get("atomics_path"))
+        for key in ("groups", "groups_rule"):  # PAD: the work-groups launched, and why (a CPU device's CPUs)
+            if (members[0].get("params") or {}).get(key) is not None:
+                entry[key] = members[0]["params"][key]
         means[(pattern, version)] = entry
     out = []
     for (pattern, version), entry in sorted(means.items(), key=lambda kv: (PATTERNS.index(kv[0][0])

@@ -111,6 +111,7 @@ architecture          string   label   the CPU architecture
 os                    string   label   the operating system
 array_size_class      string?  label   STREAM's class of the arrays against the last-level cache: memory, cache-resident …
 atomics_path          string?  label   how the device's atomics reach host memory (CHAI U)
+groups_rule           string?  label   how a launch's work-groups were chosen (CHAI PAD on a CPU device: the CPUs the host threads leave free)
 against               string   label   the link model a fit is compared with
 folder                string   label   the folder the lab wrote
 report                string?  label   the report's path
