@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure.collab import DEFAULT_COLS, PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
@@ -46,7 +46,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                               help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
-           cols: int = typer.Option(1024, "--cols", help="PAD: columns of the matrix; --elements / --cols rows.", metavar="N"),
+           cols: int = typer.Option(DEFAULT_COLS, "--cols", help="PAD: columns of the matrix; --elements / --cols rows, each "
+                                     "a task with one flag (8192: CHAI's task size).", metavar="N"),
            pad: int = typer.Option(16, "--pad", help="PAD: columns added to each row.", metavar="N"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",

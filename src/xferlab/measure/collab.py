@@ -48,7 +48,8 @@ VERSIONS = ("D", "U")
 PHASES = ("allocation", "copy", "kernel")
 DEFAULT_SIZE = 2**20      # values (histogram) or floats (task queue): 110 runs a step stay short
 DEFAULT_BLOCK = 4096       # floats per task: 256 tasks of 4096 floats
-DEFAULT_COLS = 1024        # PAD: columns of the matrix (the size makes the rows: 1024 by default)
+DEFAULT_COLS = 8192        # PAD: columns of the matrix (the size makes the rows: 128 by default); a row is a task
+                           # with one flag, CHAI's PAD task size (32 values x 256 work-items): 128 hand-offs a run
 DEFAULT_PAD = 16           # PAD: columns added to each row
 
 
