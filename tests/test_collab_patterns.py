@@ -98,6 +98,23 @@ def test_pad_work_groups_leave_the_host_threads_their_cpus(version, threads, sha
     assert (entry["groups"], entry["groups_rule"]) == (setup["work_groups"], setup["work_groups_rule"])
 
 
+def test_pad_defaults_to_chais_task_size_and_says_its_work_groups(cli, tmp_path):
+    """--cols defaults to 8192 (CHAI's PAD task: 32 values x 256 work-items, one flag each): 64Ki elements
+    are 8 rows; the summary rows carry the work-groups and why, and a line under the table says it."""
+    store = tmp_path / "s.duckdb"
+    code, out, err = cli("measure", "collab", "--patterns", "pad", "--elements", "64Ki", "--host-threads", "1",
+                         "--warmup", "1", "--repeats", "2", "--store", store)
+    assert code == 0, err
+    assert "PAD: " in out and " work-group(s) a launch, D and U (CPU device: its compute units are this " \
+        "machine's CPUs" in " ".join(out.split()), out
+    import duckdb
+
+    with duckdb.connect(str(store), read_only=True) as conn:
+        shapes = conn.execute("SELECT DISTINCT json_extract(params, '$.rows')::INT, json_extract(params, '$.cols')::INT "
+                              "FROM samples").fetchall()
+    assert shapes == [(8, 8192)]
+
+
 def test_chai_method_counts(cli, tmp_path):
     """By default 10 warm-ups, left out of the statistics, then 100 timed runs; the mean is the headline."""
     doc = cli.json("measure", "collab", "--patterns", "histogram", "--elements", "4096", "--host-threads", "1",
