@@ -25,7 +25,7 @@ FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
     pytest.skip(f"no OpenCL device here: {WHY} (CI installs pocl-opencl-icd)", allow_module_level=True)
 
-SMALL = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, repeats=3)
+SMALL = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, warmups=1, repeats=2)
 
 
 def collab_run(pattern, version, corrupt=False, plan=SMALL):
@@ -95,7 +95,7 @@ def test_corrupted_result_is_caught(pattern, what, version):
 
 
 def test_dynamic_queue_shares_work_and_static_split_follows_the_share():
-    plan = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, repeats=2, device_share=0.25)
+    plan = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, warmups=1, repeats=1, device_share=0.25)
     _, run = collab_run("taskqueue", "D", plan=plan)
     assert run.ok, run.failure
     assert all(s["device_tasks"] == 64 and s["host_tasks"] == 192 for s in run.records if s["record"] == "sample")
@@ -104,7 +104,7 @@ def test_dynamic_queue_shares_work_and_static_split_follows_the_share():
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--pattern", "scan"], "--pattern 'scan' is not allowed; allowed: histogram, taskqueue"),
+    (["--pattern", "scan"], "--pattern 'scan' is not allowed; allowed: histogram, taskqueue, pad"),
     (["--version", "X"], "--version 'X' is not allowed; allowed: D, U"),
     (["--version", "d"], "--version 'd' is not allowed"),
     (["--host-threads", "0"], "--host-threads '0' is not an integer in 1..1024"),
@@ -114,7 +114,7 @@ def test_dynamic_queue_shares_work_and_static_split_follows_the_share():
     (["--device", "99"], "device 99 does not exist"),
 ])
 def test_bad_input_exits_2_with_one_line(args, fragment):
-    code, out, err = probe(*args, "--size", "1024", "--repeats", "1")
+    code, out, err = probe(*args, "--size", "1024", "--repeats", "1", "--warmup", "0")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("xferlab-probe: error: collab: ") and fragment in err
 
@@ -146,14 +146,15 @@ def test_summary_is_normalized_to_d():
 
 def test_plan_checks_and_steps():
     for bad, fragment in [(dict(patterns=["scan"]), "--patterns 'scan'"), (dict(host_threads=0), "--host-threads 0"),
-                          (dict(repeats=1), "--repeats 1"), (dict(backend="hip"), "allowed: opencl, cuda"),
-                          (dict(backend="cuda"), "--patterns taskqueue: OpenCL devices only for now"),
+                          (dict(repeats=0), "--repeats 0"), (dict(warmups=-1), "--warmup -1"), (dict(backend="hip"), "allowed: opencl, cuda"),
+                          (dict(backend="cuda"), "--patterns taskqueue,pad: OpenCL devices only for now"),
                           (dict(device=99), "--device 99 does not exist")]:
         with pytest.raises(Exception) as error:
             CollabPlan(**bad).check()
         assert fragment in str(error.value) and getattr(error.value, "exit_code", None) == 2
     labels = [s.label for s in steps(SMALL)]
-    assert labels == ["collab histogram D", "collab histogram U", "collab taskqueue D", "collab taskqueue U"]
+    assert labels == ["collab histogram D", "collab histogram U", "collab taskqueue D", "collab taskqueue U",
+                      "collab pad D", "collab pad U"]
 
 
 def _cli():
@@ -167,16 +168,16 @@ def _cli():
 
 def test_cli_json_table_and_plot(tmp_path):
     store = tmp_path / "results.duckdb"
-    common = ["--elements", "256Ki", "--host-threads", "1", "--repeats", "2", "--block", "1024", "--math-iterations", "4",
+    common = ["--elements", "256Ki", "--host-threads", "1", "--warmup", "1", "--repeats", "1", "--block", "1024", "--math-iterations", "4",
               "--store", str(store)]
     result = CliRunner().invoke(_cli(), [*common, "--json", "--plots", str(tmp_path / "plots")])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["command"] == "measure collab" and doc["failures"] == []
     got = {(r["pattern"], r["version"]): r for r in doc["results"]}
-    assert set(got) == {("histogram", "D"), ("histogram", "U"), ("taskqueue", "D"), ("taskqueue", "U")}
+    assert set(got) == {(p, v) for p in ("histogram", "taskqueue", "pad") for v in "DU"}
     for (pattern, version), r in got.items():
-        assert r["headline"] == "median" and r["count"] == 1
+        assert r["headline"] == "mean" and r["count"] == 1
         if version == "D":
             assert r["total_normalized"] == pytest.approx(1.0) and r["copy_seconds"] > 0
         else:
@@ -191,7 +192,7 @@ def test_cli_json_table_and_plot(tmp_path):
     with duckdb.connect(str(store), read_only=True) as conn:
         tests = conn.execute("SELECT DISTINCT test FROM samples ORDER BY test").fetchall()
         split = conn.execute("SELECT json_extract(params, '$.kernel_seconds') FROM samples LIMIT 1").fetchone()
-    assert tests == [("collab-histogram",), ("collab-taskqueue",)] and float(split[0]) > 0
+    assert tests == [("collab-histogram",), ("collab-pad",), ("collab-taskqueue",)] and float(split[0]) > 0
 
 
 @pytest.mark.parametrize("args, fragment", [(["--patterns", "scan"], "--patterns 'scan' is not known"),
@@ -224,6 +225,6 @@ def test_registered_command(cli, tmp_path):
     assert done.returncode == 0 and "--host-threads" in done.stdout, done.stderr
     code, out, err = cli("measure", "collab", "--host-threads", "0", "--store", tmp_path / "s.duckdb")
     assert code == 2 and err.startswith("error: ") and "--host-threads 0" in err and "Traceback" not in err
-    doc = cli.json("measure", "collab", "--patterns", "histogram", "--elements", "64Ki", "--repeats", "2",
+    doc = cli.json("measure", "collab", "--patterns", "histogram", "--elements", "64Ki", "--warmup", "1", "--repeats", "1",
                    "--host-threads", "1", "--store", tmp_path / "s.duckdb")
     assert {r["version"] for r in doc["results"]} == {"D", "U"}

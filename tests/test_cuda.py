@@ -296,8 +296,8 @@ def test_chai_histogram_on_cuda(fake, version):
     """Seed 001's CHAI U version on managed memory (system-scope atomics), beside D; a damaged result
     is caught."""
     code, records, err, launches = with_fake(fake, "collab", "--backend", "cuda", "--pattern", "histogram",
-                                             "--version", version, "--size", "100000", "--repeats", "3",
-                                             "--host-threads", "2")
+                                             "--version", version, "--size", "100000", "--warmup", "1",
+                                             "--repeats", "2", "--host-threads", "2")
     assert code == 0, err
     setup = next(r for r in records if r.get("record") == "setup")
     assert setup["backend"] == "cuda" and ("atom.sys" in setup["atomics_path"]) == (version == "U")
@@ -307,7 +307,7 @@ def test_chai_histogram_on_cuda(fake, version):
     assert all(s["total_seconds"] > 0 and s["device_share"] == 0.5 for s in samples)
     assert (samples[0]["copied_bytes"] > 0) == (version == "D")
     code, out, err = probe("collab", "--backend", "cuda", "--pattern", "histogram", "--version", version,
-                           "--size", "1000", "--repeats", "1", "--corrupt", env={"XFERLAB_CUDA_LIBRARY": fake["libcuda.so.1"]})
+                           "--size", "1000", "--warmup", "0", "--repeats", "1", "--corrupt", env={"XFERLAB_CUDA_LIBRARY": fake["libcuda.so.1"]})
     assert code == 1 and "validation failed in 1 of 1 repeats" in err
 
 

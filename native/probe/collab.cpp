@@ -3,7 +3,7 @@
 // time split into allocation, copy and kernel, normalized to D). OpenCL only; this file creates its
 // own context, queue and program through the run-time loader. This file parses the options, builds
 // the kernels and writes the records; each pattern is in its own file (collab_histogram.cpp,
-// collab_taskqueue.cpp) and what they share is in collab.hpp.
+// collab_taskqueue.cpp, collab_pad.cpp) and what they share is in collab.hpp.
 //
 //   histogram  data partitioning (CHAI HSTI): N pseudo-random 32-bit values binned by their top
 //              byte into 256 bins; the device takes the first `device-share` of the input, T host
@@ -18,6 +18,9 @@
 //                 CL1.2's atomic_add when the compiler refuses them: see build_kernels, and the
 //                 setup record's atomics_path) while host threads add with __atomic_fetch_add to
 //                 the same bins.
+//   pad        CHAI's PAD, in place (collab_pad.cpp): rows x cols floats padded to rows x (cols + pad)
+//              in the same buffer, rows moved from the last with a flag a row; D a static split of
+//              the rows, U device work-groups and host threads popping rows from one SVM counter.
 //   taskqueue  task partitioning (CHAI TQH, simplified): N floats in K = N / block tasks; a task
 //              transforms its block in place, x <- x*31/32 + x*x/64 + 1/128, `iterations` times.
 //              D: static split: the device's first tasks are copied over, transformed by one
@@ -30,7 +33,8 @@
 // Timing (std::chrono::steady_clock, per repeat): allocation (buffers / SVM, and initialising the
 // inputs), copy (explicit transfers, 0 for U), kernel (from the kernel's enqueue until both it and
 // the host threads are done: the wall time of the collaborative compute phase), total (all three,
-// wall). Repeat 0 is a warm-up (it pays the kernel's first-launch compilation). Every repeat is
+// wall). The first --warmup repeats (default 10, CHAI's) are warm-ups (the first pays the kernel's
+// first-launch compilation), then --repeats (default 100) timed ones. Every repeat is
 // validated outside the timed region against a host-only reference computed once.
 #include <algorithm>
 #include <cstdio>
@@ -122,14 +126,17 @@ int run_collab(Args& args) {
   const std::string backend = args.text("backend", "opencl");
   Options o;
   o.device = static_cast<int>(args.integer("device", 0, 0, 4096));
-  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue"});
+  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue", "pad"});
   o.version = one_of(args, "version", "D", {"D", "U"});
   o.size = static_cast<size_t>(args.integer("size", 16ll << 20, 1, (1ll << 31) - 1));
   o.block = static_cast<size_t>(args.integer("block", 4096, 1, 1 << 24));
   o.iterations = static_cast<int>(args.integer("iterations", 16, 0, 1 << 20));
+  o.cols = static_cast<size_t>(args.integer("cols", 1024, 1, (1ll << 31) - 1));
+  o.pad = static_cast<size_t>(args.integer("pad", 16, 0, (1ll << 31) - 1));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   o.host_threads = static_cast<int>(args.integer("host-threads", std::max(1u, cores / 2), 1, 1024));
-  o.repeats = static_cast<int>(args.integer("repeats", 5, 1, 100000));
+  o.repeats = static_cast<int>(args.integer("repeats", 100, 1, 100000));  // timed runs (CHAI's -r 100)
+  o.warmups = static_cast<int>(args.integer("warmup", 10, 0, 100000));   // before them (CHAI's -w 10)
   o.share = args.real("device-share", 0.5, 0.0, 1.0);
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
@@ -137,19 +144,24 @@ int run_collab(Args& args) {
   read_program_option(args);
   args.finish();
   // the host thread, and the host threads it starts, placed on --cpus once the device is open (ClDevice::open)
+  o.process_cpus = std::max<int>(1, static_cast<int>(allowed_cpus().size()));  // before --cpus places this thread
   if (!cpus.empty()) request_placement(cpus);
   if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
   if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
     throw BadArgument("--size / --block gives more than 2^30 tasks");
+  if (o.pattern == "pad" && (o.size % o.cols || o.size / o.cols * (o.cols + o.pad) > (1ull << 31) - 1))
+    throw BadArgument("--size " + std::to_string(o.size) + " with --cols " + std::to_string(o.cols) + " and --pad " +
+                      std::to_string(o.pad) + ": the size must be whole rows and the padded matrix at most 2^31-1 floats");
 
   ClDevice dev(o.device);
   if (o.version == "U") {
     std::string why = lacks_shared_atomics(dev);
     if (!why.empty()) throw NotAvailable(why);
   }
-  if (o.size * 4 > dev.max_alloc)
-    throw BadArgument("--size " + std::to_string(o.size) + " needs " + std::to_string(o.size * 4) +
+  const size_t floats = o.pattern == "pad" ? o.size / o.cols * (o.cols + o.pad) : o.size;
+  if (floats * 4 > dev.max_alloc)
+    throw BadArgument("--size " + std::to_string(o.size) + " needs " + std::to_string(floats * 4) +
                       "-byte buffers, above the device's largest allocation of " + std::to_string(dev.max_alloc) + " bytes");
   if (dev.max_group && dev.max_group < kLocal)
     throw NotAvailable("the device's work-groups hold at most " + std::to_string(dev.max_group) + " work-items; collab needs " +
@@ -160,7 +172,9 @@ int run_collab(Args& args) {
 
   std::unique_ptr<Histogram> hist;
   std::unique_ptr<TaskQueue> queue;
+  std::unique_ptr<Pad> pad;
   if (o.pattern == "histogram") hist = std::make_unique<Histogram>(o, dev);
+  else if (o.pattern == "pad") pad = std::make_unique<Pad>(o, dev);
   else queue = std::make_unique<TaskQueue>(o, dev);
 
   const bool u = o.version == "U";
@@ -168,6 +182,10 @@ int run_collab(Args& args) {
   if (o.pattern == "histogram")
     shared = u ? atomics + " on one fine-grained SVM histogram; host: __atomic_fetch_add"
                : "none shared: device histogram in a device buffer, read back and added to the host threads' one";
+  else if (pad)
+    shared = u ? atomics + " on a fine-grained SVM row counter and row flags; host: __atomic_fetch_add, "
+                 "__atomic_load_n/__atomic_store_n (acquire/release)"
+               : "none shared: static split, the device's rows copied over and back, flags in device buffers";
   else
     shared = u ? atomics + " on a fine-grained SVM task counter; host: __atomic_fetch_add"
                : "none shared: static split, the device's tasks copied over and back";
@@ -196,9 +214,18 @@ int run_collab(Args& args) {
       .str("host_cpus", placed_cpus_text())
       .number("device_share", o.share)
       .integer("repeats", o.repeats)
+      .integer("warmups", o.warmups)
       .integer("seed", static_cast<long long>(o.seed))
       .integer("local_size", kLocal);
-  if (o.pattern == "histogram") {
+  if (pad) {
+    setup.integer("rows", static_cast<long long>(pad->rows))
+        .integer("cols", static_cast<long long>(o.cols))
+        .integer("pad", static_cast<long long>(o.pad))
+        .integer("tasks", static_cast<long long>(pad->rows))
+        .str("split", u ? "dynamic" : "static")
+        .integer("work_groups", static_cast<long long>(pad->groups))
+        .str("work_groups_rule", pad->groups_rule);
+  } else if (o.pattern == "histogram") {
     setup.integer("bins", kBins).integer("work_groups", static_cast<long long>(hist->groups()));
   } else {
     setup.integer("block", static_cast<long long>(o.block))
@@ -212,7 +239,7 @@ int run_collab(Args& args) {
       .emit();
 
   Repeats repeats(o);
-  for (int r = 0; r < o.repeats; ++r) repeats.record(r, hist ? hist->run() : queue->run(), queue != nullptr);
+  for (int r = 0; r < o.warmups + o.repeats; ++r) repeats.record(r, hist ? hist->run() : pad ? pad->run() : queue->run(), !hist);
   return repeats.finish();
 }
 
@@ -225,7 +252,7 @@ void Repeats::record(int r, const Outcome& out, bool tasks) {
       .str("pattern", o_.pattern)
       .str("version", o_.version)
       .integer("repeat", r)
-      .boolean("warmup", r == 0)
+      .boolean("warmup", r < o_.warmups)
       .number("allocation_seconds", out.allocation)
       .number("copy_seconds", out.copy)
       .number("kernel_seconds", out.kernel)
@@ -251,7 +278,7 @@ void Repeats::record(int r, const Outcome& out, bool tasks) {
 
 int Repeats::finish() const {
   if (!failed_) return 0;
-  std::fprintf(stderr, "xferlab-probe: collab: validation failed in %d of %d repeats; first, %s\n", failed_, o_.repeats,
+  std::fprintf(stderr, "xferlab-probe: collab: validation failed in %d of %d repeats; first, %s\n", failed_, o_.warmups + o_.repeats,
                first_failure_.c_str());
   return 1;
 }

@@ -55,10 +55,12 @@ struct Options {
   std::string pattern, version;
   int device = 0;
   size_t size = 0, block = 0;
-  int iterations = 0, host_threads = 1, repeats = 1;
+  size_t cols = 0, pad = 0;  // PAD: size = rows * cols floats, padded to rows * (cols + pad)
+  int iterations = 0, host_threads = 1, repeats = 1, warmups = 1;  // runs: warmups, then repeats timed
   double share = 0.5;
   uint64_t seed = 1;
   bool corrupt = false;
+  int process_cpus = 1;  // CPUs this process may use, before --cpus places the host thread (PAD's work-groups)
 };
 
 // What one repeat measured, and what its validation found.
@@ -135,6 +137,21 @@ struct TaskQueue {
   void run_task(float* data, size_t t) const;
   void fill_input(float* data) const;
   long long host_work(float* data, int* next, size_t end) const;
+  Outcome run();
+};
+
+// PAD (CHAI's padding, in place), collab_pad.cpp. The constructor computes the host-only reference.
+struct Pad {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel k;
+  size_t rows;
+  std::vector<float> reference;  // rows x (cols + pad), padding cells 0
+  size_t groups = 1;             // work-groups launched, D and U alike (work_groups())
+  std::string groups_rule;       // how `groups` was chosen, for the setup record
+
+  Pad(Options& opts, ClDevice& d);
+  long long host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const;
   Outcome run();
 };
 

@@ -112,7 +112,7 @@ int run_collab_cuda(Options& o) {
       .str("shared_atomics", u ? "atom.sys on one managed-memory histogram; host: __atomic_fetch_add"
                                : "none shared: device histogram in device memory, read back and added to the host threads' one")
       .str("pattern", o.pattern).str("version", o.version).integer("size", static_cast<long long>(o.size))
-      .integer("host_threads", o.host_threads).str("host_cpus", placed_cpus_text()).number("device_share", o.share).integer("repeats", o.repeats)
+      .integer("host_threads", o.host_threads).str("host_cpus", placed_cpus_text()).number("device_share", o.share).integer("repeats", o.repeats).integer("warmups", o.warmups)
       .integer("seed", static_cast<long long>(o.seed)).integer("local_size", threads).integer("bins", kBins)
       .integer("work_groups", groups)
       .str("clock", "std::chrono::steady_clock; kernel = launch to completion of kernel and host threads")
@@ -126,7 +126,7 @@ int run_collab_cuda(Options& o) {
   };
   const size_t nd = static_cast<size_t>(std::llround(o.size * o.share)), nh = o.size - nd;
   Repeats repeats(o);
-  for (int r = 0; r < o.repeats; ++r) {
+  for (int r = 0; r < o.warmups + o.repeats; ++r) {
     Outcome out;
     out.device_share = o.size ? static_cast<double>(nd) / o.size : 0.0;
     std::vector<uint32_t> final_hist(kBins, 0);

@@ -5,12 +5,13 @@ cli/measure.py."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..measure.collab import PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure.collab import DEFAULT_COLS, PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
@@ -23,14 +24,19 @@ from .measure_outcome import conclude
 from .output import Column, emit, output_format, stderr, stdout
 
 
+def _time(value: Optional[float]) -> str:
+    return format_time(value) if value is not None and math.isfinite(value) else "–"
+
+
 def _ratio(value: Optional[float]) -> str:
     return f"{value:.2f}" if value is not None else "–"
 
 
 def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
-                                        help="histogram (data partitioning), taskqueue (task partitioning).", metavar="LIST"),
-           size: str = typer.Option("16Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
+                                        help="histogram (data partitioning), taskqueue (task partitioning), pad (CHAI's PAD: "
+                                             "in-place padding, flags a row).", metavar="LIST"),
+           size: str = typer.Option("1Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
                                     f"{COUNT_HELP}.", metavar="COUNT"),
            _old_size: Optional[str] = renamed("--size", "--elements COUNT", "a count of values, not bytes"),
            host_threads: Optional[int] = typer.Option(None, "--host-threads",
@@ -40,10 +46,16 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                               help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
+           cols: int = typer.Option(DEFAULT_COLS, "--cols", help="PAD: columns of the matrix; --elements / --cols rows, each "
+                                     "a task with one flag (8192: CHAI's task size).", metavar="N"),
+           pad: int = typer.Option(16, "--pad", help="PAD: columns added to each row.", metavar="N"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
-           repeats: int = typer.Option(5, "--repeats", help="Runs per pattern and version; the first is a warm-up.", metavar="R"),
+           repeats: int = typer.Option(100, "--repeats", help="Timed runs per pattern and version (CHAI's 100); the "
+                                       "headline is their mean, the median and its interval beside.", metavar="R"),
+           warmups: int = typer.Option(10, "--warmup", help="Runs before the timed ones, out of the statistics "
+                                       "(CHAI's 10).", metavar="W"),
            cpus: Optional[str] = DEVICE_CPUS,
            program: Optional[Path] = PROGRAM,
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
@@ -52,15 +64,17 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D.
 
-    OpenCL runs both patterns, U on shared virtual memory; CUDA the histogram, U on managed memory.
+    OpenCL runs every pattern, U on shared virtual memory; CUDA the histogram, U on managed memory.
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
+    padding = "pad" in [p.strip() for p in patterns.split(",")]
     only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
-                    ("iterations", queue, "with taskqueue in --patterns")])
+                    ("iterations", queue, "with taskqueue in --patterns"),
+                    ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns")])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
-                      size=parse_count(size, "--elements"), block=block, iterations=iterations, host_threads=host_threads,
-                      repeats=repeats, device_share=device_share, cpus=given_cpus(cpus), program=program)
+                      size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, iterations=iterations, host_threads=host_threads,
+                      repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
@@ -68,7 +82,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                       params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
                               "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
-                              "iterations": plan.iterations, "host_threads": plan.threads, "repeats": plan.repeats,
+                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "host_threads": plan.threads, "repeats": plan.repeats,
+                              "warmups": plan.warmups,
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
     report(outcome, plan, fmt, plot)
@@ -80,7 +95,10 @@ COLUMNS = [
     Column("allocation_seconds", "allocation", format_time, no_wrap=True),
     Column("copy_seconds", "copy", format_time, no_wrap=True),
     Column("kernel_seconds", "kernel", format_time, no_wrap=True),
-    Column("total_seconds", "total", format_time, no_wrap=True),
+    Column("total_seconds", "mean total", format_time, no_wrap=True),
+    Column("median_seconds", "median", format_time, no_wrap=True),
+    Column("median_ci_low_seconds", "95 % low", _time, no_wrap=True),
+    Column("median_ci_high_seconds", "95 % high", _time, no_wrap=True),
     Column("allocation_normalized", "alloc/D", _ratio), Column("copy_normalized", "copy/D", _ratio),
     Column("kernel_normalized", "kernel/D", _ratio), Column("total_normalized", "total/D", _ratio),
     Column("device_share", "device share", _ratio), Column("count", "n"),
@@ -101,6 +119,9 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
              f"run {outcome.run_id} recorded in {outcome.store_path}"]
     if atomics:
         notes.append(f"U atomics: {', '.join(atomics)}")
+    pad = next((r for r in result if r["pattern"] == "pad" and r.get("groups_rule")), None)
+    if pad:
+        notes.append(f"PAD: {pad['groups']} work-group(s) a launch, D and U ({pad['groups_rule']})")
     notes += placement_notes(plan.cpus, plan.info)
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in plots]
@@ -114,7 +135,7 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
         return
     if result:
         emit("measure collab", result, COLUMNS, "table",
-             title="CHAI-style collaboration: medians of the non-warm-up repeats; /D = divided by D's median total "
-                   "(seed 001, Figure 4)")
+             title=f"CHAI's method: mean of {plan.repeats} timed runs after {plan.warmups} warm-ups, median "
+                   "and its 95 % interval beside; /D = divided by D's mean total (seed 001, Figure 4)")
     for note in notes:
         (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)

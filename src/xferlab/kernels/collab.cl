@@ -6,16 +6,20 @@
 // The kernels' prelude: FP_CONTRACT OFF keeps the task transform bit-identical to the host's
 // reference. SHARED_* are the atomics on memory shared with the host (U version): C11-style with
 // the all-SVM-devices scope under OpenCL C 2.0, or CL1.2 atomic_add. The patterns' kernels follow
-// it: the histogram's kernels, then the task queue's.
+// it: the histogram's kernels, the task queue's, then PAD's.
 #pragma OPENCL FP_CONTRACT OFF
 #if XFERLAB_C11
 #define SHARED_UINT volatile __global atomic_uint
 #define SHARED_INT volatile __global atomic_int
 #define SHARED_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed, memory_scope_all_svm_devices)
+#define SHARED_LOAD(p) atomic_load_explicit((p), memory_order_acquire, memory_scope_all_svm_devices)
+#define SHARED_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release, memory_scope_all_svm_devices)
 #else
 #define SHARED_UINT volatile __global uint
 #define SHARED_INT volatile __global int
 #define SHARED_ADD(p, v) atomic_add((p), (v))
+#define SHARED_LOAD(p) atomic_add((p), 0)
+#define SHARED_STORE(p, v) (mem_fence(CLK_GLOBAL_MEM_FENCE), atomic_xchg((p), (v)))
 #endif
 
 // The histogram's kernels (the SHARED_* macros come from the prelude above).
@@ -72,5 +76,47 @@ __kernel void tasks_u(__global float* data, uint n, uint block, int iterations, 
     if (t >= (int)tasks) break;
     run_task(data, n, block, iterations, (uint)t);
     barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+// PAD (CHAI's padding, in place): rows x cols floats padded to rows x (cols + pad) in the same
+// buffer. Row i moves from i*cols to i*(cols+pad), so rows go from the last to the first: row i may
+// be written only once every row j > i whose source its destination covers has been moved
+// (done[j] set, release/acquire). Work-groups (and, in U, host threads) pop rows from `next`; the
+// popped row is rows - 1 - task. Within a row, chunks of the work-group's size move from the last
+// to the first, each read whole before it is written (the destination lies above the source).
+void move_row(__global float* data, uint i, uint cols, uint pad) {
+  const ulong src = (ulong)i * cols, dst = (ulong)i * (cols + pad);
+  const uint lid = get_local_id(0), lsize = get_local_size(0);
+  if (src == dst) return;  // row 0, or no padding: uniform across the work-group
+  for (long base = (long)((cols - 1) / lsize) * lsize; base >= 0; base -= lsize) {
+    const ulong k = (ulong)base + lid;
+    float v = 0.0f;
+    if (k < cols) v = data[src + k];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (k < cols) data[dst + k] = v;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+
+__kernel void pad_rows(__global float* data, uint rows, uint cols, uint pad, SHARED_INT* next, SHARED_INT* done) {
+  __local int task;
+  for (;;) {
+    if (get_local_id(0) == 0) task = SHARED_ADD(next, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int t = task;
+    if (t >= (int)rows) break;
+    const uint i = rows - 1 - (uint)t;
+    if (get_local_id(0) == 0) {  // the rows whose source this row's destination covers
+      const ulong end = (ulong)i * (cols + pad) + cols;
+      const uint last = (uint)min((ulong)rows - 1, (end - 1) / cols);
+      for (uint j = i + 1; j <= last; ++j)
+        while (SHARED_LOAD(&done[j]) == 0) {
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    move_row(data, i, cols, pad);
+    if (get_local_id(0) == 0) SHARED_STORE(&done[i], 1);
+    barrier(CLK_LOCAL_MEM_FENCE);  // before `task` is overwritten
   }
 }

@@ -57,7 +57,7 @@ def device_stage(lab: Lab, plan: DevicePlan) -> dict[str, Any]:
     lab.stage_failures(f"{plan.backend} #{plan.device}", result["failures"], bool(run.rows))
     entry = {"backend": plan.backend, "device": plan.device, "name": plan.info.get("name"), "run_id": run.run_id,
              **{k: v for k, v in result.items() if k not in ("transfers", "plots")}}
-    collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, repeats=3, info=plan.info,
+    collab_plan = CollabPlan(backend=plan.backend, device=plan.device, size=4 * 2**20, warmups=1, repeats=2, info=plan.info,
                              program=plan.program)
     if plan.backend == "opencl" and collab_plan.shared_memory():
         if lab.left() < 0.1 * lab.seconds:

@@ -3,7 +3,7 @@
 The AC922 paper runs the CHAI benchmarks in two versions: 'D' (device buffers, explicit copies,
 kernel launch and termination for synchronization) and 'U' (unified memory, system coherence and
 system atomics), and charts each one's time split into allocation, copy and kernel, normalized to
-D's total. Here the probe's ``collab`` subcommand runs two of CHAI's collaboration patterns on an
+D's total. Here the probe's ``collab`` subcommand runs three of CHAI's collaboration patterns on an
 OpenCL device while host threads work beside it (and the histogram on a CUDA GPU, its U version on
 managed memory with system-scope atomics, ``collab_cuda.cpp``):
 
@@ -12,13 +12,19 @@ managed memory with system-scope atomics, ``collab_cuda.cpp``):
   the host after a read-back (D);
 * ``taskqueue`` (task partitioning, CHAI TQH): blocks of an array transformed in place, the tasks
   split statically and copied over and back (D), or popped by device work-groups and host threads
-  alike from one atomic counter in fine-grained SVM (U).
+  alike from one atomic counter in fine-grained SVM (U);
+* ``pad`` (CHAI PAD, fine-grained synchronization): a rows x cols matrix padded in place to rows x
+  (cols + pad), rows moved from the last with a flag per row; the rows split statically, the device's
+  copied over and back (D), or popped by device work-groups and host threads from one SVM counter,
+  each waiting on the flags of the rows its destination covers (U).
 
-Each step is one probe run of one (pattern, version): repeat 0 is a warm-up, every repeat is
-validated against a host-only reference. Rows carry the split (``allocation_seconds``,
-``copy_seconds``, ``kernel_seconds``) with ``value`` = ``seconds`` = the repeat's total. The
-summary's headline is the median over the non-warm-up repeats, normalized, as in Figure 4, by D's
-median total for the same pattern.
+Each step is one probe run of one (pattern, version) with CHAI's method (seed 001 and CHAI's
+``-w 10 -r 100``): ``warmups`` runs (default 10) out of the statistics, then ``repeats`` timed runs
+(default 100); every run is validated against a host-only reference. Rows carry the split
+(``allocation_seconds``, ``copy_seconds``, ``kernel_seconds``) with ``value`` = ``seconds`` = the run's
+total. The summary's headline is CHAI's: the mean over the timed runs (``mean_seconds`` =
+``total_seconds``), with the median and its 95 % interval beside, normalized, as in Figure 4, by D's
+mean total for the same pattern.
 """
 
 from __future__ import annotations
@@ -37,11 +43,14 @@ from ..stats import summarize
 from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
-PATTERNS = ("histogram", "taskqueue")
+PATTERNS = ("histogram", "taskqueue", "pad")
 VERSIONS = ("D", "U")
 PHASES = ("allocation", "copy", "kernel")
-DEFAULT_SIZE = 16 * 2**20  # values (histogram) or floats (task queue), as the probe's default
-DEFAULT_BLOCK = 4096       # floats per task: 4096 tasks of 4096 floats
+DEFAULT_SIZE = 2**20      # values (histogram) or floats (task queue): 110 runs a step stay short
+DEFAULT_BLOCK = 4096       # floats per task: 256 tasks of 4096 floats
+DEFAULT_COLS = 8192        # PAD: columns of the matrix (the size makes the rows: 128 by default); a row is a task
+                           # with one flag, CHAI's PAD task size (32 values x 256 work-items): 128 hand-offs a run
+DEFAULT_PAD = 16           # PAD: columns added to each row
 
 
 def default_host_threads() -> int:
@@ -58,8 +67,11 @@ class CollabPlan:
     size: int = DEFAULT_SIZE
     block: int = DEFAULT_BLOCK
     iterations: int = 16
+    cols: int = DEFAULT_COLS
+    pad: int = DEFAULT_PAD
     host_threads: Optional[int] = None  # default: default_host_threads()
-    repeats: int = 5                    # per (pattern, version), the first a warm-up
+    repeats: int = 100                  # timed runs per (pattern, version), CHAI's -r 100
+    warmups: int = 10                   # runs before them, out of the statistics, CHAI's -w 10
     device_share: float = 0.5
     cpus: Optional[list[int]] = None    # --cpus: the host thread and the host threads it starts placed on these CPUs
     info: dict[str, Any] = field(default_factory=dict)
@@ -79,8 +91,9 @@ class CollabPlan:
         for p in self.patterns:
             if p not in PATTERNS:
                 raise BadValue(f"--patterns '{p}' is not known; allowed: {', '.join(PATTERNS)}")
-        if self.backend == "cuda" and "taskqueue" in self.patterns:
-            raise BadValue("--patterns taskqueue: OpenCL devices only for now; on --backend cuda: histogram")
+        if self.backend == "cuda" and set(self.patterns) - {"histogram"}:
+            other = ",".join(p for p in self.patterns if p != "histogram")
+            raise BadValue(f"--patterns {other}: OpenCL devices only for now; on --backend cuda: histogram")
         for v in self.versions:
             if v not in VERSIONS:
                 raise BadValue(f"version '{v}' is not known; allowed: {', '.join(VERSIONS)}")
@@ -94,11 +107,19 @@ class CollabPlan:
         if "taskqueue" in self.patterns and -(-self.size // self.block) > checks.COLLAB_TASKS:
             raise BadValue(f"--elements {self.size} / --block {self.block} gives {-(-self.size // self.block):,} tasks; "
                            f"allowed: at most 2^30 (a larger --block)")
+        if "pad" in self.patterns:
+            if not 1 <= self.cols <= self.size or self.size % self.cols:
+                raise BadValue(f"--cols {self.cols}: PAD's rows must split --elements {self.size} evenly "
+                               f"(a divisor of it, e.g. {DEFAULT_COLS} for a multiple of {DEFAULT_COLS})")
+            if self.pad < 0:
+                raise BadValue(f"--pad {self.pad}: columns added to each row, at least 0")
+            if self.padded() > 2**31 - 1:
+                raise BadValue(f"--pad {self.pad}: the padded matrix of {self.size // self.cols} rows x "
+                               f"{self.cols + self.pad} columns holds {self.padded()} floats; allowed: at most {2**31 - 1}")
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
-        if self.repeats < 2:
-            raise BadValue(f"--repeats {self.repeats}: at least 2 (the first is a warm-up)")
-        checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="runs per pattern and version (the first a warm-up)")
+        checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="timed runs per pattern and version")
+        checks.in_range(self.warmups, "--warmup", *checks.COLLAB_WARMUPS, what="warm-up runs per pattern and version")
         if not 0.0 <= self.device_share <= 1.0:
             raise BadValue(f"--device-share {self.device_share}: a fraction in 0..1")
         if not probe_devices:
@@ -108,9 +129,14 @@ class CollabPlan:
         self.info = find_device(self.backend, self.device)
         self.program = check_program(self.program, self.backend, self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
-        if self.size * 4 > limit:
-            raise BadValue(f"--elements {self.size} needs {self.size * 4}-byte buffers, above the device's largest "
+        floats = max(self.size, self.padded() if "pad" in self.patterns else 0)
+        if floats * 4 > limit:
+            raise BadValue(f"--elements {self.size} needs {floats * 4}-byte buffers, above the device's largest "
                            f"allocation of {limit} bytes")
+
+    def padded(self) -> int:
+        """PAD's padded matrix, in floats: rows x (cols + pad)."""
+        return self.size // max(1, self.cols) * (self.cols + self.pad)
 
     def shared_memory(self) -> bool:
         """Whether the device has what the U version needs (unknown counts as yes: the probe says)."""
@@ -125,10 +151,12 @@ class CollabPlan:
 def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = False) -> list[str]:
     args = ["collab", "--backend", plan.backend, "--device", str(plan.device), "--pattern", pattern,
             "--version", version, "--size", str(plan.size), "--host-threads", str(plan.threads),
-            "--repeats", str(plan.repeats), "--device-share", repr(float(plan.device_share)),
+            "--repeats", str(plan.repeats), "--warmup", str(plan.warmups), "--device-share", repr(float(plan.device_share)),
             *program_args(plan.program)]
     if pattern == "taskqueue":
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
+    if pattern == "pad":
+        args += ["--cols", str(plan.cols), "--pad", str(plan.pad)]
     if plan.cpus is not None:
         args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
@@ -146,7 +174,7 @@ def steps(plan: CollabPlan) -> list[Step]:
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
                             {"node": None, "mode": version, "pattern": pattern,
                              "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
-                            1.0 + (plan.repeats + 1) * work * 3 / 1e9))
+                            1.0 + (plan.warmups + plan.repeats + 1) * work * 3 / 1e9))
     return out
 
 
@@ -186,8 +214,12 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "kernel_seconds": r["kernel_seconds"], "total_seconds": r["total_seconds"],
                 "device_share": r["device_share"], "host_threads": r["host_threads"],
                 "device_tasks": r.get("device_tasks"), "host_tasks": r.get("host_tasks"),
-                "size": setup.get("size"), "block": setup.get("block"), "iterations": setup.get("iterations"),
+                "size": setup.get("size"), "block": setup.get("block"),
+                "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
                 "split": setup.get("split", "static"),
+                # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
+                "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
+                "groups_rule": setup.get("work_groups_rule"),
                 # the atomics on memory shared with the host: only the U version has any
                 "atomics_path": setup.get("atomics_path") if r["version"] == "U" else None,
                 "backend": setup.get("backend"), "device_name": setup.get("device_name"),
@@ -197,33 +229,37 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
     return rows, step_failure(rows, run.failure, dropped, "repeats")
 
 
-
-
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (pattern, version): medians of each phase and of the total over the validated non-warm-up repeats,
-    and the same divided by D's median total for the pattern (Figure 4 of seed 001). ``dm`` is
-    allocation + copy, the paper's "data movement"."""
+    """Per (pattern, version), over the validated timed runs (warm-ups out): CHAI's headline, the mean
+    total (``total_seconds`` = ``mean_seconds``), the median total and its 95 % interval beside, the mean
+    of each phase, and the same divided by D's mean total for the pattern (Figure 4 of seed 001).
+    ``dm`` is allocation + copy, the paper's "data movement"."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         if str(r.get("test", "")).startswith("collab-") and not r.get("warmup") and validated(r):
             groups.setdefault((r["test"].removeprefix("collab-"), r["mode"]), []).append(r)
-    medians: dict[tuple[str, str], dict[str, Any]] = {}
+    means: dict[tuple[str, str], dict[str, Any]] = {}
     for (pattern, version), members in groups.items():
         total = summarize(value_of(m, "total_seconds") for m in members)
-        entry: dict[str, Any] = {"pattern": pattern, "version": version, "count": total["count"], "headline": "median",
-                                 "total_seconds": total["median"], "total_cov": total["cov"],
+        entry: dict[str, Any] = {"pattern": pattern, "version": version, "count": total["count"], "headline": "mean",
+                                 "total_seconds": total["mean"], "mean_seconds": total["mean"],
+                                 "median_seconds": total["median"], "median_ci_low_seconds": total["median_ci_low"],
+                                 "median_ci_high_seconds": total["median_ci_high"], "total_cov": total["cov"],
                                  "total_min_seconds": total["min"], "total_max_seconds": total["max"]}
         for phase in PHASES:
-            entry[f"{phase}_seconds"] = summarize(value_of(m, f"{phase}_seconds") for m in members)["median"]
+            entry[f"{phase}_seconds"] = summarize(value_of(m, f"{phase}_seconds") for m in members)["mean"]
         entry["dm_seconds"] = entry["allocation_seconds"] + entry["copy_seconds"]
-        entry["device_share"] = summarize(value_of(m, "device_share") for m in members)["median"]
+        entry["device_share"] = summarize(value_of(m, "device_share") for m in members)["mean"]
         entry["host_threads"] = value_of(members[0], "host_threads")
         entry["atomics_path"] = (members[0].get("params") or {}).get("atomics_path", members[0].get("atomics_path"))
-        medians[(pattern, version)] = entry
+        for key in ("groups", "groups_rule"):  # PAD: the work-groups launched, and why (a CPU device's CPUs)
+            if (members[0].get("params") or {}).get(key) is not None:
+                entry[key] = members[0]["params"][key]
+        means[(pattern, version)] = entry
     out = []
-    for (pattern, version), entry in sorted(medians.items(), key=lambda kv: (PATTERNS.index(kv[0][0])
-                                                                              if kv[0][0] in PATTERNS else 9, kv[0][1])):
-        base = medians.get((pattern, "D"), {}).get("total_seconds")
+    for (pattern, version), entry in sorted(means.items(), key=lambda kv: (PATTERNS.index(kv[0][0])
+                                                                            if kv[0][0] in PATTERNS else 9, kv[0][1])):
+        base = means.get((pattern, "D"), {}).get("total_seconds")
         for phase in (*PHASES, "dm", "total"):
             entry[f"{phase}_normalized"] = entry[f"{phase}_seconds"] / base if base else None
         entry["speedup_vs_d"] = base / entry["total_seconds"] if base and entry["total_seconds"] else None

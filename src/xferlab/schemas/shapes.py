@@ -58,8 +58,9 @@ SHAPES = {
         top="folder report probe devices memory_summary run_id store profiles profiles_folder previous_profiles "
             "failed_stages exit_code"),
     "measure collab": dict(
-        rows="pattern version count headline total_seconds total_cov total_min_seconds total_max_seconds "
-             "allocation_seconds copy_seconds kernel_seconds dm_seconds device_share host_threads atomics_path? "
+        rows="pattern version count headline total_seconds mean_seconds median_seconds median_ci_low_seconds "
+             "median_ci_high_seconds total_cov total_min_seconds total_max_seconds "
+             "allocation_seconds copy_seconds kernel_seconds dm_seconds device_share host_threads atomics_path? groups? groups_rule? "
              "allocation_normalized? copy_normalized? kernel_normalized? dm_normalized? total_normalized? "
              "speedup_vs_d?",
         top=f"{MEASURED} device"),

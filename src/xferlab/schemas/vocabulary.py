@@ -78,7 +78,7 @@ part                  string   label   a study table's part (copies, collaborati
 path                  string?  label   a network test's data path (host, staged, direct); a device matrix cell's copy path (null: N/A)
 rma_sync              string?  label   a one-sided network test's synchronization (OSU's -s: lock, flush, flush_local, lock_all, fence, pscw)
 rma_window            string?  label   a one-sided network test's window (OSU's -w: allocate, create)
-pattern               string   label   a CHAI collaboration pattern: histogram or taskqueue
+pattern               string   label   a CHAI collaboration pattern: histogram, taskqueue or pad
 placement             string   label   where a campaign figure was measured (node, mode, threads)
 reason                string   label   why something was skipped or failed
 replaced              string   label   the link replaced in a what-if
@@ -111,6 +111,7 @@ architecture          string   label   the CPU architecture
 os                    string   label   the operating system
 array_size_class      string?  label   STREAM's class of the arrays against the last-level cache: memory, cache-resident …
 atomics_path          string?  label   how the device's atomics reach host memory (CHAI U)
+groups_rule           string?  label   how a launch's work-groups were chosen (CHAI PAD on a CPU device: the CPUs the host threads leave free)
 against               string   label   the link model a fit is compared with
 folder                string   label   the folder the lab wrote
 report                string?  label   the report's path

@@ -34,7 +34,7 @@ def plan(options: dict[str, Any]) -> Plan:
     skipped = []
     patterns = ["histogram", "taskqueue"] if options["backend"] == "opencl" else ["histogram"]
     chai = collab.CollabPlan(backend=options["backend"], device=options["device"], patterns=patterns,
-                             size=options["elements"], repeats=3)
+                             size=options["elements"], warmups=1, repeats=2)
     chai.check()
     if not chai.shared_memory():
         chai.versions = ["D"]
