@@ -296,7 +296,7 @@ def test_chai_histogram_on_cuda(fake, version):
     """Seed 001's CHAI U version on managed memory (system-scope atomics), beside D; a damaged result
     is caught."""
     code, records, err, launches = with_fake(fake, "collab", "--backend", "cuda", "--pattern", "histogram",
-                                             "--version", version, "--size", "100000", "--repeats", "3",
+                                             "--version", version, "--size", "100000", "--warmup", "0", "--repeats", "3",
                                              "--host-threads", "2")
     assert code == 0, err
     setup = next(r for r in records if r.get("record") == "setup")
@@ -307,7 +307,7 @@ def test_chai_histogram_on_cuda(fake, version):
     assert all(s["total_seconds"] > 0 and s["device_share"] == 0.5 for s in samples)
     assert (samples[0]["copied_bytes"] > 0) == (version == "D")
     code, out, err = probe("collab", "--backend", "cuda", "--pattern", "histogram", "--version", version,
-                           "--size", "1000", "--repeats", "1", "--corrupt", env={"XFERLAB_CUDA_LIBRARY": fake["libcuda.so.1"]})
+                           "--size", "1000", "--warmup", "0", "--repeats", "1", "--corrupt", env={"XFERLAB_CUDA_LIBRARY": fake["libcuda.so.1"]})
     assert code == 1 and "validation failed in 1 of 1 repeats" in err
 
 
@@ -331,11 +331,13 @@ def test_stream_ptx_assembles_for_every_architecture_from_maxwell_to_hopper(tmp_
     assert ptxas is not None, "the dev extra installs nvidia-cuda-nvcc-cu12, which has ptxas"
     code, out, err = probe("kernels", "--backend", "cuda", "--mode", "ptx")
     assert code == 0, err
-    stream, histogram = (r for r in map(json.loads, out.splitlines()) if r.get("record") != "program")
+    stream, histogram, pad = (r for r in map(json.loads, out.splitlines()) if r.get("record") != "program")
     assert stream["unclosed_braces"] == 0 and len(stream["entries"]) == 13
+    assert pad["module"] == "collab-pad" and ".entry xferlab_pad_d(" in pad["ptx"] and ".entry xferlab_pad_u(" in pad["ptx"]
     os.chmod(ptxas, 0o755)
-    # The histogram's U version uses system-scope atomics: sm_60 and later.
-    for module, arches in ((stream, ("sm_50", "sm_70", "sm_80", "sm_90")), (histogram, ("sm_60", "sm_80", "sm_90"))):
+    # The histogram's and PAD's U versions use system-scope atomics: sm_60 and later.
+    for module, arches in ((stream, ("sm_50", "sm_70", "sm_80", "sm_90")), (histogram, ("sm_60", "sm_80", "sm_90")),
+                           (pad, ("sm_60", "sm_70", "sm_80", "sm_90"))):
         source = tmp_path / f"{module['module']}.ptx"
         source.write_text(module["ptx"])
         for arch in arches:
