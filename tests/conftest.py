@@ -157,5 +157,5 @@ def build_stand_in(source: str, path: Path, *flags: str) -> Path:
 
 
 def build_fake_libcuda(path: Path, *flags: str) -> Path:
-    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``."""
-    return build_stand_in("fake_libcuda.c", path, *flags)
+    """The stand-in for libcuda.so.1 (tests/fake_libcuda.c) compiled to ``path``; its PAD kernel runs on threads."""
+    return build_stand_in("fake_libcuda.c", path, *flags, "-pthread")

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <sched.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -17,6 +19,9 @@ static int resident_copies;
 static int launches, bad, live;
 static int region_of(const void* p, size_t n);
 static const char* module_text;
+/* cuMemAdvise's hints as they arrived, "advice:device:bytes" comma-separated, for the report. */
+static char advice_log[4096];
+static void pad_join(void);
 
 static void note_bad(const char* what) { ++bad; fprintf(stderr, "fake-cuda: bad call: %s\n", what); }
 static void add(void* p, size_t n, char kind) {
@@ -47,7 +52,9 @@ static void copied(const void* p, size_t n) {
   regions[i].where = 'C';
 }
 __attribute__((destructor)) static void report(void) {
-  if (getenv("FAKE_CUDA_REPORT")) fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d\n", launches, bad, live, resident_copies);
+  if (getenv("FAKE_CUDA_REPORT"))
+    fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d advice=%s\n", launches, bad, live, resident_copies,
+            advice_log[0] ? advice_log : "-");
 }
 
 CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : (getenv("FAKE_CUDA_INIT") ? atoi(getenv("FAKE_CUDA_INIT")) : OK); }
@@ -87,6 +94,18 @@ CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int to, void* s) {
   (void)s; if (kind_of((void*)p, n) != 'M' || (to != 0 && to != -1)) { note_bad("cuMemPrefetchAsync"); return INVALID_VALUE; }
   regions[region_of((void*)p, n)].where = to == -1 ? 'H' : 'P'; return OK;
 }
+#ifndef FAKE_NO_ADVISE
+/* As the driver documents it: a managed range, one of CUmem_advise's six values; READ_MOSTLY ignores the device,
+   the others take a GPU with concurrentManagedAccess or CU_DEVICE_CPU (-1). Records the hint. */
+CUresult cuMemAdvise(CUdeviceptr p, size_t n, int advice, int device) {
+  if (!n || kind_of((void*)p, n) != 'M') { note_bad("cuMemAdvise outside managed memory"); return INVALID_VALUE; }
+  if (advice < 1 || advice > 6) { note_bad("cuMemAdvise: advice not a CUmem_advise value"); return INVALID_VALUE; }
+  if (advice > 2 && device != -1 && (device != 0 || getenv("FAKE_CUDA_NO_CMA"))) { note_bad("cuMemAdvise device"); return INVALID_DEVICE; }
+  size_t at = strlen(advice_log);
+  snprintf(advice_log + at, sizeof advice_log - at, "%s%d:%d:%zu", at ? "," : "", advice, device, n);
+  return OK;
+}
+#endif
 #define COPY(name, cond, ...) \
   CUresult name(__VA_ARGS__) { if (!(cond)) { note_bad(#name); return INVALID_VALUE; } copied((const void*)dst, n); copied((const void*)src, n); \
     memcpy((void*)dst, (const void*)src, n); return OK; }
@@ -116,6 +135,8 @@ CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
   if (!strcmp(name, "xferlab_touch")) { *f = (void*)300L; return OK; }
   if (!strcmp(name, "xferlab_hist_d")) { *f = (void*)310L; return OK; }
   if (!strcmp(name, "xferlab_hist_u")) { *f = (void*)311L; return OK; }
+  if (!strcmp(name, "xferlab_pad_d")) { *f = (void*)320L; return OK; }
+  if (!strcmp(name, "xferlab_pad_u")) { *f = (void*)321L; return OK; }
   for (int k = 0; k < 6; ++k)
     for (int d = 0; d < 2; ++d) {
       char want[64];
@@ -156,6 +177,44 @@ static CUresult stream_kernel(int id, unsigned threads, void** params) {
   }
   return OK;
 }
+/* PAD (xferlab_pad_d / xferlab_pad_u): rows popped from *next, a row i moved from i*cols to i*(cols+pad) once
+   the flags of the rows its destination covers are set, then its flag set: the kernel's protocol, run by one
+   host thread per block (at most 4) that keeps running after the launch returns, as a kernel does, until
+   cuStreamSynchronize; so U's host threads share the counter and the flags with it. */
+static struct { float* data; unsigned rows, cols, pad; int* next; int* done; } pad_args;
+static pthread_t pad_threads[4];
+static int pad_running;
+static void* pad_block(void* unused) {
+  (void)unused;
+  const unsigned rows = pad_args.rows, c = pad_args.cols, p = pad_args.pad;
+  for (;;) {
+    int t = __atomic_fetch_add(pad_args.next, 1, __ATOMIC_RELAXED);
+    if (t < 0 || (unsigned)t >= rows) return 0;
+    unsigned long long i = rows - 1 - (unsigned)t, last = (i * (c + p) + c - 1) / c;
+    if (last > rows - 1) last = rows - 1;
+    for (unsigned long long j = i + 1; j <= last; ++j)
+      while (!__atomic_load_n(&pad_args.done[j], __ATOMIC_ACQUIRE)) sched_yield();
+    memmove(pad_args.data + i * (c + p), pad_args.data + i * c, c * sizeof(float));
+    __atomic_store_n(&pad_args.done[i], 1, __ATOMIC_RELEASE);
+  }
+}
+static CUresult pad_launch(int u, unsigned blocks, unsigned one, unsigned threads, unsigned shared, void* s, void** params, void** extra) {
+  char need = u ? 'M' : 'D';
+  if (!blocks || one != 1 || !threads || shared || !s || extra || !params || pad_running) { note_bad("cuLaunchKernel (pad)"); return INVALID_VALUE; }
+  float* data = PTR(0); unsigned rows = *(unsigned*)params[1], c = *(unsigned*)params[2], p = *(unsigned*)params[3];
+  int* next = PTR(4); int* done = PTR(5);
+  if (!rows || !c || kind_of(data, (size_t)rows * (c + p) * 4) != need || kind_of(next, 4) != need || kind_of(done, rows * 4ull) != need) {
+    note_bad("pad kernel memory"); return INVALID_VALUE;
+  }
+  pad_args.data = data; pad_args.rows = rows; pad_args.cols = c; pad_args.pad = p; pad_args.next = next; pad_args.done = done;
+  pad_running = blocks < 4 ? (int)blocks : 4;
+  for (int b = 0; b < pad_running; ++b) pthread_create(&pad_threads[b], 0, pad_block, 0);
+  return OK;
+}
+static void pad_join(void) {
+  for (int b = 0; b < pad_running; ++b) pthread_join(pad_threads[b], 0);
+  pad_running = 0;
+}
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void* s, void** params, void** extra) {
   ++launches;
@@ -172,6 +231,7 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
     for (unsigned i = 0; i < count; ++i) __atomic_fetch_add(&hist[in[i] >> 24], 1u, __ATOMIC_RELAXED);
     return OK;
   }
+  if ((long)f == 320 || (long)f == 321) return pad_launch((long)f == 321, gx, gy * gz * by * bz, bx, shared, s, params, extra);
   if ((long)f == 300) {  /* touch: p[i * stride] = i + 1 */
     unsigned char* p = PTR(0);
     unsigned long long stride = *(unsigned long long*)params[1], n = *(unsigned long long*)params[2];
@@ -187,8 +247,8 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   return OK;
 }
 CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = malloc(1); return OK; }
-CUresult cuStreamSynchronize(void* s) { return s ? OK : INVALID_HANDLE; }
-CUresult cuStreamDestroy_v2(void* s) { free(s); return OK; }
+CUresult cuStreamSynchronize(void* s) { pad_join(); return s ? OK : INVALID_HANDLE; }
+CUresult cuStreamDestroy_v2(void* s) { pad_join(); free(s); return OK; }
 CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = calloc(1, sizeof(double)); return OK; }
 CUresult cuEventRecord(void* e, void* s) {
   struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);

@@ -147,7 +147,7 @@ def test_summary_is_normalized_to_d():
 def test_plan_checks_and_steps():
     for bad, fragment in [(dict(patterns=["scan"]), "--patterns 'scan'"), (dict(host_threads=0), "--host-threads 0"),
                           (dict(repeats=0), "--repeats 0"), (dict(warmups=-1), "--warmup -1"), (dict(backend="hip"), "allowed: opencl, cuda"),
-                          (dict(backend="cuda"), "--patterns taskqueue,pad: OpenCL devices only for now"),
+                          (dict(backend="cuda"), "--patterns taskqueue: OpenCL devices only for now; on --backend cuda: histogram, pad"),
                           (dict(device=99), "--device 99 does not exist")]:
         with pytest.raises(Exception) as error:
             CollabPlan(**bad).check()

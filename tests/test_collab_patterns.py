@@ -150,7 +150,7 @@ def test_summary_mean_headline_leaves_warmups_out():
     (["--patterns", "pad", "--pad", "-1"], "--pad -1: columns added to each row, at least 0"),
     (["--patterns", "histogram", "--pad", "3"], "--pad applies only with pad in --patterns"),
     (["--warmup", "-1"], "--warmup -1"), (["--repeats", "0"], "--repeats 0"),
-    (["--backend", "cuda", "--patterns", "pad"], "--patterns pad: OpenCL devices only"),
+    (["--backend", "cuda", "--patterns", "taskqueue,pad"], "--patterns taskqueue: OpenCL devices only"),
 ])
 def test_refusals(cli, tmp_path, args, fragment):
     code, out, err = cli("measure", "collab", "--store", tmp_path / "s.duckdb", *args)

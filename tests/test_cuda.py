@@ -331,11 +331,13 @@ def test_stream_ptx_assembles_for_every_architecture_from_maxwell_to_hopper(tmp_
     assert ptxas is not None, "the dev extra installs nvidia-cuda-nvcc-cu12, which has ptxas"
     code, out, err = probe("kernels", "--backend", "cuda", "--mode", "ptx")
     assert code == 0, err
-    stream, histogram = (r for r in map(json.loads, out.splitlines()) if r.get("record") != "program")
+    stream, histogram, pad = (r for r in map(json.loads, out.splitlines()) if r.get("record") != "program")
     assert stream["unclosed_braces"] == 0 and len(stream["entries"]) == 13
+    assert pad["module"] == "collab-pad" and ".entry xferlab_pad_d(" in pad["ptx"] and ".entry xferlab_pad_u(" in pad["ptx"]
     os.chmod(ptxas, 0o755)
-    # The histogram's U version uses system-scope atomics: sm_60 and later.
-    for module, arches in ((stream, ("sm_50", "sm_70", "sm_80", "sm_90")), (histogram, ("sm_60", "sm_80", "sm_90"))):
+    # The histogram's and PAD's U versions use system-scope atomics: sm_60 and later.
+    for module, arches in ((stream, ("sm_50", "sm_70", "sm_80", "sm_90")), (histogram, ("sm_60", "sm_80", "sm_90")),
+                           (pad, ("sm_60", "sm_70", "sm_80", "sm_90"))):
         source = tmp_path / f"{module['module']}.ptx"
         source.write_text(module["ptx"])
         for arch in arches:

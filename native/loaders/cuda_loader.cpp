@@ -91,6 +91,7 @@ std::string load_once() {
       resolve_any(library, d.cuMemFreeHost, {"cuMemFreeHost"}, true),
       resolve_any(library, d.cuMemAllocManaged, {"cuMemAllocManaged"}, false),
       resolve_any(library, d.cuMemPrefetchAsync, {"cuMemPrefetchAsync"}, false),
+      resolve_any(library, d.cuMemAdvise, {"cuMemAdvise"}, false),
       resolve_any(library, d.cuMemcpy, {"cuMemcpy"}, true),
       resolve_any(library, d.cuMemcpyAsync, {"cuMemcpyAsync"}, true),
       resolve_any(library, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, true),

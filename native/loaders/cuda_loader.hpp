@@ -6,7 +6,8 @@
 // driver" (CUresult, CUdevice_attribute, the CU_MEMHOSTALLOC_*, CU_MEM_ATTACH_*, CU_CTX_*,
 // CU_STREAM_* and CU_EVENT_* flags, CU_DEVICE_CPU) and the per-function pages of "Device
 // Management", "Context Management", "Module Management", "Memory Management", "Unified
-// Addressing", "Stream Management", "Event Management", "Execution Control" and "Error Handling".
+// Addressing" (cuMemAdvise and CUmem_advise among them), "Stream Management", "Event Management",
+// "Execution Control" and "Error Handling".
 // Only what the probe uses is declared. The driver keeps exporting each versioned symbol with the
 // signature it was introduced with, so the entry points named here (the `_v2` ones where the driver
 // exports them) keep working with newer drivers whose headers map the plain names elsewhere.
@@ -79,7 +80,17 @@ constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 0x02;  // cuMemHostAlloc: mapped 
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;        // cuMemAllocManaged: any stream, any device
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;      // cuStreamCreate: no implicit sync with stream 0
 constexpr unsigned CU_EVENT_DEFAULT = 0x0;            // cuEventCreate: timing enabled
-constexpr CUdevice CU_DEVICE_CPU = -1;                // cuMemPrefetchAsync: the host as destination
+constexpr CUdevice CU_DEVICE_CPU = -1;                // cuMemPrefetchAsync, cuMemAdvise: the host as the processor
+
+// CUmem_advise (cuMemAdvise's advice, CUDA 8.0+). READ_MOSTLY ignores the device argument;
+// PREFERRED_LOCATION and ACCESSED_BY take a GPU (one with concurrentManagedAccess) or CU_DEVICE_CPU.
+using CUmem_advise = int;                              // enum CUmem_advise_enum
+constexpr CUmem_advise CU_MEM_ADVISE_SET_READ_MOSTLY = 1;
+constexpr CUmem_advise CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2;
+constexpr CUmem_advise CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3;
+constexpr CUmem_advise CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4;
+constexpr CUmem_advise CU_MEM_ADVISE_SET_ACCESSED_BY = 5;
+constexpr CUmem_advise CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6;
 
 // The entry points, each with the exact signature of the symbol it is resolved from.
 struct Driver {
@@ -103,6 +114,8 @@ struct Driver {
   CUresult (*cuMemAllocManaged)(CUdeviceptr* pointer, size_t bytes, unsigned flags);  // optional (6.0+)
   CUresult (*cuMemPrefetchAsync)(CUdeviceptr pointer, size_t bytes, CUdevice to,
                                  CUstream stream);                                    // optional (8.0+)
+  // optional (8.0+): the original symbol; CUDA 12.2's cuMemAdvise_v2 takes a CUmemLocation instead.
+  CUresult (*cuMemAdvise)(CUdeviceptr pointer, size_t bytes, CUmem_advise advice, CUdevice device);
   CUresult (*cuMemcpy)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);               // unified addressing
   CUresult (*cuMemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);           // _v2

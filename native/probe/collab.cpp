@@ -1,7 +1,8 @@
 // `xferlab-probe collab`: collaborative CPU–device patterns in the manner of CHAI (Gómez-Luna et
 // al., ISPASS 2017), the suite seed 001 runs on the AC922 in its 'D' and 'U' versions (Figure 4:
-// time split into allocation, copy and kernel, normalized to D). OpenCL only; this file creates its
-// own context, queue and program through the run-time loader. This file parses the options, builds
+// time split into allocation, copy and kernel, normalized to D). On OpenCL this file creates its
+// own context, queue and program through the run-time loader; --backend cuda runs the histogram and
+// PAD on the CUDA driver (collab_cuda.cpp, collab_cuda_pad.cpp; --advise: PAD U's cuMemAdvise hints). This file parses the options, builds
 // the kernels and writes the records; each pattern is in its own file (collab_histogram.cpp,
 // collab_taskqueue.cpp, collab_pad.cpp) and what they share is in collab.hpp.
 //
@@ -140,19 +141,24 @@ int run_collab(Args& args) {
   o.share = args.real("device-share", 0.5, 0.0, 1.0);
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
+  const bool advise_given = args.given("advise");
+  o.advise = one_of(args, "advise", "preferred-device", {"none", "preferred-device", "accessed-by", "read-mostly"});
   const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   read_program_option(args);
   args.finish();
   // the host thread, and the host threads it starts, placed on --cpus once the device is open (ClDevice::open)
   o.process_cpus = std::max<int>(1, static_cast<int>(allowed_cpus().size()));  // before --cpus places this thread
   if (!cpus.empty()) request_placement(cpus);
-  if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp: the histogram, D and U on managed memory
-  if (backend != "opencl") throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
+  if (backend != "opencl" && backend != "cuda")
+    throw BadArgument("--backend '" + backend + "' is not allowed; collab runs on: opencl, cuda");
+  if (advise_given && (backend != "cuda" || o.pattern != "pad" || o.version != "U"))
+    throw BadArgument("--advise " + o.advise + ": the cuMemAdvise hints apply only with --backend cuda --pattern pad --version U");
   if (o.pattern == "taskqueue" && (o.size + o.block - 1) / o.block > (1u << 30))
     throw BadArgument("--size / --block gives more than 2^30 tasks");
   if (o.pattern == "pad" && (o.size % o.cols || o.size / o.cols * (o.cols + o.pad) > (1ull << 31) - 1))
     throw BadArgument("--size " + std::to_string(o.size) + " with --cols " + std::to_string(o.cols) + " and --pad " +
                       std::to_string(o.pad) + ": the size must be whole rows and the padded matrix at most 2^31-1 floats");
+  if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp, collab_cuda_pad.cpp: D and U on managed memory
 
   ClDevice dev(o.device);
   if (o.version == "U") {

@@ -61,6 +61,7 @@ struct Options {
   uint64_t seed = 1;
   bool corrupt = false;
   int process_cpus = 1;  // CPUs this process may use, before --cpus places the host thread (PAD's work-groups)
+  std::string advise = "preferred-device";  // PAD U on CUDA: the cuMemAdvise hints (collab_cuda_pad.cpp)
 };
 
 // What one repeat measured, and what its validation found.
@@ -155,7 +156,15 @@ struct Pad {
   Outcome run();
 };
 
-// The histogram on a CUDA GPU, D and U (collab_cuda.cpp); its PTX module.
+// PAD's pieces both models run (collab_pad.cpp): the host-only reference (rows x (cols + pad),
+// padding cells 0), the input, the host threads' rows of [lo, hi) popped from `next` with a flag a
+// row in `done`, and the validation of every cell that is not padding.
+std::vector<float> pad_reference(const Options& o, size_t rows);
+void pad_fill(const Options& o, size_t rows, float* data);
+long long pad_host_rows(const Options& o, float* data, int* next, int* done, size_t lo, size_t hi);
+void pad_check(const Options& o, size_t rows, const float* result, const std::vector<float>& reference, Outcome& out);
+
+// The histogram and PAD on a CUDA GPU, D and U (collab_cuda.cpp, collab_cuda_pad.cpp); the histogram's PTX module.
 int run_collab_cuda(Options& o);
 std::string cuda_histogram_ptx();
 

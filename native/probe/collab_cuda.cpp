@@ -7,7 +7,8 @@
 //      bins with system-scope atomics (atom.sys, sm_60+) while the host threads add with
 //      __atomic_fetch_add: CHAI's U version, which needs concurrentManagedAccess.
 // The kernel (PTX written here) counts its grid-stride slice into a shared-memory histogram, then
-// adds each non-zero bin to the global one with one atomic. The task queue runs on OpenCL only.
+// adds each non-zero bin to the global one with one atomic. PAD is in collab_cuda_pad.cpp; the task
+// queue runs on OpenCL only.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,7 @@
 
 #include "../loaders/cuda_loader.hpp"
 #include "collab.hpp"
+#include "collab_cuda.hpp"
 #include "json.hpp"
 #include "placement.hpp"
 
@@ -27,8 +29,6 @@ namespace xferlab::collab {
 using namespace cuda;
 
 namespace {
-
-#define XF_CU(d, fn, ...) cuda_check((d).fn(__VA_ARGS__), #fn)
 
 std::string hist_entry(const std::string& name, const std::string& scope) {
   return ".visible .entry " + name + "(.param .u64 in, .param .u32 count, .param .u64 hist)\n{\n"
@@ -61,8 +61,8 @@ std::string cuda_histogram_ptx() {
 int run_collab_cuda(Options& o) {
   const std::string why = load_cuda();
   if (!why.empty()) throw NotAvailable(why);
-  if (o.pattern != "histogram")
-    throw NotAvailable("the task queue runs on OpenCL devices only for now (on CUDA: the histogram)");
+  if (o.pattern == "taskqueue")
+    throw NotAvailable("the task queue runs on OpenCL devices only for now (on CUDA: histogram, pad)");
   const Driver& d = cuda_driver();
   int count = 0;
   XF_CU(d, cuDeviceGetCount, &count);
@@ -80,28 +80,38 @@ int run_collab_cuda(Options& o) {
                        "which the device lacks");
   if (u && attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) < 6)
     throw NotAvailable("the U version's system-scope atomics need compute capability 6.0 or later");
+  if (o.pattern == "pad") {
+    const std::string no_advice = pad_advice_unavailable(o, d);
+    if (!no_advice.empty()) throw NotAvailable(no_advice);
+  }
   CUcontext ctx = nullptr;
   XF_CU(d, cuCtxCreate, &ctx, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, dev);
-    place_requested();  // --cpus: once the context (and the driver's threads) exist
+  place_requested();  // --cpus: once the context (and the driver's threads) exist
   struct Release {
     const Driver& d;
     CUcontext ctx;
     CUmodule module = nullptr;
+    CUstream stream = nullptr;
     ~Release() {
+      if (stream) d.cuStreamDestroy(stream);
       if (module) d.cuModuleUnload(module);
       d.cuCtxDestroy(ctx);
     }
   } release{d, ctx};
-  const std::string ptx = cuda_histogram_ptx();
+  const std::string ptx = o.pattern == "pad" ? cuda_pad_ptx() : cuda_histogram_ptx();
   XF_CU(d, cuModuleLoadData, &release.module, ptx.c_str());
-  CUfunction kernel = nullptr;
-  XF_CU(d, cuModuleGetFunction, &kernel, release.module, u ? "xferlab_hist_u" : "xferlab_hist_d");
-  CUstream stream = nullptr;
-  XF_CU(d, cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  XF_CU(d, cuStreamCreate, &release.stream, CU_STREAM_NON_BLOCKING);
+  CUstream stream = release.stream;
   const int units = std::max(1, attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
-  const unsigned groups = static_cast<unsigned>(units * 4), threads = 256;
   char name[256] = {0};
   d.cuDeviceGetName(name, sizeof name, dev);
+  if (o.pattern == "pad") {
+    CudaSession session{d, dev, release.module, stream, units, name};
+    return run_pad_cuda(o, session);
+  }
+  CUfunction kernel = nullptr;
+  XF_CU(d, cuModuleGetFunction, &kernel, release.module, u ? "xferlab_hist_u" : "xferlab_hist_d");
+  const unsigned groups = static_cast<unsigned>(units * 4), threads = 256;
   // The host-only reference, outside every timed region.
   std::vector<uint64_t> reference(kBins, 0);
   for (size_t i = 0; i < o.size; ++i) ++reference[value_at(i, o.seed) >> 24];
@@ -187,7 +197,6 @@ int run_collab_cuda(Options& o) {
     check_histogram(final_hist, reference, out);
     repeats.record(r, out, false);
   }
-  d.cuStreamDestroy(stream);
   return repeats.finish();
 }
 

@@ -47,14 +47,29 @@ Pad::Pad(Options& opts, ClDevice& d) : o(opts), dev(d) {
     groups = units;
     groups_rule = "one a compute unit";
   }
-  reference.assign(rows * (o.cols + o.pad), 0.0f);
+  reference = pad_reference(o, rows);
+}
+
+long long Pad::host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const {
+  return pad_host_rows(o, data, next, done, lo, hi);
+}
+
+std::vector<float> pad_reference(const Options& o, size_t rows) {
+  std::vector<float> reference(rows * (o.cols + o.pad), 0.0f);
   for (size_t i = 0; i < rows; ++i)  // out of place, the obvious way
     for (size_t j = 0; j < o.cols; ++j) reference[i * (o.cols + o.pad) + j] = float_at(i * o.cols + j, o.seed);
+  return reference;
+}
+
+void pad_fill(const Options& o, size_t rows, float* data) {
+  parallel(o.host_threads, rows * o.cols, [&](int, size_t lo, size_t hi) {
+    for (size_t x = lo; x < hi; ++x) data[x] = float_at(x, o.seed);
+  });
 }
 
 // Host threads pop rows of [lo, hi), from the last, from `next` (shared with the device in U) and
 // wait on `done` for the rows their destination covers.
-long long Pad::host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const {
+long long pad_host_rows(const Options& o, float* data, int* next, int* done, size_t lo, size_t hi) {
   std::atomic<long long> moved{0};
   const size_t c = o.cols, p = o.pad;
   parallel(o.host_threads, o.host_threads, [&](int, size_t, size_t) {
@@ -83,11 +98,7 @@ Outcome Pad::run() {
   std::vector<int> host_flags;
   float* svm_data = nullptr;
   int* svm_flags = nullptr;
-  auto fill = [&](float* data) {
-    parallel(o.host_threads, rows * c, [&](int, size_t lo, size_t hi) {
-      for (size_t x = lo; x < hi; ++x) data[x] = float_at(x, o.seed);
-    });
-  };
+  auto fill = [&](float* data) { pad_fill(o, rows, data); };
   auto set_args = [&](cl_uint n) {
     dev.arg(k, 1, n);
     dev.arg(k, 2, static_cast<cl_uint>(c));
@@ -158,6 +169,14 @@ Outcome Pad::run() {
   }
   out.device_share = rows ? static_cast<double>(out.device_tasks) / rows : 0.0;
   if (o.corrupt) const_cast<float*>(result)[(rows / 2) * (c + p)] += 1.0f;  // test hook: validation must catch it
+  pad_check(o, rows, result, reference, out);
+  dev.svm_free(svm_flags);
+  dev.svm_free(svm_data);
+  return out;
+}
+
+void pad_check(const Options& o, size_t rows, const float* result, const std::vector<float>& reference, Outcome& out) {
+  const size_t c = o.cols, p = o.pad;
   for (size_t i = 0; i < rows; ++i)  // validation: every cell that is not padding, against the reference
     for (size_t j = 0; j < c; ++j) {
       const size_t x = i * (c + p) + j;
@@ -178,9 +197,6 @@ Outcome Pad::run() {
         << out.got;
     out.what = msg.str();
   }
-  dev.svm_free(svm_flags);
-  dev.svm_free(svm_data);
-  return out;
 }
 
 }  // namespace xferlab::collab

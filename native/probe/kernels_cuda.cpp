@@ -33,6 +33,7 @@ namespace xferlab {
 
 namespace collab {
 std::string cuda_histogram_ptx();  // collab_cuda.cpp
+std::string cuda_pad_ptx();        // collab_cuda_pad.cpp
 }
 
 using namespace cuda;
@@ -370,6 +371,7 @@ int run_kernels_cuda(Args& args, int device, const std::string& mode) {
     JsonLine().str("record", "ptx").str("module", "stream").raw("entries", names + "]").integer("unclosed_braces", depth)
         .str("ptx", ptx).emit();
     JsonLine().str("record", "ptx").str("module", "collab-histogram").str("ptx", collab::cuda_histogram_ptx()).emit();
+    JsonLine().str("record", "ptx").str("module", "collab-pad").str("ptx", collab::cuda_pad_ptx()).emit();
     return 0;
   }
   const std::string why = load_cuda();

@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..measure.collab import DEFAULT_COLS, PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure.collab import ADVICE, DEFAULT_ADVISE, DEFAULT_COLS, PATTERNS, CollabPlan, rows_of, steps, summary
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
@@ -49,6 +49,10 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            cols: int = typer.Option(DEFAULT_COLS, "--cols", help="PAD: columns of the matrix; --elements / --cols rows, each "
                                      "a task with one flag (8192: CHAI's task size).", metavar="N"),
            pad: int = typer.Option(16, "--pad", help="PAD: columns added to each row.", metavar="N"),
+           advise: str = typer.Option(DEFAULT_ADVISE, "--advise",
+                                      help=f"PAD U on CUDA: cuMemAdvise hints on its managed memory, one of {', '.join(ADVICE)} "
+                                           "(seed 001's remedy for PAD's U: the matrix's preferred location the GPU).",
+                                      metavar="HINT"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
@@ -64,17 +68,20 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            json_: bool = JSON, csv_: bool = CSV) -> None:
     """CPU+device collaboration (CHAI): D (copies) against U (shared memory + atomics), normalized to D.
 
-    OpenCL runs every pattern, U on shared virtual memory; CUDA the histogram, U on managed memory.
+    OpenCL runs every pattern, U on shared virtual memory; CUDA the histogram and PAD, U on managed memory
+    (PAD's with the cuMemAdvise hints --advise names).
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
     padding = "pad" in [p.strip() for p in patterns.split(",")]
     only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
                     ("iterations", queue, "with taskqueue in --patterns"),
-                    ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns")])
+                    ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns"),
+                    ("advise", padding and backend == "cuda", "with --backend cuda and pad in --patterns")])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, iterations=iterations, host_threads=host_threads,
-                      repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program)
+                      repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program,
+                      advise=advise)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     checks.plot_dir(plot)
@@ -82,7 +89,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                       params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
                               "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
-                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "host_threads": plan.threads, "repeats": plan.repeats,
+                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad,
+                              "advise": plan.advise if plan.backend == "cuda" and "pad" in plan.patterns else None, "host_threads": plan.threads, "repeats": plan.repeats,
                               "warmups": plan.warmups,
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})
@@ -122,6 +130,8 @@ def report(outcome, plan: CollabPlan, fmt: str, plot: Optional[Path]) -> None:
     pad = next((r for r in result if r["pattern"] == "pad" and r.get("groups_rule")), None)
     if pad:
         notes.append(f"PAD: {pad['groups']} work-group(s) a launch, D and U ({pad['groups_rule']})")
+    if plan.backend == "cuda" and "pad" in plan.patterns and "U" in plan.versions:
+        notes.append(f"PAD U's cuMemAdvise hints: --advise {plan.advise}")
     notes += placement_notes(plan.cpus, plan.info)
     notes += failure_notes(failures)
     notes += [f"plot: {p}" for p in plots]

@@ -4,8 +4,9 @@ The AC922 paper runs the CHAI benchmarks in two versions: 'D' (device buffers, e
 kernel launch and termination for synchronization) and 'U' (unified memory, system coherence and
 system atomics), and charts each one's time split into allocation, copy and kernel, normalized to
 D's total. Here the probe's ``collab`` subcommand runs three of CHAI's collaboration patterns on an
-OpenCL device while host threads work beside it (and the histogram on a CUDA GPU, its U version on
-managed memory with system-scope atomics, ``collab_cuda.cpp``):
+OpenCL device while host threads work beside it (and the histogram and PAD on a CUDA GPU, their U
+versions on managed memory with system-scope atomics, ``collab_cuda.cpp`` and ``collab_cuda_pad.cpp``;
+PAD's U with the cuMemAdvise hints ``advise`` names, seed 001's remedy for PAD's U):
 
 * ``histogram`` (data partitioning, CHAI HSTI): the device bins one part of the input, the host
   threads the rest, into one histogram (U: fine-grained SVM with SVM atomics) or two merged on
@@ -51,6 +52,10 @@ DEFAULT_BLOCK = 4096       # floats per task: 256 tasks of 4096 floats
 DEFAULT_COLS = 8192        # PAD: columns of the matrix (the size makes the rows: 128 by default); a row is a task
                            # with one flag, CHAI's PAD task size (32 values x 256 work-items): 128 hand-offs a run
 DEFAULT_PAD = 16           # PAD: columns added to each row
+#: PAD U on CUDA: the cuMemAdvise hints on its managed memory (collab_cuda_pad.cpp says which advice each
+#: gives); the default is seed 001's cudaMemAdvise on the data array, read as its preferred location the GPU.
+ADVICE = ("none", "preferred-device", "accessed-by", "read-mostly")
+DEFAULT_ADVISE = "preferred-device"
 
 
 def default_host_threads() -> int:
@@ -76,6 +81,7 @@ class CollabPlan:
     cpus: Optional[list[int]] = None    # --cpus: the host thread and the host threads it starts placed on these CPUs
     info: dict[str, Any] = field(default_factory=dict)
     program: Optional[Path] = None      # --program: the kernels from a binary (measure/programs.py)
+    advise: str = DEFAULT_ADVISE        # --advise: PAD U's cuMemAdvise hints (CUDA)
 
     @property
     def threads(self) -> int:
@@ -91,9 +97,11 @@ class CollabPlan:
         for p in self.patterns:
             if p not in PATTERNS:
                 raise BadValue(f"--patterns '{p}' is not known; allowed: {', '.join(PATTERNS)}")
-        if self.backend == "cuda" and set(self.patterns) - {"histogram"}:
-            other = ",".join(p for p in self.patterns if p != "histogram")
-            raise BadValue(f"--patterns {other}: OpenCL devices only for now; on --backend cuda: histogram")
+        if self.backend == "cuda" and set(self.patterns) - {"histogram", "pad"}:
+            other = ",".join(p for p in self.patterns if p not in ("histogram", "pad"))
+            raise BadValue(f"--patterns {other}: OpenCL devices only for now; on --backend cuda: histogram, pad")
+        if self.advise not in ADVICE:
+            raise BadValue(f"--advise '{self.advise}' is not known; allowed: {', '.join(ADVICE)}")
         for v in self.versions:
             if v not in VERSIONS:
                 raise BadValue(f"version '{v}' is not known; allowed: {', '.join(VERSIONS)}")
@@ -157,6 +165,8 @@ def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = Fal
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
     if pattern == "pad":
         args += ["--cols", str(plan.cols), "--pad", str(plan.pad)]
+        if plan.backend == "cuda" and version == "U":
+            args += ["--advise", plan.advise]
     if plan.cpus is not None:
         args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
@@ -216,7 +226,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "device_tasks": r.get("device_tasks"), "host_tasks": r.get("host_tasks"),
                 "size": setup.get("size"), "block": setup.get("block"),
                 "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
-                "split": setup.get("split", "static"),
+                "split": setup.get("split", "static"), "advise": setup.get("advise"),
                 # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
                 "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
                 "groups_rule": setup.get("work_groups_rule"),
