@@ -127,7 +127,8 @@ def test_cli_refusals(cli, tmp_path, args, fragment):
 
 @pytest.mark.parametrize("option", [["--height", "10"], ["--width", "64"], ["--super-element", "8"]])
 def test_trns_options_need_trns(cli, tmp_path, option):
-    code, out, err = cli("measure", "collab", "--patterns", "histogram,pad", "--store", tmp_path / "s.duckdb", *option)
+    code, out, err = cli("measure", "collab", "--patterns", "histogram", "--elements", "4096", "--host-threads", "1",
+                         "--warmup", "0", "--repeats", "1", "--store", tmp_path / "s.duckdb", *option)
     assert code == 2 and err.strip() == f"error: {option[0]} applies only with trns in --patterns", err
 
 
