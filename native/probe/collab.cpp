@@ -22,6 +22,10 @@
 //   pad        CHAI's PAD, in place (collab_pad.cpp): rows x cols floats padded to rows x (cols + pad)
 //              in the same buffer, rows moved from the last with a flag a row; D a static split of
 //              the rows, U device work-groups and host threads popping rows from one SVM counter.
+//   trns       CHAI's TRNS, in-place transposition (collab_trns.cpp): height x width floats as
+//              super-elements of --super-element floats, transposed in place by following cycles,
+//              a flag a super-element; D the device alone (CHAI's D runs one side alone), U device
+//              work-groups and host threads popping cycle starts from one SVM counter.
 //   taskqueue  task partitioning (CHAI TQH, simplified): N floats in K = N / block tasks; a task
 //              transforms its block in place, x <- x*31/32 + x*x/64 + 1/128, `iterations` times.
 //              D: static split: the device's first tasks are copied over, transformed by one
@@ -127,13 +131,17 @@ int run_collab(Args& args) {
   const std::string backend = args.text("backend", "opencl");
   Options o;
   o.device = static_cast<int>(args.integer("device", 0, 0, 4096));
-  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue", "pad"});
+  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue", "pad", "trns"});
   o.version = one_of(args, "version", "D", {"D", "U"});
   o.size = static_cast<size_t>(args.integer("size", 16ll << 20, 1, (1ll << 31) - 1));
   o.block = static_cast<size_t>(args.integer("block", 4096, 1, 1 << 24));
   o.iterations = static_cast<int>(args.integer("iterations", 16, 0, 1 << 20));
   o.cols = static_cast<size_t>(args.integer("cols", 1024, 1, (1ll << 31) - 1));
   o.pad = static_cast<size_t>(args.integer("pad", 16, 0, (1ll << 31) - 1));
+  const bool size_given = args.given("size");
+  o.height = static_cast<size_t>(args.integer("height", 197, 1, (1ll << 31) - 1));  // CHAI's -m
+  o.width = static_cast<size_t>(args.integer("width", 2048, 1, (1ll << 31) - 1));   // CHAI's -n
+  o.super_element = static_cast<size_t>(args.integer("super-element", 32, 1, 4 * kLocal));  // CHAI's -s
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   o.host_threads = static_cast<int>(args.integer("host-threads", std::max(1u, cores / 2), 1, 1024));
   o.repeats = static_cast<int>(args.integer("repeats", 100, 1, 100000));  // timed runs (CHAI's -r 100)
@@ -160,12 +168,23 @@ int run_collab(Args& args) {
                       std::to_string(o.pad) + ": the size must be whole rows and the padded matrix at most 2^31-1 floats");
   if (backend == "cuda") return run_collab_cuda(o);  // collab_cuda.cpp, collab_cuda_pad.cpp: D and U on managed memory
 
+  if (o.pattern == "trns") {
+    if (size_given) throw BadArgument("--size does not apply to --pattern trns: its matrix is --height x --width floats");
+    if (o.width % o.super_element)
+      throw BadArgument("--width " + std::to_string(o.width) + " is not a multiple of --super-element " +
+                        std::to_string(o.super_element) + ": TRNS moves whole super-elements");
+    if (o.height * o.width > (1ull << 31) - 1 || o.height * (o.width / o.super_element) > (1ull << 30))
+      throw BadArgument("--height " + std::to_string(o.height) + " x --width " + std::to_string(o.width) +
+                        ": the matrix must hold at most 2^31-1 floats in at most 2^30 super-elements");
+    o.size = o.height * o.width;
+  }
+
   ClDevice dev(o.device);
   if (o.version == "U") {
     std::string why = lacks_shared_atomics(dev);
     if (!why.empty()) throw NotAvailable(why);
   }
-  const size_t floats = o.pattern == "pad" ? o.size / o.cols * (o.cols + o.pad) : o.size;
+  const size_t floats = o.pattern == "pad" ? o.size / o.cols * (o.cols + o.pad) : o.size;  // trns: height * width
   if (floats * 4 > dev.max_alloc)
     throw BadArgument("--size " + std::to_string(o.size) + " needs " + std::to_string(floats * 4) +
                       "-byte buffers, above the device's largest allocation of " + std::to_string(dev.max_alloc) + " bytes");
@@ -179,8 +198,10 @@ int run_collab(Args& args) {
   std::unique_ptr<Histogram> hist;
   std::unique_ptr<TaskQueue> queue;
   std::unique_ptr<Pad> pad;
+  std::unique_ptr<Trns> trns;
   if (o.pattern == "histogram") hist = std::make_unique<Histogram>(o, dev);
   else if (o.pattern == "pad") pad = std::make_unique<Pad>(o, dev);
+  else if (o.pattern == "trns") trns = std::make_unique<Trns>(o, dev);
   else queue = std::make_unique<TaskQueue>(o, dev);
 
   const bool u = o.version == "U";
@@ -192,6 +213,10 @@ int run_collab(Args& args) {
     shared = u ? atomics + " on a fine-grained SVM row counter and row flags; host: __atomic_fetch_add, "
                  "__atomic_load_n/__atomic_store_n (acquire/release)"
                : "none shared: static split, the device's rows copied over and back, flags in device buffers";
+  else if (trns)
+    shared = u ? atomics + " on a fine-grained SVM counter of cycle starts and a flag a super-element (add of 0, "
+                 "exchange: acquire-release); host: __atomic_fetch_add, __atomic_exchange_n"
+               : "none shared: one side alone (CHAI's D), the device's matrix, flags and counter copied over, the matrix back";
   else
     shared = u ? atomics + " on a fine-grained SVM task counter; host: __atomic_fetch_add"
                : "none shared: static split, the device's tasks copied over and back";
@@ -231,6 +256,13 @@ int run_collab(Args& args) {
         .str("split", u ? "dynamic" : "static")
         .integer("work_groups", static_cast<long long>(pad->groups))
         .str("work_groups_rule", pad->groups_rule);
+  } else if (trns) {
+    setup.integer("height", static_cast<long long>(o.height))
+        .integer("width", static_cast<long long>(o.width))
+        .integer("super_element", static_cast<long long>(o.super_element))
+        .integer("tasks", static_cast<long long>(trns->cycle_starts()))
+        .str("split", u ? "dynamic" : o.share > 0 ? "device alone" : "host alone")
+        .integer("work_groups", static_cast<long long>(std::max<cl_uint>(1, dev.units)));
   } else if (o.pattern == "histogram") {
     setup.integer("bins", kBins).integer("work_groups", static_cast<long long>(hist->groups()));
   } else {
@@ -245,7 +277,7 @@ int run_collab(Args& args) {
       .emit();
 
   Repeats repeats(o);
-  for (int r = 0; r < o.warmups + o.repeats; ++r) repeats.record(r, hist ? hist->run() : pad ? pad->run() : queue->run(), !hist);
+  for (int r = 0; r < o.warmups + o.repeats; ++r) repeats.record(r, hist ? hist->run() : pad ? pad->run() : trns ? trns->run() : queue->run(), !hist);
   return repeats.finish();
 }
 

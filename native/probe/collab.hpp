@@ -56,6 +56,7 @@ struct Options {
   int device = 0;
   size_t size = 0, block = 0;
   size_t cols = 0, pad = 0;  // PAD: size = rows * cols floats, padded to rows * (cols + pad)
+  size_t height = 0, width = 0, super_element = 0;  // TRNS: size = height * width floats, width a multiple of super_element
   int iterations = 0, host_threads = 1, repeats = 1, warmups = 1;  // runs: warmups, then repeats timed
   double share = 0.5;
   uint64_t seed = 1;
@@ -155,6 +156,23 @@ struct Pad {
   long long host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const;
   Outcome run();
 };
+
+// TRNS (CHAI's in-place transposition, PTTWAC), collab_trns.cpp: height x width floats as height x
+// (width / super_element) super-elements, transposed in place by following cycles, a flag a
+// super-element. The constructor computes the host-only reference (an out-of-place transpose).
+struct Trns {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel k;
+  size_t tiles_per_row, tiles;  // super-elements per row, in all
+  std::vector<float> reference;
+
+  Trns(Options& opts, ClDevice& d);
+  size_t cycle_starts() const { return tiles ? tiles - 1 : 0; }  // CHAI's tasks: every super-element but the last
+  long long host_cycles(float* data, int* finished, int* head) const;
+  Outcome run();
+};
+
 
 // PAD's pieces both models run (collab_pad.cpp): the host-only reference (rows x (cols + pad),
 // padding cells 0), the input, the host threads' rows of [lo, hi) popped from `next` with a flag a

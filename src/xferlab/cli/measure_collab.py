@@ -11,7 +11,8 @@ from typing import Optional
 
 import typer
 
-from ..measure.collab import ADVICE, DEFAULT_ADVISE, DEFAULT_COLS, PATTERNS, CollabPlan, rows_of, steps, summary
+from ..measure.collab import (ADVICE, DEFAULT_ADVISE, DEFAULT_COLS, DEFAULT_HEIGHT, DEFAULT_SUPER_ELEMENT, DEFAULT_WIDTH, PATTERNS,
+                              CollabPlan, rows_of, steps, summary)
 from ..measure import checks
 from ..measure.run import measure
 from ..units import COUNT_HELP, format_time, parse_count
@@ -35,15 +36,17 @@ def _ratio(value: Optional[float]) -> str:
 def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning), pad (CHAI's PAD: "
-                                             "in-place padding, flags a row).", metavar="LIST"),
+                                             "in-place padding, flags a row), trns (CHAI's TRNS: in-place transposition, a flag a "
+                                             "super-element).", metavar="LIST"),
            size: str = typer.Option("1Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
-                                    f"{COUNT_HELP}.", metavar="COUNT"),
+                                    f"{COUNT_HELP}. Not trns: its matrix is --height x --width.", metavar="COUNT"),
            _old_size: Optional[str] = renamed("--size", "--elements COUNT", "a count of values, not bytes"),
            host_threads: Optional[int] = typer.Option(None, "--host-threads",
                                                       help="Host threads working beside the device (default: half the CPUs).",
                                                       metavar="T"),
            device_share: float = typer.Option(0.5, "--device-share",
-                                              help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
+                                              help="Fraction of the input (histogram) or of the tasks (taskqueue D, pad D) the "
+                                                   "device takes; trns D: the device alone unless 0.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
            cols: int = typer.Option(DEFAULT_COLS, "--cols", help="PAD: columns of the matrix; --elements / --cols rows, each "
@@ -53,6 +56,12 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                       help=f"PAD U on CUDA: cuMemAdvise hints on its managed memory, one of {', '.join(ADVICE)} "
                                            "(seed 001's remedy for PAD's U: the matrix's preferred location the GPU).",
                                       metavar="HINT"),
+           height: int = typer.Option(DEFAULT_HEIGHT, "--height", help="TRNS: matrix height, rows (CHAI's -m).",
+                                      metavar="N"),
+           width: int = typer.Option(DEFAULT_WIDTH, "--width", help="TRNS: matrix width in floats, a multiple of "
+                                     "--super-element (CHAI's -n).", metavar="N"),
+           super_element: int = typer.Option(DEFAULT_SUPER_ELEMENT, "--super-element", help="TRNS: floats moved as one "
+                                             "and flagged as one, 1..256 (CHAI's -s).", metavar="N"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
@@ -74,12 +83,17 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
     fmt = output_format(json_, csv_)
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
     padding = "pad" in [p.strip() for p in patterns.split(",")]
+    named = [p.strip() for p in patterns.split(",") if p.strip()]
+    transposing = "trns" in named
     only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
                     ("iterations", queue, "with taskqueue in --patterns"),
                     ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns"),
-                    ("advise", padding and backend == "cuda", "with --backend cuda and pad in --patterns")])
+                    ("advise", padding and backend == "cuda", "with --backend cuda and pad in --patterns"),
+                    ("size", set(named) != {"trns"}, "with histogram, taskqueue or pad in --patterns (trns: --height, --width)"),
+                    *[(name, transposing, "with trns in --patterns") for name in ("height", "width", "super_element")]])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
-                      size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, iterations=iterations, host_threads=host_threads,
+                      size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, height=height, width=width,
+                      super_element=super_element, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program,
                       advise=advise)
     plan.check()
@@ -89,7 +103,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                       params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
                               "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
-                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad,
+                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "height": plan.height, "width": plan.width,
+                              "super_element": plan.super_element,
                               "advise": plan.advise if plan.backend == "cuda" and "pad" in plan.patterns else None, "host_threads": plan.threads, "repeats": plan.repeats,
                               "warmups": plan.warmups,
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},

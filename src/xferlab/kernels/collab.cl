@@ -120,3 +120,55 @@ __kernel void pad_rows(__global float* data, uint rows, uint cols, uint pad, SHA
     barrier(CLK_LOCAL_MEM_FENCE);  // before `task` is overwritten
   }
 }
+
+// TRNS (CHAI's in-place transposition, PTTWAC: Sung, Liu and Hwu, "DL: A data layout transformation
+// system for heterogeneous computing", InPar 2012): a height x width matrix of floats seen as
+// A = height rows of B = width / s super-elements of s floats, [A][B][s] transposed in place to
+// [B][A][s]. Super-element g = r*B + c goes to c*A + r = g*A - M*(g/B), M = A*B - 1 (0 and M stay).
+// Work-groups (and, in U, host threads) pop cycle starts g from `head`; each reads g's data, checks
+// g's flag and, while it finds flags clear, carries the data along the cycle: it reads the next
+// super-element, swaps its flag to 1 and, if the flag was 0, writes the carried data there. A flag
+// is won once, so every super-element is written once; CHAI's check is an atomic add of 0, kept here
+// with acquire-release order so that the start's data is read before anyone may write it.
+#if XFERLAB_C11
+#define TRNS_CHECK(p) atomic_fetch_add_explicit((p), 0, memory_order_acq_rel, memory_scope_all_svm_devices)
+#define TRNS_SWAP(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel, memory_scope_all_svm_devices)
+#else
+#define TRNS_CHECK(p) atomic_add((p), 0)
+#define TRNS_SWAP(p, v) atomic_xchg((p), (v))
+#endif
+#define TRNS_HELD 4  // floats a work-item carries: super-elements of at most 4 x the work-group's size
+
+__kernel void trns_cycles(__global float* data, uint height, uint per_row, uint s, SHARED_INT* head, SHARED_INT* finished) {
+  __local int start, done;
+  const uint lid = get_local_id(0), lsize = get_local_size(0);
+  const ulong A = height, B = per_row, M = A * B - 1;
+  float held[TRNS_HELD], next_held[TRNS_HELD];
+  for (;;) {
+    if (lid == 0) start = SHARED_ADD(head, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong g = (ulong)start;
+    if (start < 0 || g >= M) break;
+    ulong next = g * A - M * (g / B);
+    if (next != g) {
+      for (uint q = 0; q < TRNS_HELD; ++q)
+        if (lid + q * lsize < s) held[q] = data[g * s + lid + q * lsize];
+      barrier(CLK_GLOBAL_MEM_FENCE);  // the start read whole before its flag is checked
+      if (lid == 0) done = TRNS_CHECK(&finished[g]);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      while (!done) {
+        for (uint q = 0; q < TRNS_HELD; ++q)
+          if (lid + q * lsize < s) next_held[q] = data[next * s + lid + q * lsize];
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  // every work-item has read `done`
+        if (lid == 0) done = TRNS_SWAP(&finished[next], 1);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (!done)
+          for (uint q = 0; q < TRNS_HELD; ++q)
+            if (lid + q * lsize < s) data[next * s + lid + q * lsize] = held[q];
+        for (uint q = 0; q < TRNS_HELD; ++q) held[q] = next_held[q];
+        next = next * A - M * (next / B);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  // before `start` and `done` are overwritten
+  }
+}

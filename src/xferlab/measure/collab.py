@@ -17,7 +17,12 @@ PAD's U with the cuMemAdvise hints ``advise`` names, seed 001's remedy for PAD's
 * ``pad`` (CHAI PAD, fine-grained synchronization): a rows x cols matrix padded in place to rows x
   (cols + pad), rows moved from the last with a flag per row; the rows split statically, the device's
   copied over and back (D), or popped by device work-groups and host threads from one SVM counter,
-  each waiting on the flags of the rows its destination covers (U).
+  each waiting on the flags of the rows its destination covers (U);
+* ``trns`` (CHAI TRNS, in-place transposition, PTTWAC): a height x width matrix of floats seen as
+  super-elements of ``super_element`` floats, transposed in place by following cycles with a flag
+  per super-element swapped atomically; the device alone, the matrix copied over and back (D: CHAI's
+  D runs one side alone), or device work-groups and host threads popping cycle starts from one SVM
+  counter and swapping the same flags (U).
 
 Each step is one probe run of one (pattern, version) with CHAI's method (seed 001 and CHAI's
 ``-w 10 -r 100``): ``warmups`` runs (default 10) out of the statistics, then ``repeats`` timed runs
@@ -44,7 +49,7 @@ from ..stats import summarize
 from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
-PATTERNS = ("histogram", "taskqueue", "pad")
+PATTERNS = ("histogram", "taskqueue", "pad", "trns")
 VERSIONS = ("D", "U")
 PHASES = ("allocation", "copy", "kernel")
 DEFAULT_SIZE = 2**20      # values (histogram) or floats (task queue): 110 runs a step stay short
@@ -56,6 +61,10 @@ DEFAULT_PAD = 16           # PAD: columns added to each row
 #: gives); the default is seed 001's cudaMemAdvise on the data array, read as its preferred location the GPU.
 ADVICE = ("none", "preferred-device", "accessed-by", "read-mostly")
 DEFAULT_ADVISE = "preferred-device"
+DEFAULT_HEIGHT = 197       # TRNS: CHAI's matrix height (-m 197)
+DEFAULT_WIDTH = 2048       # TRNS: matrix width in floats (CHAI's -n 35588, cut to keep 110 runs short)
+DEFAULT_SUPER_ELEMENT = 32  # TRNS: CHAI's super-element size (-s 32)
+TRNS_MAX_SUPER_ELEMENT = 256  # 4 floats a work-item of a 64-item work-group, as CHAI's kernel holds
 
 
 def default_host_threads() -> int:
@@ -74,6 +83,9 @@ class CollabPlan:
     iterations: int = 16
     cols: int = DEFAULT_COLS
     pad: int = DEFAULT_PAD
+    height: int = DEFAULT_HEIGHT
+    width: int = DEFAULT_WIDTH
+    super_element: int = DEFAULT_SUPER_ELEMENT
     host_threads: Optional[int] = None  # default: default_host_threads()
     repeats: int = 100                  # timed runs per (pattern, version), CHAI's -r 100
     warmups: int = 10                   # runs before them, out of the statistics, CHAI's -w 10
@@ -124,6 +136,8 @@ class CollabPlan:
             if self.padded() > 2**31 - 1:
                 raise BadValue(f"--pad {self.pad}: the padded matrix of {self.size // self.cols} rows x "
                                f"{self.cols + self.pad} columns holds {self.padded()} floats; allowed: at most {2**31 - 1}")
+        if "trns" in self.patterns:
+            self.check_trns()
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
         checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="timed runs per pattern and version")
@@ -137,10 +151,26 @@ class CollabPlan:
         self.info = find_device(self.backend, self.device)
         self.program = check_program(self.program, self.backend, self.info)
         limit = int(self.info.get("max_allocation_bytes") or 2**62)
-        floats = max(self.size, self.padded() if "pad" in self.patterns else 0)
+        floats = max(self.size, self.padded() if "pad" in self.patterns else 0,
+                     self.height * self.width if "trns" in self.patterns else 0)
         if floats * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {floats * 4}-byte buffers, above the device's largest "
                            f"allocation of {limit} bytes")
+
+    def check_trns(self) -> None:
+        """TRNS's dimensions: whole super-elements a row, the matrix within the probe's limits."""
+        if not 1 <= self.super_element <= TRNS_MAX_SUPER_ELEMENT:
+            raise BadValue(f"--super-element {self.super_element}: floats moved as one, allowed 1..{TRNS_MAX_SUPER_ELEMENT} "
+                           "(4 floats a work-item of a 64-item work-group)")
+        if not 1 <= self.height <= 2**31 - 1:
+            raise BadValue(f"--height {self.height}: rows of TRNS's matrix, allowed 1..{2**31 - 1}")
+        if not 1 <= self.width <= 2**31 - 1 or self.width % self.super_element:
+            raise BadValue(f"--width {self.width}: TRNS moves whole super-elements, so the width must be a positive "
+                           f"multiple of --super-element {self.super_element}")
+        tiles = self.height * (self.width // self.super_element)
+        if self.height * self.width > 2**31 - 1 or tiles > checks.COLLAB_TASKS:
+            raise BadValue(f"--height {self.height} x --width {self.width}: {self.height * self.width} floats in {tiles} "
+                           f"super-elements; allowed: at most {2**31 - 1} floats and 2^30 super-elements")
 
     def padded(self) -> int:
         """PAD's padded matrix, in floats: rows x (cols + pad)."""
@@ -167,6 +197,10 @@ def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = Fal
         args += ["--cols", str(plan.cols), "--pad", str(plan.pad)]
         if plan.backend == "cuda" and version == "U":
             args += ["--advise", plan.advise]
+    if pattern == "trns":  # its matrix is height x width floats, not --size
+        at = args.index("--size")
+        del args[at:at + 2]
+        args += ["--height", str(plan.height), "--width", str(plan.width), "--super-element", str(plan.super_element)]
     if plan.cpus is not None:
         args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
@@ -180,7 +214,8 @@ def steps(plan: CollabPlan) -> list[Step]:
     for pattern in plan.patterns:
         for version in plan.versions:
             # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
-            work = plan.size * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
+            elements = plan.height * plan.width if pattern == "trns" else plan.size
+            work = elements * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
                             {"node": None, "mode": version, "pattern": pattern,
                              "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
@@ -226,7 +261,8 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "device_tasks": r.get("device_tasks"), "host_tasks": r.get("host_tasks"),
                 "size": setup.get("size"), "block": setup.get("block"),
                 "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
-                "split": setup.get("split", "static"), "advise": setup.get("advise"),
+                "height": setup.get("height"), "width": setup.get("width"), "super_element": setup.get("super_element"),
+                                "split": setup.get("split", "static"), "advise": setup.get("advise"),
                 # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
                 "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
                 "groups_rule": setup.get("work_groups_rule"),
