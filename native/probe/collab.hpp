@@ -60,6 +60,7 @@ struct Options {
   double share = 0.5;
   uint64_t seed = 1;
   bool corrupt = false;
+  size_t resolution = 0, tile = 0;  // BS: resolution x resolution points, in tiles of tile x tile
 };
 
 // What one repeat measured, and what its validation found.
@@ -149,6 +150,25 @@ struct Pad {
 
   Pad(Options& opts, ClDevice& d);
   long long host_rows(float* data, int* next, int* done, size_t lo, size_t hi) const;
+  Outcome run();
+};
+
+// BS (CHAI's Bézier surface), collab_bs.cpp: a degree-3 surface (4 x 4 control points, CHAI's -m 3)
+// evaluated at resolution x resolution points (x, y, z floats), tiles of tile x tile points the
+// tasks. The constructor makes the control points and computes the host-only reference.
+constexpr int kBsDegree = 3;
+struct Bs {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel k;
+  size_t tiles_j, tasks;
+  float step;                    // 1 / (resolution - 1): mu = row * step (see collab_bs.cpp)
+  std::vector<float> control;    // (kBsDegree + 1)^2 points, x y z each
+  std::vector<float> reference;  // resolution^2 points, x y z each
+
+  Bs(Options& opts, ClDevice& d);
+  void tile(const float* cp, float* out, size_t t) const;
+  long long host_tiles(const float* cp, float* out, int* next, size_t lo, size_t hi) const;
   Outcome run();
 };
 

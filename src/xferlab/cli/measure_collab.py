@@ -35,7 +35,8 @@ def _ratio(value: Optional[float]) -> str:
 def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, platform: Optional[str] = PLATFORM,
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning), pad (CHAI's PAD: "
-                                             "in-place padding, flags a row).", metavar="LIST"),
+                                             "in-place padding, flags a row), bs (CHAI's BS: a Bézier surface, "
+                                             "tiles of the output).", metavar="LIST"),
            size: str = typer.Option("1Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
                                     f"{COUNT_HELP}.", metavar="COUNT"),
            _old_size: Optional[str] = renamed("--size", "--elements COUNT", "a count of values, not bytes"),
@@ -43,11 +44,16 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                                       help="Host threads working beside the device (default: half the CPUs).",
                                                       metavar="T"),
            device_share: float = typer.Option(0.5, "--device-share",
-                                              help="Fraction of the input (histogram) or of the tasks (taskqueue D) the device takes.",
+                                              help="Fraction of the input (histogram) or of the tasks (taskqueue, pad and bs D) the "
+                                                   "device takes.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
            cols: int = typer.Option(1024, "--cols", help="PAD: columns of the matrix; --elements / --cols rows.", metavar="N"),
            pad: int = typer.Option(16, "--pad", help="PAD: columns added to each row.", metavar="N"),
+           resolution: int = typer.Option(300, "--resolution", help="BS: points per side of the surface (CHAI's -n).",
+                                          metavar="N"),
+           tile: int = typer.Option(16, "--tile", help="BS: points per side of a tile, the unit of the split (CHAI's -i).",
+                                    metavar="N"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
@@ -68,11 +74,15 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
     fmt = output_format(json_, csv_)
     queue = "taskqueue" in [p.strip() for p in patterns.split(",")]
     padding = "pad" in [p.strip() for p in patterns.split(",")]
-    only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
+    bezier = "bs" in [p.strip() for p in patterns.split(",")]
+    sized = bool({"histogram", "taskqueue", "pad"} & {p.strip() for p in patterns.split(",")})
+    only_with(ctx, [("size", sized, "with histogram, taskqueue or pad in --patterns (bs: --resolution, --tile)"),
+                    ("block", queue, "with taskqueue in --patterns"),
                     ("iterations", queue, "with taskqueue in --patterns"),
-                    ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns")])
+                    ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns"),
+                    ("resolution", bezier, "with bs in --patterns"), ("tile", bezier, "with bs in --patterns")])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
-                      size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, iterations=iterations, host_threads=host_threads,
+                      size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, resolution=resolution, tile=tile, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program)
     plan.check()
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
@@ -81,7 +91,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                       params={"backend": plan.backend, "device": plan.device, "platform": plan.info.get("platform"),
                               "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
-                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "host_threads": plan.threads, "repeats": plan.repeats,
+                              "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "resolution": plan.resolution, "tile": plan.tile, "host_threads": plan.threads, "repeats": plan.repeats,
                               "warmups": plan.warmups,
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
                       store_path=store, timeout=timeout_s, budget=budget_s, extra_inventory={"accelerator": plan.info})

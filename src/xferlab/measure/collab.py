@@ -16,7 +16,11 @@ managed memory with system-scope atomics, ``collab_cuda.cpp``):
 * ``pad`` (CHAI PAD, fine-grained synchronization): a rows x cols matrix padded in place to rows x
   (cols + pad), rows moved from the last with a flag per row; the rows split statically, the device's
   copied over and back (D), or popped by device work-groups and host threads from one SVM counter,
-  each waiting on the flags of the rows its destination covers (U).
+  each waiting on the flags of the rows its destination covers (U);
+* ``bs`` (CHAI BS, data partitioning over output tiles): a Bézier surface of degree 3 evaluated at
+  resolution x resolution points, tiles of tile x tile points split statically, the control points
+  copied in and the device's tiles copied back and merged (D), or taken by device work-groups and host
+  threads from one SVM counter (U); validated exactly (``native/probe/collab_bs.cpp`` says why).
 
 Each step is one probe run of one (pattern, version) with CHAI's method (seed 001 and CHAI's
 ``-w 10 -r 100``): ``warmups`` runs (default 10) out of the statistics, then ``repeats`` timed runs
@@ -43,13 +47,16 @@ from ..stats import summarize
 from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
-PATTERNS = ("histogram", "taskqueue", "pad")
+PATTERNS = ("histogram", "taskqueue", "pad", "bs")
 VERSIONS = ("D", "U")
 PHASES = ("allocation", "copy", "kernel")
 DEFAULT_SIZE = 2**20      # values (histogram) or floats (task queue): 110 runs a step stay short
 DEFAULT_BLOCK = 4096       # floats per task: 256 tasks of 4096 floats
 DEFAULT_COLS = 1024        # PAD: columns of the matrix (the size makes the rows: 1024 by default)
 DEFAULT_PAD = 16           # PAD: columns added to each row
+DEFAULT_RESOLUTION = 300   # BS: points per side of the surface (CHAI's -n 300)
+DEFAULT_TILE = 16          # BS: points per side of a tile, the unit of partitioning (CHAI's -i 16)
+MAX_RESOLUTION = 16384     # the probe's limit (collab.cpp)
 
 
 def default_host_threads() -> int:
@@ -68,6 +75,8 @@ class CollabPlan:
     iterations: int = 16
     cols: int = DEFAULT_COLS
     pad: int = DEFAULT_PAD
+    resolution: int = DEFAULT_RESOLUTION
+    tile: int = DEFAULT_TILE
     host_threads: Optional[int] = None  # default: default_host_threads()
     repeats: int = 100                  # timed runs per (pattern, version), CHAI's -r 100
     warmups: int = 10                   # runs before them, out of the statistics, CHAI's -w 10
@@ -115,6 +124,12 @@ class CollabPlan:
             if self.padded() > 2**31 - 1:
                 raise BadValue(f"--pad {self.pad}: the padded matrix of {self.size // self.cols} rows x "
                                f"{self.cols + self.pad} columns holds {self.padded()} floats; allowed: at most {2**31 - 1}")
+        if "bs" in self.patterns:
+            if not 2 <= self.resolution <= MAX_RESOLUTION:
+                raise BadValue(f"--resolution {self.resolution}: BS's points per side must be in 2..{MAX_RESOLUTION}")
+            if not 1 <= self.tile <= self.resolution:
+                raise BadValue(f"--tile {self.tile}: BS's points per tile side must be in 1..{self.resolution} "
+                               "(the --resolution)")
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
         checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="timed runs per pattern and version")
@@ -132,10 +147,17 @@ class CollabPlan:
         if floats * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {floats * 4}-byte buffers, above the device's largest "
                            f"allocation of {limit} bytes")
+        if "bs" in self.patterns and self.surface() * 4 > limit:
+            raise BadValue(f"--resolution {self.resolution}: BS's surface needs {self.surface() * 4}-byte buffers, "
+                           f"above the device's largest allocation of {limit} bytes")
 
     def padded(self) -> int:
         """PAD's padded matrix, in floats: rows x (cols + pad)."""
         return self.size // max(1, self.cols) * (self.cols + self.pad)
+
+    def surface(self) -> int:
+        """BS's output, in floats: resolution^2 points of x, y, z."""
+        return self.resolution ** 2 * 3
 
     def shared_memory(self) -> bool:
         """Whether the device has what the U version needs (unknown counts as yes: the probe says)."""
@@ -156,6 +178,8 @@ def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = Fal
         args += ["--block", str(plan.block), "--iterations", str(plan.iterations)]
     if pattern == "pad":
         args += ["--cols", str(plan.cols), "--pad", str(plan.pad)]
+    if pattern == "bs":
+        args += ["--resolution", str(plan.resolution), "--tile", str(plan.tile)]
     if plan.cpus is not None:
         args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
@@ -170,6 +194,8 @@ def steps(plan: CollabPlan) -> list[Step]:
         for version in plan.versions:
             # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
             work = plan.size * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
+            if pattern == "bs":  # ~200 flops a point, as much as 50 passes over its 12 bytes
+                work = plan.surface() * 4 * 50
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
                             {"node": None, "mode": version, "pattern": pattern,
                              "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
@@ -215,6 +241,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "device_tasks": r.get("device_tasks"), "host_tasks": r.get("host_tasks"),
                 "size": setup.get("size"), "block": setup.get("block"),
                 "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
+                "resolution": setup.get("resolution"), "tile": setup.get("tile"),
                 "split": setup.get("split", "static"),
                 # the atomics on memory shared with the host: only the U version has any
                 "atomics_path": setup.get("atomics_path") if r["version"] == "U" else None,
