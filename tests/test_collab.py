@@ -147,14 +147,14 @@ def test_summary_is_normalized_to_d():
 def test_plan_checks_and_steps():
     for bad, fragment in [(dict(patterns=["scan"]), "--patterns 'scan'"), (dict(host_threads=0), "--host-threads 0"),
                           (dict(repeats=0), "--repeats 0"), (dict(warmups=-1), "--warmup -1"), (dict(backend="hip"), "allowed: opencl, cuda"),
-                          (dict(backend="cuda"), "--patterns taskqueue,trns: OpenCL devices only for now; on --backend cuda: histogram, pad"),
+                          (dict(backend="cuda"), "--patterns taskqueue,trns,bs: OpenCL devices only for now; on --backend cuda: histogram, pad"),
                           (dict(device=99), "--device 99 does not exist")]:
         with pytest.raises(Exception) as error:
             CollabPlan(**bad).check()
         assert fragment in str(error.value) and getattr(error.value, "exit_code", None) == 2
     labels = [s.label for s in steps(SMALL)]
     assert labels == ["collab histogram D", "collab histogram U", "collab taskqueue D", "collab taskqueue U",
-                      "collab pad D", "collab pad U", "collab trns D", "collab trns U"]
+                      "collab pad D", "collab pad U", "collab trns D", "collab trns U", "collab bs D", "collab bs U"]
 
 
 def _cli():
@@ -175,7 +175,7 @@ def test_cli_json_table_and_plot(tmp_path):
     doc = json.loads(result.stdout)
     assert doc["command"] == "measure collab" and doc["failures"] == []
     got = {(r["pattern"], r["version"]): r for r in doc["results"]}
-    assert set(got) == {(p, v) for p in ("histogram", "taskqueue", "pad", "trns") for v in "DU"}
+    assert set(got) == {(p, v) for p in ("histogram", "taskqueue", "pad", "trns", "bs") for v in "DU"}
     for (pattern, version), r in got.items():
         assert r["headline"] == "mean" and r["count"] == 1
         if version == "D":
@@ -192,7 +192,7 @@ def test_cli_json_table_and_plot(tmp_path):
     with duckdb.connect(str(store), read_only=True) as conn:
         tests = conn.execute("SELECT DISTINCT test FROM samples ORDER BY test").fetchall()
         split = conn.execute("SELECT json_extract(params, '$.kernel_seconds') FROM samples LIMIT 1").fetchone()
-    assert tests == [("collab-histogram",), ("collab-pad",), ("collab-taskqueue",), ("collab-trns",)] and float(split[0]) > 0
+    assert tests == [("collab-bs",), ("collab-histogram",), ("collab-pad",), ("collab-taskqueue",), ("collab-trns",)] and float(split[0]) > 0
 
 
 @pytest.mark.parametrize("args, fragment", [(["--patterns", "scan"], "--patterns 'scan' is not known"),

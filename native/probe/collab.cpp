@@ -26,6 +26,8 @@
 //              super-elements of --super-element floats, transposed in place by following cycles,
 //              a flag a super-element; D the device alone (CHAI's D runs one side alone), U device
 //              work-groups and host threads popping cycle starts from one SVM counter.
+//   bs         CHAI's BS (collab_bs.cpp): a Bézier surface evaluated tile by tile; D a static split of
+//              the tiles, U device work-groups and host threads taking tiles from one SVM counter.
 //   taskqueue  task partitioning (CHAI TQH, simplified): N floats in K = N / block tasks; a task
 //              transforms its block in place, x <- x*31/32 + x*x/64 + 1/128, `iterations` times.
 //              D: static split: the device's first tasks are copied over, transformed by one
@@ -131,7 +133,7 @@ int run_collab(Args& args) {
   const std::string backend = args.text("backend", "opencl");
   Options o;
   o.device = static_cast<int>(args.integer("device", 0, 0, 4096));
-  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue", "pad", "trns"});
+  o.pattern = one_of(args, "pattern", "histogram", {"histogram", "taskqueue", "pad", "trns", "bs"});
   o.version = one_of(args, "version", "D", {"D", "U"});
   o.size = static_cast<size_t>(args.integer("size", 16ll << 20, 1, (1ll << 31) - 1));
   o.block = static_cast<size_t>(args.integer("block", 4096, 1, 1 << 24));
@@ -142,6 +144,8 @@ int run_collab(Args& args) {
   o.height = static_cast<size_t>(args.integer("height", 197, 1, (1ll << 31) - 1));  // CHAI's -m
   o.width = static_cast<size_t>(args.integer("width", 2048, 1, (1ll << 31) - 1));   // CHAI's -n
   o.super_element = static_cast<size_t>(args.integer("super-element", 32, 1, 4 * kLocal));  // CHAI's -s
+  o.resolution = static_cast<size_t>(args.integer("resolution", 300, 2, 16384));  // BS: CHAI's -n 300
+  o.tile = static_cast<size_t>(args.integer("tile", 16, 1, 16384));               // BS: CHAI's -i 16
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   o.host_threads = static_cast<int>(args.integer("host-threads", std::max(1u, cores / 2), 1, 1024));
   o.repeats = static_cast<int>(args.integer("repeats", 100, 1, 100000));  // timed runs (CHAI's -r 100)
@@ -178,6 +182,10 @@ int run_collab(Args& args) {
                         ": the matrix must hold at most 2^31-1 floats in at most 2^30 super-elements");
     o.size = o.height * o.width;
   }
+  if (o.pattern == "bs" && o.tile > o.resolution)
+    throw BadArgument("--tile " + std::to_string(o.tile) + " is larger than --resolution " + std::to_string(o.resolution) +
+                      "; allowed: 1.." + std::to_string(o.resolution));
+  if (o.pattern == "bs") o.size = o.resolution * o.resolution * 3;  // BS: the surface's floats
 
   ClDevice dev(o.device);
   if (o.version == "U") {
@@ -199,9 +207,11 @@ int run_collab(Args& args) {
   std::unique_ptr<TaskQueue> queue;
   std::unique_ptr<Pad> pad;
   std::unique_ptr<Trns> trns;
+  std::unique_ptr<Bs> bs;
   if (o.pattern == "histogram") hist = std::make_unique<Histogram>(o, dev);
   else if (o.pattern == "pad") pad = std::make_unique<Pad>(o, dev);
   else if (o.pattern == "trns") trns = std::make_unique<Trns>(o, dev);
+  else if (o.pattern == "bs") bs = std::make_unique<Bs>(o, dev);
   else queue = std::make_unique<TaskQueue>(o, dev);
 
   const bool u = o.version == "U";
@@ -217,6 +227,9 @@ int run_collab(Args& args) {
     shared = u ? atomics + " on a fine-grained SVM counter of cycle starts and a flag a super-element (add of 0, "
                  "exchange: acquire-release); host: __atomic_fetch_add, __atomic_exchange_n"
                : "none shared: one side alone (CHAI's D), the device's matrix, flags and counter copied over, the matrix back";
+  else if (bs)
+    shared = u ? atomics + " on a fine-grained SVM tile counter; host: __atomic_fetch_add"
+               : "none shared: static split, the control points copied over, the device's tiles back";
   else
     shared = u ? atomics + " on a fine-grained SVM task counter; host: __atomic_fetch_add"
                : "none shared: static split, the device's tasks copied over and back";
@@ -263,6 +276,13 @@ int run_collab(Args& args) {
         .integer("tasks", static_cast<long long>(trns->cycle_starts()))
         .str("split", u ? "dynamic" : o.share > 0 ? "device alone" : "host alone")
         .integer("work_groups", static_cast<long long>(std::max<cl_uint>(1, dev.units)));
+  } else if (bs) {
+    setup.integer("resolution", static_cast<long long>(o.resolution))
+        .integer("tile", static_cast<long long>(o.tile))
+        .integer("degree", kBsDegree)
+        .integer("tasks", static_cast<long long>(bs->tasks))
+        .str("split", u ? "dynamic" : "static")
+        .integer("work_groups", static_cast<long long>(std::max<cl_uint>(1, std::min<size_t>(dev.units, bs->tasks))));
   } else if (o.pattern == "histogram") {
     setup.integer("bins", kBins).integer("work_groups", static_cast<long long>(hist->groups()));
   } else {
@@ -277,7 +297,8 @@ int run_collab(Args& args) {
       .emit();
 
   Repeats repeats(o);
-  for (int r = 0; r < o.warmups + o.repeats; ++r) repeats.record(r, hist ? hist->run() : pad ? pad->run() : trns ? trns->run() : queue->run(), !hist);
+  for (int r = 0; r < o.warmups + o.repeats; ++r)
+    repeats.record(r, hist ? hist->run() : pad ? pad->run() : trns ? trns->run() : bs ? bs->run() : queue->run(), !hist);
   return repeats.finish();
 }
 

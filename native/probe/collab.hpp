@@ -63,6 +63,7 @@ struct Options {
   bool corrupt = false;
   int process_cpus = 1;  // CPUs this process may use, before --cpus places the host thread (PAD's work-groups)
   std::string advise = "preferred-device";  // PAD U on CUDA: the cuMemAdvise hints (collab_cuda_pad.cpp)
+  size_t resolution = 0, tile = 0;  // BS: resolution x resolution points, in tiles of tile x tile
 };
 
 // What one repeat measured, and what its validation found.
@@ -170,6 +171,25 @@ struct Trns {
   Trns(Options& opts, ClDevice& d);
   size_t cycle_starts() const { return tiles ? tiles - 1 : 0; }  // CHAI's tasks: every super-element but the last
   long long host_cycles(float* data, int* finished, int* head) const;
+  Outcome run();
+};
+
+// BS (CHAI's Bézier surface), collab_bs.cpp: a degree-3 surface (4 x 4 control points, CHAI's -m 3)
+// evaluated at resolution x resolution points (x, y, z floats), tiles of tile x tile points the
+// tasks. The constructor makes the control points and computes the host-only reference.
+constexpr int kBsDegree = 3;
+struct Bs {
+  Options& o;
+  ClDevice& dev;
+  cl::cl_kernel k;
+  size_t tiles_j, tasks;
+  float step;                    // 1 / (resolution - 1): mu = row * step (see collab_bs.cpp)
+  std::vector<float> control;    // (kBsDegree + 1)^2 points, x y z each
+  std::vector<float> reference;  // resolution^2 points, x y z each
+
+  Bs(Options& opts, ClDevice& d);
+  void tile(const float* cp, float* out, size_t t) const;
+  long long host_tiles(const float* cp, float* out, int* next, size_t lo, size_t hi) const;
   Outcome run();
 };
 

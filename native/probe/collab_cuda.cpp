@@ -61,7 +61,7 @@ std::string cuda_histogram_ptx() {
 int run_collab_cuda(Options& o) {
   const std::string why = load_cuda();
   if (!why.empty()) throw NotAvailable(why);
-  if (o.pattern == "taskqueue" || o.pattern == "trns")
+  if (o.pattern == "taskqueue" || o.pattern == "trns" || o.pattern == "bs")
     throw NotAvailable("--pattern " + o.pattern + " runs on OpenCL devices only for now (on CUDA: histogram, pad)");
   const Driver& d = cuda_driver();
   int count = 0;

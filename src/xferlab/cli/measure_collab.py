@@ -37,7 +37,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            patterns: str = typer.Option(",".join(PATTERNS), "--patterns",
                                         help="histogram (data partitioning), taskqueue (task partitioning), pad (CHAI's PAD: "
                                              "in-place padding, flags a row), trns (CHAI's TRNS: in-place transposition, a flag a "
-                                             "super-element).", metavar="LIST"),
+                                             "super-element), bs (CHAI's BS: a Bézier surface, tiles of the output).", metavar="LIST"),
            size: str = typer.Option("1Mi", "--elements", help=f"Values binned (histogram) or floats transformed (taskqueue): "
                                     f"{COUNT_HELP}. Not trns: its matrix is --height x --width.", metavar="COUNT"),
            _old_size: Optional[str] = renamed("--size", "--elements COUNT", "a count of values, not bytes"),
@@ -45,7 +45,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                                       help="Host threads working beside the device (default: half the CPUs).",
                                                       metavar="T"),
            device_share: float = typer.Option(0.5, "--device-share",
-                                              help="Fraction of the input (histogram) or of the tasks (taskqueue D, pad D) the "
+                                              help="Fraction of the input (histogram) or of the tasks (taskqueue, pad and bs D) the "
                                                    "device takes; trns D: the device alone unless 0.",
                                               metavar="F"),
            block: int = typer.Option(4096, "--block", help="Floats per task (taskqueue).", metavar="N"),
@@ -62,6 +62,10 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                                      "--super-element (CHAI's -n).", metavar="N"),
            super_element: int = typer.Option(DEFAULT_SUPER_ELEMENT, "--super-element", help="TRNS: floats moved as one "
                                              "and flagged as one, 1..256 (CHAI's -s).", metavar="N"),
+           resolution: int = typer.Option(300, "--resolution", help="BS: points per side of the surface (CHAI's -n).",
+                                          metavar="N"),
+           tile: int = typer.Option(16, "--tile", help="BS: points per side of a tile, the unit of the split (CHAI's -i).",
+                                    metavar="N"),
            iterations: int = typer.Option(16, "--math-iterations", help="Math iterations per float (taskqueue).", metavar="N"),
            _old_iterations: Optional[str] = renamed("--iterations", "--math-iterations N",
                                                     "math per float; --iterations elsewhere counts timed repetitions"),
@@ -85,15 +89,17 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
     padding = "pad" in [p.strip() for p in patterns.split(",")]
     named = [p.strip() for p in patterns.split(",") if p.strip()]
     transposing = "trns" in named
+    bezier = "bs" in named
     only_with(ctx, [("block", queue, "with taskqueue in --patterns"),
                     ("iterations", queue, "with taskqueue in --patterns"),
                     ("cols", padding, "with pad in --patterns"), ("pad", padding, "with pad in --patterns"),
                     ("advise", padding and backend == "cuda", "with --backend cuda and pad in --patterns"),
-                    ("size", set(named) != {"trns"}, "with histogram, taskqueue or pad in --patterns (trns: --height, --width)"),
+                    ("size", bool({"histogram", "taskqueue", "pad"} & set(named)), "with histogram, taskqueue or pad in --patterns (trns: --height, --width; bs: --resolution, --tile)"),
+                    ("resolution", bezier, "with bs in --patterns"), ("tile", bezier, "with bs in --patterns"),
                     *[(name, transposing, "with trns in --patterns") for name in ("height", "width", "super_element")]])
     plan = CollabPlan(backend=backend, device=platform_device(backend, platform, device_), patterns=[p.strip() for p in patterns.split(",") if p.strip()],
                       size=parse_count(size, "--elements"), block=block, cols=cols, pad=pad, height=height, width=width,
-                      super_element=super_element, iterations=iterations, host_threads=host_threads,
+                      super_element=super_element, resolution=resolution, tile=tile, iterations=iterations, host_threads=host_threads,
                       repeats=repeats, warmups=warmups, device_share=device_share, cpus=given_cpus(cpus), program=program,
                       advise=advise)
     plan.check()
@@ -104,7 +110,7 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
                               "patterns": plan.patterns,
                               "versions": plan.versions, "size": plan.size, "block": plan.block,
                               "iterations": plan.iterations, "cols": plan.cols, "pad": plan.pad, "height": plan.height, "width": plan.width,
-                              "super_element": plan.super_element,
+                              "super_element": plan.super_element, "resolution": plan.resolution, "tile": plan.tile,
                               "advise": plan.advise if plan.backend == "cuda" and "pad" in plan.patterns else None, "host_threads": plan.threads, "repeats": plan.repeats,
                               "warmups": plan.warmups,
                               "device_share": plan.device_share, "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},

@@ -170,5 +170,57 @@ __kernel void trns_cycles(__global float* data, uint height, uint per_row, uint 
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // before `start` and `done` are overwritten
+
+// BS (CHAI's Bézier surface, collab_bs.cpp): a degree-3 surface (4 x 4 control points, x y z)
+// evaluated at res x res points, tiles of tile x tile points the tasks (row by row). bs_blend and
+// bs_point are collab_bs.cpp's blend and point, the same operations in the same order (only +, -
+// and *, correctly rounded in OpenCL C, and FP_CONTRACT OFF above): the result is bit for bit the
+// host's. Work-groups take tiles from `next` (a device buffer in D, tiles [0, tasks) the device's;
+// shared with the host threads over SVM in U) and split a tile's points among their work-items.
+void bs_blend(float mu, float* b) {
+  const float binomial[4] = {1.0f, 3.0f, 3.0f, 1.0f};
+  for (int k = 0; k <= 3; ++k) {
+    float v = binomial[k];
+    for (int i = 0; i < k; ++i) v *= mu;
+    for (int i = 0; i < 3 - k; ++i) v *= 1.0f - mu;
+    b[k] = v;
+  }
+}
+
+void bs_point(__local const float* cp, float mui, float muj, __global float* out) {
+  float bi[4], bj[4];
+  bs_blend(mui, bi);
+  bs_blend(muj, bj);
+  float x = 0.0f, y = 0.0f, z = 0.0f;
+  for (int ki = 0; ki <= 3; ++ki)
+    for (int kj = 0; kj <= 3; ++kj) {
+      __local const float* p = cp + (ki * 4 + kj) * 3;
+      x += p[0] * bi[ki] * bj[kj];
+      y += p[1] * bi[ki] * bj[kj];
+      z += p[2] * bi[ki] * bj[kj];
+    }
+  out[0] = x;
+  out[1] = y;
+  out[2] = z;
+}
+
+__kernel void bs_tiles(__global const float* control, __global float* out, uint res, float step, uint tile, uint tasks,
+                       SHARED_INT* next) {
+  __local float cp[48];
+  __local int task;
+  const uint lid = get_local_id(0), lsize = get_local_size(0), tiles_j = (res + tile - 1) / tile;
+  for (uint i = lid; i < 48; i += lsize) cp[i] = control[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (;;) {
+    if (lid == 0) task = SHARED_ADD(next, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int t = task;
+    if (t >= (int)tasks) break;
+    const uint r0 = (uint)t / tiles_j * tile, c0 = (uint)t % tiles_j * tile;
+    for (uint p = lid; p < tile * tile; p += lsize) {
+      const uint r = r0 + p / tile, c = c0 + p % tile;
+      if (r < res && c < res) bs_point(cp, (float)r * step, (float)c * step, out + ((ulong)r * res + c) * 3);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  // before `task` is overwritten
   }
 }

@@ -23,6 +23,10 @@ PAD's U with the cuMemAdvise hints ``advise`` names, seed 001's remedy for PAD's
   per super-element swapped atomically; the device alone, the matrix copied over and back (D: CHAI's
   D runs one side alone), or device work-groups and host threads popping cycle starts from one SVM
   counter and swapping the same flags (U).
+* ``bs`` (CHAI BS, data partitioning over output tiles): a Bézier surface of degree 3 evaluated at
+  resolution x resolution points, tiles of tile x tile points split statically, the control points
+  copied in and the device's tiles copied back and merged (D), or taken by device work-groups and host
+  threads from one SVM counter (U); validated exactly (``native/probe/collab_bs.cpp`` says why).
 
 Each step is one probe run of one (pattern, version) with CHAI's method (seed 001 and CHAI's
 ``-w 10 -r 100``): ``warmups`` runs (default 10) out of the statistics, then ``repeats`` timed runs
@@ -49,7 +53,7 @@ from ..stats import summarize
 from ..system.locality import cpu_text
 from .steps import Step, good_time, step_failure
 
-PATTERNS = ("histogram", "taskqueue", "pad", "trns")
+PATTERNS = ("histogram", "taskqueue", "pad", "trns", "bs")
 VERSIONS = ("D", "U")
 PHASES = ("allocation", "copy", "kernel")
 DEFAULT_SIZE = 2**20      # values (histogram) or floats (task queue): 110 runs a step stay short
@@ -65,6 +69,9 @@ DEFAULT_HEIGHT = 197       # TRNS: CHAI's matrix height (-m 197)
 DEFAULT_WIDTH = 2048       # TRNS: matrix width in floats (CHAI's -n 35588, cut to keep 110 runs short)
 DEFAULT_SUPER_ELEMENT = 32  # TRNS: CHAI's super-element size (-s 32)
 TRNS_MAX_SUPER_ELEMENT = 256  # 4 floats a work-item of a 64-item work-group, as CHAI's kernel holds
+DEFAULT_RESOLUTION = 300   # BS: points per side of the surface (CHAI's -n 300)
+DEFAULT_TILE = 16          # BS: points per side of a tile, the unit of partitioning (CHAI's -i 16)
+MAX_RESOLUTION = 16384     # the probe's limit (collab.cpp)
 
 
 def default_host_threads() -> int:
@@ -86,6 +93,8 @@ class CollabPlan:
     height: int = DEFAULT_HEIGHT
     width: int = DEFAULT_WIDTH
     super_element: int = DEFAULT_SUPER_ELEMENT
+    resolution: int = DEFAULT_RESOLUTION
+    tile: int = DEFAULT_TILE
     host_threads: Optional[int] = None  # default: default_host_threads()
     repeats: int = 100                  # timed runs per (pattern, version), CHAI's -r 100
     warmups: int = 10                   # runs before them, out of the statistics, CHAI's -w 10
@@ -138,6 +147,12 @@ class CollabPlan:
                                f"{self.cols + self.pad} columns holds {self.padded()} floats; allowed: at most {2**31 - 1}")
         if "trns" in self.patterns:
             self.check_trns()
+        if "bs" in self.patterns:
+            if not 2 <= self.resolution <= MAX_RESOLUTION:
+                raise BadValue(f"--resolution {self.resolution}: BS's points per side must be in 2..{MAX_RESOLUTION}")
+            if not 1 <= self.tile <= self.resolution:
+                raise BadValue(f"--tile {self.tile}: BS's points per tile side must be in 1..{self.resolution} "
+                               "(the --resolution)")
         if not 1 <= self.threads <= 1024:
             raise BadValue(f"--host-threads {self.threads}: must be in 1..1024")
         checks.in_range(self.repeats, "--repeats", *checks.COLLAB_REPEATS, what="timed runs per pattern and version")
@@ -156,6 +171,9 @@ class CollabPlan:
         if floats * 4 > limit:
             raise BadValue(f"--elements {self.size} needs {floats * 4}-byte buffers, above the device's largest "
                            f"allocation of {limit} bytes")
+        if "bs" in self.patterns and self.surface() * 4 > limit:
+            raise BadValue(f"--resolution {self.resolution}: BS's surface needs {self.surface() * 4}-byte buffers, "
+                           f"above the device's largest allocation of {limit} bytes")
 
     def check_trns(self) -> None:
         """TRNS's dimensions: whole super-elements a row, the matrix within the probe's limits."""
@@ -175,6 +193,10 @@ class CollabPlan:
     def padded(self) -> int:
         """PAD's padded matrix, in floats: rows x (cols + pad)."""
         return self.size // max(1, self.cols) * (self.cols + self.pad)
+
+    def surface(self) -> int:
+        """BS's output, in floats: resolution^2 points of x, y, z."""
+        return self.resolution ** 2 * 3
 
     def shared_memory(self) -> bool:
         """Whether the device has what the U version needs (unknown counts as yes: the probe says)."""
@@ -201,6 +223,8 @@ def probe_args(plan: CollabPlan, pattern: str, version: str, corrupt: bool = Fal
         at = args.index("--size")
         del args[at:at + 2]
         args += ["--height", str(plan.height), "--width", str(plan.width), "--super-element", str(plan.super_element)]
+    if pattern == "bs":
+        args += ["--resolution", str(plan.resolution), "--tile", str(plan.tile)]
     if plan.cpus is not None:
         args += ["--cpus", cpu_text(plan.cpus)]
     if corrupt:
@@ -216,6 +240,8 @@ def steps(plan: CollabPlan) -> list[Step]:
             # ~3 passes over 4-byte values at ~1 GB/s on a small machine, plus the reference, per repeat
             elements = plan.height * plan.width if pattern == "trns" else plan.size
             work = elements * 4 * (1 + (plan.iterations / 8 if pattern == "taskqueue" else 0))
+            if pattern == "bs":  # ~200 flops a point, as much as 50 passes over its 12 bytes
+                work = plan.surface() * 4 * 50
             out.append(Step(f"collab {pattern} {version}", "collab", probe_args(plan, pattern, version),
                             {"node": None, "mode": version, "pattern": pattern,
                              "cpus": None if plan.cpus is None else cpu_text(plan.cpus)},
@@ -266,6 +292,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
                 "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
                 "groups_rule": setup.get("work_groups_rule"),
+                "resolution": setup.get("resolution"), "tile": setup.get("tile"),
                 # the atomics on memory shared with the host: only the U version has any
                 "atomics_path": setup.get("atomics_path") if r["version"] == "U" else None,
                 "backend": setup.get("backend"), "device_name": setup.get("device_name"),

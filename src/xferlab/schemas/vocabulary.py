@@ -78,7 +78,7 @@ part                  string   label   a study table's part (copies, collaborati
 path                  string?  label   a network test's data path (host, staged, direct); a device matrix cell's copy path (null: N/A)
 rma_sync              string?  label   a one-sided network test's synchronization (OSU's -s: lock, flush, flush_local, lock_all, fence, pscw)
 rma_window            string?  label   a one-sided network test's window (OSU's -w: allocate, create)
-pattern               string   label   a CHAI collaboration pattern: histogram, taskqueue, pad or trns
+pattern               string   label   a CHAI collaboration pattern: histogram, taskqueue, pad, trns or bs
 placement             string   label   where a campaign figure was measured (node, mode, threads)
 reason                string   label   why something was skipped or failed
 replaced              string   label   the link replaced in a what-if
