@@ -103,7 +103,7 @@ def test_cli_runs_bs(cli, tmp_path):
     (["--patterns", "pad", "--tile", "8"], "--tile applies only with bs in --patterns"),
     (["--patterns", "histogram", "--resolution", "64"], "--resolution applies only with bs in --patterns"),
     (["--patterns", "bs", "--elements", "4096"], "--elements applies only with histogram, taskqueue or pad"),
-    (["--patterns", "bs,scan"], "--patterns 'scan' is not known; allowed: histogram, taskqueue, pad, bs"),
+    (["--patterns", "bs,scan"], "--patterns 'scan' is not known; allowed: histogram, taskqueue, pad, trns, bs"),
 ])
 def test_refusals(cli, tmp_path, args, fragment):
     code, out, err = cli("measure", "collab", "--store", tmp_path / "s.duckdb", *args)

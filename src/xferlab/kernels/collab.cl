@@ -170,6 +170,8 @@ __kernel void trns_cycles(__global float* data, uint height, uint per_row, uint 
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // before `start` and `done` are overwritten
+  }
+}
 
 // BS (CHAI's Bézier surface, collab_bs.cpp): a degree-3 surface (4 x 4 control points, x y z)
 // evaluated at res x res points, tiles of tile x tile points the tasks (row by row). bs_blend and

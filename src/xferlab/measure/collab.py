@@ -288,7 +288,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                 "size": setup.get("size"), "block": setup.get("block"),
                 "rows": setup.get("rows"), "cols": setup.get("cols"), "pad": setup.get("pad"), "iterations": setup.get("iterations"),
                 "height": setup.get("height"), "width": setup.get("width"), "super_element": setup.get("super_element"),
-                                "split": setup.get("split", "static"), "advise": setup.get("advise"),
+                "split": setup.get("split", "static"), "advise": setup.get("advise"),
                 # work-groups a launch (PAD on a CPU device: the CPUs the host threads leave free, and why)
                 "groups": setup.get("work_groups") if (setup.get("work_groups") or 0) > 0 else None,
                 "groups_rule": setup.get("work_groups_rule"),
