@@ -3,7 +3,7 @@
 The AC922 paper runs the CHAI benchmarks in two versions: 'D' (device buffers, explicit copies,
 kernel launch and termination for synchronization) and 'U' (unified memory, system coherence and
 system atomics), and charts each one's time split into allocation, copy and kernel, normalized to
-D's total. Here the probe's ``collab`` subcommand runs three of CHAI's collaboration patterns on an
+D's total. Here the probe's ``collab`` subcommand runs five of CHAI's collaboration patterns on an
 OpenCL device while host threads work beside it (and the histogram and PAD on a CUDA GPU, their U
 versions on managed memory with system-scope atomics, ``collab_cuda.cpp`` and ``collab_cuda_pad.cpp``;
 PAD's U with the cuMemAdvise hints ``advise`` names, seed 001's remedy for PAD's U):
