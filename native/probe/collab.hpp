@@ -93,18 +93,28 @@ class Repeats {
   std::string first_failure_;
 };
 
+// Notes one wrong value at index x: the first one's place and values are kept, every one counted.
+inline void note_wrong(Outcome& out, long long x, double expected, double got) {
+  if (out.ok) {
+    out.first_wrong = x;
+    out.expected = expected;
+    out.got = got;
+  }
+  out.ok = false;
+  ++out.wrong;
+}
+
+// Compares result[x] with reference[x] exactly for x in [lo, hi), noting each one that differs.
+inline void compare_exactly(const float* result, const float* reference, size_t lo, size_t hi, Outcome& out) {
+  for (size_t x = lo; x < hi; ++x)
+    if (result[x] != reference[x]) note_wrong(out, static_cast<long long>(x), reference[x], result[x]);
+}
+
 // Compares a histogram with the host-only reference; fills `out`'s verdict (first wrong bin, count,
 // one line saying what differs).
 inline void check_histogram(const std::vector<uint32_t>& got, const std::vector<uint64_t>& reference, Outcome& out) {
   for (int b = 0; b < kBins; ++b) {
-    if (got[b] == reference[b]) continue;
-    if (out.ok) {
-      out.first_wrong = b;
-      out.expected = static_cast<double>(reference[b]);
-      out.got = got[b];
-    }
-    out.ok = false;
-    ++out.wrong;
+    if (got[b] != reference[b]) note_wrong(out, b, static_cast<double>(reference[b]), got[b]);
   }
   if (!out.ok)
     out.what = std::to_string(out.wrong) + " of " + std::to_string(kBins) + " bins differ; bin " +

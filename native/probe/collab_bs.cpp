@@ -194,16 +194,7 @@ Outcome Bs::run() {
   }
   out.device_share = tasks ? static_cast<double>(out.device_tasks) / tasks : 0.0;
   if (o.corrupt) const_cast<float*>(result)[(n / 2) * n * 3] += 1.0f;  // test hook: validation must catch it
-  for (size_t x = 0; x < floats; ++x) {  // validation: every coordinate, exactly (see the top of this file)
-    if (result[x] == reference[x]) continue;
-    if (out.ok) {
-      out.first_wrong = static_cast<long long>(x);
-      out.expected = reference[x];
-      out.got = result[x];
-    }
-    out.ok = false;
-    ++out.wrong;
-  }
+  compare_exactly(result, reference.data(), 0, floats, out);  // validation: every coordinate, exactly (see the top of this file)
   if (!out.ok) {
     std::ostringstream msg;
     msg.precision(9);

@@ -178,17 +178,7 @@ Outcome Pad::run() {
 void pad_check(const Options& o, size_t rows, const float* result, const std::vector<float>& reference, Outcome& out) {
   const size_t c = o.cols, p = o.pad;
   for (size_t i = 0; i < rows; ++i)  // validation: every cell that is not padding, against the reference
-    for (size_t j = 0; j < c; ++j) {
-      const size_t x = i * (c + p) + j;
-      if (result[x] == reference[x]) continue;
-      if (out.ok) {
-        out.first_wrong = static_cast<long long>(x);
-        out.expected = reference[x];
-        out.got = result[x];
-      }
-      out.ok = false;
-      ++out.wrong;
-    }
+    compare_exactly(result, reference.data(), i * (c + p), i * (c + p) + c, out);
   if (!out.ok) {
     std::ostringstream msg;
     msg.precision(9);

@@ -133,15 +133,7 @@ Outcome TaskQueue::run() {
   // validation: every element against the host-only reference
   for (size_t i = 0; i < o.size; ++i) {
     const float want = reference[i], have = result[i];
-    if (!(std::fabs(have - want) <= 1e-6f * std::max(1.0f, std::fabs(want)))) {
-      if (out.ok) {
-        out.first_wrong = static_cast<long long>(i);
-        out.expected = want;
-        out.got = have;
-      }
-      out.ok = false;
-      ++out.wrong;
-    }
+    if (!(std::fabs(have - want) <= 1e-6f * std::max(1.0f, std::fabs(want)))) note_wrong(out, static_cast<long long>(i), want, have);
   }
   if (!out.ok) {
     std::ostringstream msg;

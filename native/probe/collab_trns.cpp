@@ -159,16 +159,7 @@ Outcome Trns::run() {
   }
   out.device_share = starts ? static_cast<double>(out.device_tasks) / starts : (o.share > 0 ? 1.0 : 0.0);
   if (o.corrupt) const_cast<float*>(result)[floats / 2] += 1.0f;  // test hook: validation must catch it
-  for (size_t x = 0; x < floats; ++x) {  // validation: every float, against the out-of-place transpose
-    if (result[x] == reference[x]) continue;
-    if (out.ok) {
-      out.first_wrong = static_cast<long long>(x);
-      out.expected = reference[x];
-      out.got = result[x];
-    }
-    out.ok = false;
-    ++out.wrong;
-  }
+  compare_exactly(result, reference.data(), 0, floats, out);  // validation: every float, against the out-of-place transpose
   if (!out.ok) {  // the transposed matrix: width / s rows of height super-elements
     const long long row = static_cast<long long>(o.height * o.super_element);
     std::ostringstream msg;
