@@ -138,7 +138,7 @@ int run_collab(Args& args) {
   o.size = static_cast<size_t>(args.integer("size", 16ll << 20, 1, (1ll << 31) - 1));
   o.block = static_cast<size_t>(args.integer("block", 4096, 1, 1 << 24));
   o.iterations = static_cast<int>(args.integer("iterations", 16, 0, 1 << 20));
-  o.cols = static_cast<size_t>(args.integer("cols", 1024, 1, (1ll << 31) - 1));
+  o.cols = static_cast<size_t>(args.integer("cols", 8192, 1, (1ll << 31) - 1));  // CHAI's PAD task: 32 x 256 values
   o.pad = static_cast<size_t>(args.integer("pad", 16, 0, (1ll << 31) - 1));
   const bool size_given = args.given("size");
   o.height = static_cast<size_t>(args.integer("height", 197, 1, (1ll << 31) - 1));  // CHAI's -m
