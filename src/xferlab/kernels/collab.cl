@@ -218,9 +218,11 @@ __kernel void bs_tiles(__global const float* control, __global float* out, uint 
     barrier(CLK_LOCAL_MEM_FENCE);
     const int t = task;
     if (t >= (int)tasks) break;
-    const uint r0 = (uint)t / tiles_j * tile, c0 = (uint)t % tiles_j * tile;
+    // Remainders as x - (x / d) * d: clang-14 -O2 turns a / and % pair into a `freeze`, which
+    // llvm-spirv-14 cannot translate (`xferlab kernels build --spirv`).
+    const uint tr = (uint)t / tiles_j, r0 = tr * tile, c0 = ((uint)t - tr * tiles_j) * tile;
     for (uint p = lid; p < tile * tile; p += lsize) {
-      const uint r = r0 + p / tile, c = c0 + p % tile;
+      const uint pr = p / tile, r = r0 + pr, c = c0 + (p - pr * tile);
       if (r < res && c < res) bs_point(cp, (float)r * step, (float)c * step, out + ((ulong)r * res + c) * 3);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  // before `task` is overwritten
