@@ -219,3 +219,28 @@ def test_the_signal_is_found_behind_the_error_it_caused():
     assert isinstance(signals.behind(raised(during)), signals.Interrupted)
     assert signals.behind(raised(lambda: 1 / 0)) is None
     assert signals.behind(None) is None
+
+
+def test_the_note_of_the_work_a_signal_stopped_survives_a_second_interruption(capsys):
+    """One SIGTERM can surface twice: as the handler's exception, noted by the code it stopped (an export), and
+    again as DuckDB's "Query interrupted" turned into an interruption while the first unwinds (the store closing).
+    The CLI's line keeps the first one's note; without a note anywhere it says the signal alone."""
+    from xferlab import signals
+    from xferlab.cli import _interrupted
+
+    def twice():
+        try:
+            first = signals.Terminated()
+            first.xferlab_note = "export of run r to 'x.csv' stopped; nothing was written there"
+            raise first
+        except KeyboardInterrupt:
+            raise signals.Terminated()  # the second surfacing, noteless, with the first as its context
+
+    try:
+        twice()
+    except KeyboardInterrupt as error:
+        assert _interrupted(error) == 143
+    assert capsys.readouterr().err.strip() == ("interrupted by SIGTERM: export of run r to 'x.csv' stopped; "
+                                               "nothing was written there")
+    assert _interrupted(signals.Interrupted()) == 130
+    assert capsys.readouterr().err.strip() == "interrupted by SIGINT"

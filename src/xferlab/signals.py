@@ -100,6 +100,24 @@ def behind(error: Optional[BaseException]) -> Optional[KeyboardInterrupt]:
     return None
 
 
+def note_of(interrupt: BaseException) -> Optional[str]:
+    """What was cut short (``xferlab_note``), from ``interrupt`` or, when it has none, from an interruption
+    in its chain of contexts and causes: the same signal can surface twice, as the handler's exception and
+    again as DuckDB's "Query interrupted" translated while the first one unwinds (a store closing), and only
+    the first carries the note of the work it stopped."""
+    seen, chain = set(), [interrupt]
+    while chain:
+        error = chain.pop()
+        if error is None or id(error) in seen:
+            continue
+        note = getattr(error, "xferlab_note", None)
+        if note:
+            return note
+        seen.add(id(error))
+        chain += [error.__context__, error.__cause__]
+    return None
+
+
 def exit_code(error: BaseException) -> int:
     """143 for SIGTERM, 130 for SIGINT or any other keyboard interrupt."""
     return 128 + int(getattr(error, "signum", signal.SIGINT))

@@ -165,7 +165,7 @@ def _run(argv: list[str] | None, debug: bool) -> int:
 
 def _interrupted(interrupt: KeyboardInterrupt) -> int:
     """One line on stderr for an interruption, and its exit code: 130 (SIGINT) or 143 (SIGTERM)."""
-    note = getattr(interrupt, "xferlab_note", None)
+    note = signals.note_of(interrupt)
     try:
         print(f"interrupted by {signals.signal_name(interrupt)}" + (f": {note}" if note else ""), file=sys.stderr)
     except (OSError, ValueError):
