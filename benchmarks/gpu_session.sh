@@ -7,8 +7,9 @@
 #
 # Environment: PYTHON (default python3), GPU_SIZE (bytes per large copy and per reference array,
 # default 1GiB), SNAPSHOT (a command run after each step, e.g. one that archives OUT_DIR, so that a
-# session cut short still brings back what it finished). Budgets are sized for a session of about six
-# minutes on one GPU; docs/gpu.md shows what one such session measured.
+# session cut short still brings back what it finished), STEPS (the steps to run, by name, comma-separated;
+# default every one). Budgets are sized for a session of about six minutes on one GPU; docs/gpu.md shows
+# what such sessions measured.
 set -u
 out=${1:?usage: benchmarks/gpu_session.sh OUT_DIR}
 py=${PYTHON:-python3}
@@ -22,6 +23,7 @@ log="$out/session.log"
 step() {
   local name=$1 limit=$2
   shift 2
+  case ",${STEPS:-$name}," in *",$name,"*) ;; *) return 0 ;; esac
   local start=$SECONDS
   echo "== $name: $*" >>"$log"
   timeout --signal=TERM --kill-after=10 "$limit" "$@" >"$out/$name.out" 2>"$out/$name.err"
@@ -50,7 +52,18 @@ step device 150 "${xl[@]}" measure device --backend cuda --kinds pageable,pinned
 step launch 60 "${xl[@]}" measure launch --backend cuda --count 20000 --pin 1 --json --store "$store"
 step kernels 150 "${xl[@]}" measure kernels --backend cuda --memory device,pinned,managed,managed-prefetch \
   --types float,double --iterations 20 --faults --budget 60s --json --store "$store"
-step collab 60 "${xl[@]}" measure collab --backend cuda --patterns histogram --json --store "$store"
+step collab 60 "${xl[@]}" measure collab --backend cuda --patterns histogram,pad --json --store "$store"
+# PAD under each other cuMemAdvise hint (the collab step ran the default, preferred-device; the hints act on U only)
+for hint in none accessed-by read-mostly; do
+  step "collab-advise-$hint" 60 "${xl[@]}" measure collab --backend cuda --patterns pad --advise "$hint" --warmup 3 --repeats 30 \
+    --json --store "$store"
+done
+# nvbandwidth's matrices: CUDA's copies, and NVIDIA's OpenCL with the copy kernel beside the runtime's copy
+step matrix-cuda 60 "${xl[@]}" measure device --matrix --backend cuda --json --store "$store"
+step matrix-opencl 60 "${xl[@]}" measure device --matrix --backend opencl --platform NVIDIA --json --store "$store"
+# the host side of a bigger machine: the loaded-latency family at its defaults, MLC's matrices
+step loaded 120 "${xl[@]}" measure memory --loaded --json --store "$store"
+step memory-matrix 90 "${xl[@]}" measure memory --matrix --json --store "$store"
 step network 90 "${xl[@]}" measure network --ranks 2 --tests latency,bw,bibw --buffers host,device --backend cuda --budget 30s --json --store "$store"
 step lab 150 "${xl[@]}" lab --budget 45s --out "$out/lab" --store "$store" --json
 date -u +"session end %Y-%m-%dT%H:%M:%SZ" >>"$log"

@@ -48,7 +48,7 @@ def test_na_cells_where_no_path_exists():
     """CUDA here has no device-to-device mode between two devices: those cells are N/A with the reason, and steps
     for them are not planned; the sums leave N/A cells out."""
     plan = MatrixPlan(backend="cuda", kind="pinned", size=4096, devices=[{"index": 0}, {"index": 1}])
-    assert [s.test for s in steps(plan)] == ["transfer", "transfer"]
+    assert [s.test for s in steps(plan)] == ["transfer", "transfer", "stream", "stream"]  # a copy kernel each
     made = cells(plan, [], {"transfer #1": "it failed: probe crashed"})
     pair = next(c for c in made if (c["src"], c["dst"]) == ("#0", "#1"))
     assert pair["status"] == "n/a" and "OpenCL only" in pair["reason"] and pair["path"] is None

@@ -62,7 +62,7 @@ struct Options {
   uint64_t seed = 1;
   bool corrupt = false;
   int process_cpus = 1;  // CPUs this process may use, before --cpus places the host thread (PAD's work-groups)
-  std::string advise = "preferred-device";  // PAD U on CUDA: the cuMemAdvise hints (collab_cuda_pad.cpp)
+  std::string advise = "none";  // PAD U on CUDA: the cuMemAdvise hints (collab_cuda_pad.cpp)
   size_t resolution = 0, tile = 0;  // BS: resolution x resolution points, in tiles of tile x tile
 };
 

@@ -10,9 +10,10 @@
 // U's managed ranges get the cuMemAdvise hints --advise names (each repeat, after allocating, timed as
 // allocation). Seed 001 (IBM, "AC922 Data Movement for CORAL") found PAD the one CHAI pattern whose U
 // version lost to D (its kernel 3x D's) until a cudaMemAdvise on the data array brought the kernel
-// within a few microseconds of D's; the seed does not name the advice. xferlab's default,
-// preferred-device, is the one that keeps the array in GPU memory as D's copy does; the others are
-// there to compare (docs/device.md):
+// within a few microseconds of D's; the seed does not name the advice. xferlab's default is none, as
+// CHAI's own CUDA-U PAD: on an H200 over PCIe Gen5 every hint made U slower (none 5.5 ms a run,
+// preferred-device 15.9, accessed-by 17.5, read-mostly 775; docs/device.md); the hints are there to
+// compare, on a machine such as the seed's (NVLink 2.0, coherent) too:
 //   none              no hints
 //   preferred-device  matrix: CU_MEM_ADVISE_SET_PREFERRED_LOCATION, the GPU
 //   accessed-by       matrix: CU_MEM_ADVISE_SET_ACCESSED_BY, the GPU (pages stay put, the GPU maps them)

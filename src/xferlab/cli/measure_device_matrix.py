@@ -13,7 +13,7 @@ from ..measure import device_matrix as dm, peak
 from ..measure.conventions import footer, metadata
 from ..measure.results import failures, notes as failure_notes, unvalidated_total
 from ..measure.run import measure
-from ..units import format_rate, parse_list, parse_size, shown
+from ..units import format_rate, format_size, parse_list, parse_size, shown
 from .common import budget_seconds, only_with, timeout_seconds
 from .measure_outcome import conclude
 from .output import Column, emit, stderr, stdout
@@ -34,7 +34,7 @@ def run_matrix(ctx: typer.Context, backend: str, platform: Optional[str], kinds:
         if len(listed) != 1:
             raise BadValue(f"--kinds {shown(kinds)}: --matrix takes one host memory kind")
         kind = listed[0]
-    size = dm.DEFAULT_SIZE
+    size = None  # the plan sizes it from the devices' caches (device_matrix.default_size)
     if sizes is not None:
         listed = parse_list(sizes, parse_size, "--sizes")
         if len(listed) != 1:
@@ -46,7 +46,7 @@ def run_matrix(ctx: typer.Context, backend: str, platform: Optional[str], kinds:
     timeout_s, budget_s = timeout_seconds(timeout), budget_seconds(budget)
     outcome = measure("measure device --matrix", dm.steps(plan), dm.rows_of, "device",
                       params={"backend": plan.backend, "platform": platform, "devices": plan.indices(), "matrix": True,
-                              "kinds": [plan.kind], "sizes": [plan.size], "directions": list(dm.MATRIX_DIRECTIONS)},
+                              "kinds": [plan.kind], "sizes": [plan.size], "size_rule": plan.size_rule, "directions": list(dm.MATRIX_DIRECTIONS)},
                       store_path=store, timeout=timeout_s, budget=budget_s,
                       extra_inventory={"accelerator": plan.devices[0], "accelerators": plan.devices})
     peaks = peak.of(outcome)
@@ -54,7 +54,8 @@ def run_matrix(ctx: typer.Context, backend: str, platform: Optional[str], kinds:
     totals = dm.totals(cells)
     listed = ", ".join(f"{plan.backend} #{d['index']} {d.get('name')}" for d in plan.devices)
     notes = [f"devices: {listed}; "
-             f"run {outcome.run_id} recorded in {outcome.store_path}"]
+             f"run {outcome.run_id} recorded in {outcome.store_path}",
+             f"copy size: {format_size(plan.size)}, {plan.size_rule}"]
     notes += footer("device", list(dm.MATRIX_DIRECTIONS))
     notes += peak.lines(peaks)
     notes += [f"N/A {c['src']} -> {c['dst']} ({c['direction']}): {c['reason']}" for c in cells if c["status"] != "measured"]
@@ -91,4 +92,4 @@ def print_matrix(cells: list[dict], totals: list[dict], plan: dm.MatrixPlan) -> 
             Column("best_bytes_per_second", "runtime copy (best)", format_rate, no_wrap=True),
             Column("kernel_median_bytes_per_second", "copy kernel (median)", format_rate, no_wrap=True),
             Column("kernel_best_bytes_per_second", "copy kernel (best)", format_rate, no_wrap=True),
-        ], "table", title=dm.KERNEL_TITLE)
+        ], "table", title=dm.kernel_title(plan.backend))

@@ -2,14 +2,14 @@
 for every pair of devices of a backend (of one OpenCL platform with --platform), one copy size and one host
 memory kind; each cell is a copy's median and best bandwidth (counted once), or N/A with the reason; each
 direction's sum, min and max over its measured cells. Beside every device's own device-to-device copy
-(the runtime's clEnqueueCopyBuffer, nvbandwidth's "copy engine"), BabelStream's copy kernel on the same
+(the runtime's clEnqueueCopyBuffer or cuMemcpyDtoD, nvbandwidth's "copy engine"), BabelStream's copy kernel on the same
 device memory and size (nvbandwidth's "SM copy"), counted once as well.
 
 Steps, all existing probe modes: ``transfer`` per device (h2d, d2h, d2d in one buffer pair), ``kernels
 --mode d2d --peer`` per ordered pair of different devices (OpenCL only: one context holding both devices,
 clEnqueueCopyBuffer on the destination's queue; across platforms no context holds both, and the copy is
 staged through pinned host memory, which the cell's ``path`` says), ``kernels --mode stream --kernels copy``
-per device (OpenCL only).
+per device (OpenCL: float4 elements; CUDA: its scalar PTX copy of doubles).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..errors import BadValue
 from ..stats import summarize
 from ..units import format_size, shown
-from . import checks, device as dev
+from . import checks, device as dev, sizeclass
 from . import kernels
 from .precision import ci_fields
 from .probe import ProbeRun
@@ -38,7 +38,8 @@ class MatrixPlan:
     backend: str = "opencl"
     platform: Optional[str] = None
     kind: Optional[str] = None            # default: pinned where the devices have it (nvbandwidth's), else pageable
-    size: int = DEFAULT_SIZE
+    size: Optional[int] = None            # default: STREAM's rule over the devices' caches (check), at least DEFAULT_SIZE
+    size_rule: str = "given (--sizes)"
     iterations: int = 5
     min_time: float = 0.02
     kernel_copy: bool = True              # the copy kernel beside each device's own runtime copy
@@ -67,6 +68,8 @@ class MatrixPlan:
             raise BadValue(f"--kinds {shown(self.kind)}: the matrix takes one host memory kind every device has; "
                            f"allowed: {', '.join(common)}")
         limit = min(int(d.get("max_allocation_bytes") or 2**62) for d in found)
+        if self.size is None:
+            self.size, self.size_rule = default_size(found, limit)
         if not 1 <= self.size <= limit:
             raise BadValue(f"--sizes {self.size} B: the matrix takes one size, 1 B..{format_size(limit)} "
                            f"(the devices' largest allocation)")
@@ -85,6 +88,20 @@ class MatrixPlan:
         return None
 
 
+def default_size(devices: list[dict[str, Any]], limit: int) -> tuple[int, str]:
+    """The copy size when none is given, and the rule that gave it: STREAM's, 4x the largest cache a copy must
+    outgrow on any of the devices (a GPU's L2 as its driver reports it, the host's LLC for a CPU device:
+    sizeclass.device_llc), in whole MiB, at least 32 MiB, at most the devices' largest allocation. A 32 MiB copy
+    on an H200 (60 MiB of L2) ran at 1.2 TB/s where 1 GiB ran at 2.1 TB/s (docs/gpu.md)."""
+    host = sizeclass.host_llc()
+    largest, what = max((sizeclass.device_llc(d, host) for d in devices), key=lambda found: found[0])
+    size = sizeclass.rule_size(largest, limit, DEFAULT_SIZE)
+    if not largest:
+        return size, f"{format_size(DEFAULT_SIZE)}: no device reports a cache (STREAM's rule needs one)"
+    return size, (f"4x the largest cache, {format_size(largest)} ({what}), at least {format_size(DEFAULT_SIZE)}, "
+                  f"at most the devices' largest allocation")
+
+
 def steps(plan: MatrixPlan) -> list[Step]:
     out = []
     size, it = str(plan.size), str(plan.iterations)
@@ -101,11 +118,15 @@ def steps(plan: MatrixPlan) -> list[Step]:
                                 ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "d2d", "--peer", str(j),
                                  "--size", size, "--iterations", it], {"node": None},
                                 2.0 + 2 * plan.iterations * plan.size * 3 / 5e9))
-    if plan.kernel_copy and plan.backend == "opencl":
+    if plan.kernel_copy and plan.backend in ("opencl", "cuda"):
+        # the widest element each backend's copy kernel moves: OpenCL's float4 (16 B); CUDA's PTX kernels are scalar,
+        # so a double (8 B). On an H200 the scalar float copy ran at 1.23 TB/s beside cuMemcpyDtoD's 1.92 (240 MiB);
+        # the double copy of `measure kernels` at 1.90 TB/s counted once (docs/gpu.md)
+        kind, width = ("float", "4") if plan.backend == "opencl" else ("double", "1")
         for i in plan.indices():
             out.append(Step(f"{plan.backend} #{i}: copy kernel on device memory", "stream",
                             ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "stream", "--kernels", "copy",
-                             "--memory", "device", "--types", "float", "--widths", "4", "--size", size, "--groups", "0",
+                             "--memory", "device", "--types", kind, "--widths", width, "--size", size, "--groups", "0",
                              "--instances", "1", "--iterations", it], {"node": None, "memory": "device"},
                             2.0 + plan.iterations * plan.size * 3 / 5e9))
     return out
@@ -226,8 +247,13 @@ def grid(all_cells: list[dict[str, Any]], direction: str) -> tuple[list[str], li
 
 
 TITLES = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}
-KERNEL_TITLE = ("Copy engine against kernel copy (nvbandwidth's CE vs SM): clEnqueueCopyBuffer beside BabelStream's copy "
-                "kernel, device memory to device memory, the same size, counted once")
+RUNTIME_COPY = {"opencl": "clEnqueueCopyBuffer", "cuda": "cuMemcpyDtoD"}
+
+
+def kernel_title(backend: str) -> str:
+    """The copy-engine-against-kernel table's title, naming the backend's runtime copy."""
+    return (f"Copy engine against kernel copy (nvbandwidth's CE vs SM): {RUNTIME_COPY.get(backend, 'the runtime copy')} "
+            "beside BabelStream's copy kernel, device memory to device memory, the same size, counted once")
 
 
 def title(direction: str, plan: MatrixPlan) -> str:

@@ -104,7 +104,7 @@ def device_matrix_section(run: dict[str, Any], rows: list[dict[str, Any]], folde
         section.figures.append(Figure(f"device matrix, {dm.TITLES[direction]}", path, command_of(run)))
     own = [c for c in cells if c["direction"] == "d2d" and c["src"] == c["dst"] and c.get("kernel_median_bytes_per_second")]
     if own:
-        section.tables.append(Table(dm.KERNEL_TITLE, [
+        section.tables.append(Table(dm.kernel_title(plan.backend), [
             ("src", "device"), ("median_bytes_per_second", "runtime copy (median)"),
             ("best_bytes_per_second", "runtime copy (best)"), ("kernel_median_bytes_per_second", "copy kernel (median)"),
             ("kernel_best_bytes_per_second", "copy kernel (best)")], own))
