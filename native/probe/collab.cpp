@@ -154,7 +154,7 @@ int run_collab(Args& args) {
   o.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1ll << 62));
   o.corrupt = args.flag("corrupt");
   const bool advise_given = args.given("advise");
-  o.advise = one_of(args, "advise", "none", {"none", "preferred-device", "accessed-by", "read-mostly"});
+  o.advise = one_of(args, "advise", "none", {"none", "preferred-device", "accessed-by", "read-mostly", "flags-accessed-by"});
   const std::vector<int> cpus = args.given("cpus") ? parse_cpu_list(args.text("cpus", ""), "--cpus") : std::vector<int>{};
   read_program_option(args);
   args.finish();

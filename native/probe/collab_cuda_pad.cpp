@@ -11,16 +11,18 @@
 // allocation). Seed 001 (IBM, "AC922 Data Movement for CORAL") found PAD the one CHAI pattern whose U
 // version lost to D (its kernel 3x D's) until a cudaMemAdvise on the data array brought the kernel
 // within a few microseconds of D's; the seed does not name the advice. xferlab's default is none, as
-// CHAI's own CUDA-U PAD: on an H200 over PCIe Gen5 every hint made U slower (none 5.5 ms a run,
-// preferred-device 15.9, accessed-by 17.5, read-mostly 775; docs/device.md); the hints are there to
-// compare, on a machine such as the seed's (NVLink 2.0, coherent) too:
+// CHAI's own CUDA-U PAD; on an H200 over PCIe Gen5 (docs/device.md) preferred-device was 3-8 % faster
+// than none (4.8 against 4.9-5.2 ms a run), accessed-by 9.4, flags-accessed-by 15.3, read-mostly 45.
+// The hints are there to compare, on a machine such as the seed's (NVLink 2.0, coherent) too:
 //   none              no hints
 //   preferred-device  matrix: CU_MEM_ADVISE_SET_PREFERRED_LOCATION, the GPU
 //   accessed-by       matrix: CU_MEM_ADVISE_SET_ACCESSED_BY, the GPU (pages stay put, the GPU maps them)
 //   read-mostly       matrix: CU_MEM_ADVISE_SET_READ_MOSTLY (read-duplicated; PAD writes it, so every
 //                     write collapses the copies: the hint that does not fit, measured)
-// and with each of the last three the flags and the row counter, which the host and the GPU both poll
-// and write, get CU_MEM_ADVISE_SET_ACCESSED_BY the GPU (a mapping instead of pages moving to and fro).
+//   flags-accessed-by the flags and the row counter, which the host and the GPU both poll and write:
+//                     CU_MEM_ADVISE_SET_ACCESSED_BY the GPU (a mapping instead of pages moving to and
+//                     fro), the matrix without a hint
+// The matrix's hints leave the flags alone, as the seed's remedy advised the data array only.
 //
 // The kernel (PTX written here, xferlab_pad_d and xferlab_pad_u, sm_60+): as pad_rows in collab.cl,
 // one block a row: thread 0 pops a row, waits on the flags of the rows its destination covers, the
@@ -90,11 +92,13 @@ struct Hint {
 
 // The hints --advise names (collab_cuda_pad.cpp's header says why these).
 std::vector<Hint> hints(const std::string& advise) {
+  const Hint flags{false, CU_MEM_ADVISE_SET_ACCESSED_BY, "CU_MEM_ADVISE_SET_ACCESSED_BY"};
   if (advise == "none") return {};
+  if (advise == "flags-accessed-by") return {flags};
   const Hint matrix = advise == "preferred-device" ? Hint{true, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, "CU_MEM_ADVISE_SET_PREFERRED_LOCATION"}
                       : advise == "accessed-by"    ? Hint{true, CU_MEM_ADVISE_SET_ACCESSED_BY, "CU_MEM_ADVISE_SET_ACCESSED_BY"}
                                                    : Hint{true, CU_MEM_ADVISE_SET_READ_MOSTLY, "CU_MEM_ADVISE_SET_READ_MOSTLY"};
-  return {matrix, Hint{false, CU_MEM_ADVISE_SET_ACCESSED_BY, "CU_MEM_ADVISE_SET_ACCESSED_BY"}};
+  return {matrix};
 }
 
 std::string advice_text(const Options& o) {

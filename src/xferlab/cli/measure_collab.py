@@ -54,8 +54,8 @@ def collab(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            pad: int = typer.Option(16, "--pad", help="PAD: columns added to each row.", metavar="N"),
            advise: str = typer.Option(DEFAULT_ADVISE, "--advise",
                                       help=f"PAD U on CUDA: cuMemAdvise hints on its managed memory, one of {', '.join(ADVICE)} "
-                                           "(default none, as CHAI's; preferred-device is our reading of seed 001's remedy for "
-                                           "PAD's U, slower on a PCIe GPU).",
+                                           "(default none, as CHAI's; preferred-device, the matrix's preferred location the GPU, is "
+                                           "our reading of seed 001's remedy for PAD's U; flags-accessed-by maps the flags).",
                                       metavar="HINT"),
            height: int = typer.Option(DEFAULT_HEIGHT, "--height", help="TRNS: matrix height, rows (CHAI's -m).",
                                       metavar="N"),

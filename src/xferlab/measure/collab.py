@@ -63,8 +63,8 @@ DEFAULT_COLS = 8192        # PAD: columns of the matrix (the size makes the rows
 DEFAULT_PAD = 16           # PAD: columns added to each row
 #: PAD U on CUDA: the cuMemAdvise hints on its managed memory (collab_cuda_pad.cpp says which advice each
 #: gives); the default is seed 001's cudaMemAdvise on the data array, read as its preferred location the GPU.
-ADVICE = ("none", "preferred-device", "accessed-by", "read-mostly")
-DEFAULT_ADVISE = "none"  # CHAI's CUDA-U PAD gives no hints; on an H200 every hint was slower (docs/device.md)
+ADVICE = ("none", "preferred-device", "accessed-by", "read-mostly", "flags-accessed-by")
+DEFAULT_ADVISE = "none"  # CHAI's CUDA-U PAD gives no hints; on an H200 no hint did much better (docs/device.md)
 DEFAULT_HEIGHT = 197       # TRNS: CHAI's matrix height (-m 197)
 DEFAULT_WIDTH = 2048       # TRNS: matrix width in floats (CHAI's -n 35588, cut to keep 110 runs short)
 DEFAULT_SUPER_ELEMENT = 32  # TRNS: CHAI's super-element size (-s 32)
