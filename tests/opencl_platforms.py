@@ -54,6 +54,27 @@ def device_of(platform: str) -> tuple[int, dict[str, Any]]:
     return device["index"], device
 
 
+def collab_device(platform: str, version: str) -> tuple[int, dict[str, Any]]:
+    """device_of(platform) for a CHAI pattern's ``version``: U needs fine-grained SVM with atomics, which
+    both CPU platforms have, so a device without them fails the test rather than skipping it."""
+    import pytest
+
+    index, device = device_of(platform)
+    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
+        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
+    return index, device
+
+
+def collab_run(plan: Any, pattern: str, version: str, corrupt: bool = False):
+    """One probe run of ``pattern``'s ``version`` as `measure collab` plans it: (its Step, the ProbeRun)."""
+    from xferlab.measure.collab import probe_args
+    from xferlab.measure.probe import run_probe
+    from xferlab.measure.steps import Step
+
+    args = probe_args(plan, pattern, version, corrupt=corrupt)
+    return Step(f"collab {pattern} {version}", "collab", args, {"node": None, "mode": version}, 1.0), run_probe(args, timeout=300)
+
+
 def need(platform: str) -> None:
     """Skips the test, saying why, where ``platform`` is not present; in CI (CI=true) that is a failure."""
     import pytest

@@ -13,12 +13,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from xferlab.measure.collab import CollabPlan, probe_args, rows_of, steps, summary
+from xferlab.measure.collab import CollabPlan, rows_of, steps, summary
 from xferlab.measure.device import devices
-from xferlab.measure.probe import probe_path, run_probe
-from xferlab.measure.steps import Step
+from xferlab.measure.probe import probe_path
 
-from opencl_platforms import device_of
+from opencl_platforms import collab_device, collab_run
 
 FOUND, WHY = devices("opencl")
 # CI installs PoCL (make test's sysdeps): the device tests must run there, not skip.
@@ -26,12 +25,6 @@ if not FOUND and os.environ.get("CI") != "true":
     pytest.skip(f"no OpenCL device here: {WHY} (CI installs pocl-opencl-icd)", allow_module_level=True)
 
 SMALL = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, warmups=1, repeats=2)
-
-
-def collab_run(pattern, version, corrupt=False, plan=SMALL):
-    args = probe_args(plan, pattern, version, corrupt=corrupt)
-    return Step(f"collab {pattern} {version}", "collab", args, {"node": None, "mode": version}, 1.0), \
-        run_probe(args, timeout=300)
 
 
 def probe(*args):
@@ -42,10 +35,8 @@ def probe(*args):
 @pytest.mark.parametrize("pattern", ["histogram", "taskqueue"])
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_both_patterns_run_and_validate(pattern, version, platform):
-    index, device = device_of(platform)
-    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
-        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
-    step, run = collab_run(pattern, version, plan=dataclasses.replace(SMALL, device=index))
+    index, device = collab_device(platform, version)
+    step, run = collab_run(dataclasses.replace(SMALL, device=index), pattern, version)
     assert run.ok, run.failure
     (setup,) = [r for r in run.records if r["record"] == "setup"]
     assert setup["pattern"] == pattern and setup["version"] == version and setup["device_name"] == device["name"]
@@ -76,7 +67,7 @@ def test_both_patterns_run_and_validate(pattern, version, platform):
 
 def test_u_reports_its_kernel_time_and_d_its_copies():
     """The U version's kernel phase is timed (host and device working together), not folded away."""
-    _, run = collab_run("histogram", "U")
+    _, run = collab_run(SMALL, "histogram", "U")
     assert run.ok, run.failure
     for s in (r for r in run.records if r["record"] == "sample"):
         assert 0 < s["kernel_seconds"] <= s["total_seconds"]
@@ -85,7 +76,7 @@ def test_u_reports_its_kernel_time_and_d_its_copies():
 @pytest.mark.parametrize("pattern, what", [("histogram", "bins differ; bin 128"), ("taskqueue", "elements differ")])
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_corrupted_result_is_caught(pattern, what, version):
-    step, run = collab_run(pattern, version, corrupt=True)
+    step, run = collab_run(SMALL, pattern, version, corrupt=True)
     assert run.returncode == 1 and "validation failed" in run.failure
     bad = [r for r in run.records if r["record"] == "validation" and not r["ok"]]
     assert len(bad) == 3 and bad[0]["wrong"] == 1 and what in bad[0]["what"]
@@ -96,10 +87,10 @@ def test_corrupted_result_is_caught(pattern, what, version):
 
 def test_dynamic_queue_shares_work_and_static_split_follows_the_share():
     plan = CollabPlan(size=1 << 18, block=1024, iterations=4, host_threads=1, warmups=1, repeats=1, device_share=0.25)
-    _, run = collab_run("taskqueue", "D", plan=plan)
+    _, run = collab_run(plan, "taskqueue", "D")
     assert run.ok, run.failure
     assert all(s["device_tasks"] == 64 and s["host_tasks"] == 192 for s in run.records if s["record"] == "sample")
-    _, run = collab_run("histogram", "U", plan=plan)
+    _, run = collab_run(plan, "histogram", "U")
     assert all(s["device_share"] == 0.25 for s in run.records if s["record"] == "sample")
 
 

@@ -12,12 +12,11 @@ import subprocess
 
 import pytest
 
-from xferlab.measure.collab import CollabPlan, probe_args, rows_of
+from xferlab.measure.collab import CollabPlan, rows_of
 from xferlab.measure.device import devices
-from xferlab.measure.probe import probe_path, run_probe
-from xferlab.measure.steps import Step
+from xferlab.measure.probe import probe_path
 
-from opencl_platforms import device_of
+from opencl_platforms import collab_device, collab_run, device_of
 
 FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
@@ -27,17 +26,11 @@ if not FOUND and os.environ.get("CI") != "true":
 BS = CollabPlan(patterns=["bs"], resolution=45, tile=8, host_threads=1, warmups=1, repeats=2)
 
 
-def bs_run(version, plan=BS, corrupt=False):
-    args = probe_args(plan, "bs", version, corrupt=corrupt)
-    return Step(f"collab bs {version}", "collab", args, {"node": None, "mode": version}, 1.0), run_probe(args, timeout=300)
-
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_bs_runs_and_matches_the_host_exactly(version, platform):
-    index, device = device_of(platform)
-    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
-        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
-    step, run = bs_run(version, dataclasses.replace(BS, device=index))
+    index, device = collab_device(platform, version)
+    step, run = collab_run(dataclasses.replace(BS, device=index), "bs", version)
     assert run.ok, run.failure
     (setup,) = [r for r in run.records if r["record"] == "setup"]
     assert (setup["pattern"], setup["resolution"], setup["tile"], setup["tasks"], setup["degree"]) == ("bs", 45, 8, 36, 3)
@@ -63,7 +56,7 @@ def test_bs_runs_and_matches_the_host_exactly(version, platform):
 
 @pytest.mark.parametrize("share, device_tiles, span", [(0.0, 0, 0), (0.25, 9, 16), (0.5, 18, 24), (1.0, 36, 45)])
 def test_bs_static_split_follows_the_share(share, device_tiles, span):
-    _, run = bs_run("D", dataclasses.replace(BS, device_share=share, repeats=1))
+    _, run = collab_run(dataclasses.replace(BS, device_share=share, repeats=1), "bs", "D")
     assert run.ok, run.failure
     for s in (r for r in run.records if r["record"] == "sample"):
         assert s["device_tasks"] == device_tiles and s["host_tasks"] == 36 - device_tiles
@@ -74,7 +67,7 @@ def test_bs_static_split_follows_the_share(share, device_tiles, span):
 def test_bs_u_one_side_alone(share, platform):
     """--device-share 0 or 1 in U: the host alone, or the device alone (so its tiles are checked on every
     platform: in the shared run the host thread may take them all)."""
-    _, run = bs_run("U", dataclasses.replace(BS, device=device_of(platform)[0], device_share=share, repeats=1))
+    _, run = collab_run(dataclasses.replace(BS, device=device_of(platform)[0], device_share=share, repeats=1), "bs", "U")
     assert run.ok, run.failure
     assert all(s["device_tasks"] == 36 * share and s["host_tasks"] == 36 * (1 - share)
                for s in run.records if s["record"] == "sample")
@@ -82,7 +75,7 @@ def test_bs_u_one_side_alone(share, platform):
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_bs_damage_is_caught(version):
-    _, run = bs_run(version, corrupt=True)
+    _, run = collab_run(BS, "bs", version, corrupt=True)
     assert not run.ok
     bad = [r for r in run.records if r["record"] == "validation" and not r["ok"]]
     assert len(bad) == 3 and "1 of 6075 coordinates differ; first at row 22, column 0 (x)" in bad[0]["what"]

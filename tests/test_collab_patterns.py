@@ -9,12 +9,10 @@ import os
 
 import pytest
 
-from xferlab.measure.collab import CollabPlan, probe_args, rows_of, summary
+from xferlab.measure.collab import CollabPlan, rows_of, summary
 from xferlab.measure.device import devices
-from xferlab.measure.probe import run_probe
-from xferlab.measure.steps import Step
 
-from opencl_platforms import device_of
+from opencl_platforms import collab_device, collab_run, device_of
 
 FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
@@ -24,17 +22,11 @@ if not FOUND and os.environ.get("CI") != "true":
 PAD = CollabPlan(patterns=["pad"], size=96 * 1000, cols=1000, pad=37, host_threads=1, warmups=1, repeats=2)
 
 
-def pad_run(version, plan=PAD, corrupt=False):
-    args = probe_args(plan, "pad", version, corrupt=corrupt)
-    return Step(f"collab pad {version}", "collab", args, {"node": None, "mode": version}, 1.0), run_probe(args, timeout=300)
-
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_pad_runs_and_validates(version, platform):
-    index, device = device_of(platform)
-    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
-        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
-    step, run = pad_run(version, dataclasses.replace(PAD, device=index))
+    index, device = collab_device(platform, version)
+    step, run = collab_run(dataclasses.replace(PAD, device=index), "pad", version)
     assert run.ok, run.failure
     (setup,) = [r for r in run.records if r["record"] == "setup"]
     assert (setup["pattern"], setup["rows"], setup["cols"], setup["pad"]) == ("pad", 96, 1000, 37)
@@ -60,7 +52,7 @@ def test_pad_runs_and_validates(version, platform):
 
 @pytest.mark.parametrize("share, device_rows", [(0.0, 0), (0.25, 24), (1.0, 96)])
 def test_pad_static_split_follows_the_share(share, device_rows):
-    _, run = pad_run("D", dataclasses.replace(PAD, device_share=share, repeats=1))
+    _, run = collab_run(dataclasses.replace(PAD, device_share=share, repeats=1), "pad", "D")
     assert run.ok, run.failure
     assert all(s["device_tasks"] == device_rows and s["host_tasks"] == 96 - device_rows
                for s in run.records if s["record"] == "sample")
@@ -68,7 +60,7 @@ def test_pad_static_split_follows_the_share(share, device_rows):
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_pad_damage_is_caught(version):
-    _, run = pad_run(version, corrupt=True)
+    _, run = collab_run(PAD, "pad", version, corrupt=True)
     assert not run.ok
     bad = [r for r in run.records if r["record"] == "validation" and not r["ok"]]
     assert len(bad) == 3 and "cells differ; first at row 48, column 0" in bad[0]["what"]
@@ -84,8 +76,8 @@ def test_pad_work_groups_leave_the_host_threads_their_cpus(version, threads, sha
     assert device["type"] == "cpu", device
     cpus = len(os.sched_getaffinity(0))
     threads = cpus if threads == "all" else threads
-    step, run = pad_run(version, dataclasses.replace(PAD, device=index, host_threads=threads, device_share=share,
-                                                     repeats=1))
+    step, run = collab_run(dataclasses.replace(PAD, device=index, host_threads=threads, device_share=share,
+                                                     repeats=1), "pad", version)
     assert run.ok, run.failure
     (setup,) = [r for r in run.records if r["record"] == "setup"]
     host = threads if share < 1 else 0

@@ -13,10 +13,9 @@ import pytest
 
 from xferlab.measure.collab import CollabPlan, probe_args, rows_of, steps
 from xferlab.measure.device import devices
-from xferlab.measure.probe import probe_path, run_probe
-from xferlab.measure.steps import Step
+from xferlab.measure.probe import probe_path
 
-from opencl_platforms import device_of
+from opencl_platforms import collab_device, collab_run
 
 FOUND, WHY = devices("opencl")
 if not FOUND and os.environ.get("CI") != "true":
@@ -28,10 +27,6 @@ TRNS = CollabPlan(patterns=["trns"], height=37, width=96, super_element=4, host_
 FLOATS, TILES, STARTS = 37 * 96, 37 * 24, 37 * 24 - 1
 
 
-def trns_run(version, plan=TRNS, corrupt=False):
-    args = probe_args(plan, "trns", version, corrupt=corrupt)
-    return Step(f"collab trns {version}", "collab", args, {"node": None, "mode": version}, 1.0), run_probe(args, timeout=300)
-
 
 def records(run, kind):
     return [r for r in run.records if r["record"] == kind]
@@ -39,10 +34,8 @@ def records(run, kind):
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_trns_runs_and_validates(version, platform):
-    index, device = device_of(platform)
-    if version == "U" and not (device.get("svm_fine_grain") and device.get("svm_atomics")):
-        pytest.fail(f"the device lacks fine-grained SVM with atomics: {device}")
-    step, run = trns_run(version, dataclasses.replace(TRNS, device=index))
+    index, device = collab_device(platform, version)
+    step, run = collab_run(dataclasses.replace(TRNS, device=index), "trns", version)
     assert run.ok, run.failure
     (setup,) = records(run, "setup")
     assert (setup["pattern"], setup["height"], setup["width"], setup["super_element"]) == ("trns", 37, 96, 4)
@@ -71,7 +64,7 @@ def test_trns_runs_and_validates(version, platform):
 @pytest.mark.parametrize("version, share, device_starts", [("D", 0.0, 0), ("U", 0.0, 0), ("U", 1.0, STARTS)])
 def test_trns_one_side_alone(version, share, device_starts):
     """--device-share 0 leaves the transposition to the host threads (D in host memory, U in SVM), 1 to the device."""
-    _, run = trns_run(version, dataclasses.replace(TRNS, device_share=share, repeats=1))
+    _, run = collab_run(dataclasses.replace(TRNS, device_share=share, repeats=1), "trns", version)
     assert run.ok, run.failure
     assert records(run, "setup")[0]["split"] == {"D": "host alone", "U": "dynamic"}[version]
     for s in records(run, "sample"):
@@ -84,7 +77,7 @@ def test_trns_one_side_alone(version, share, device_starts):
 def test_trns_super_element_sizes(version, height, width, element):
     """A plain transpose (super-elements of one float) and the largest super-element, 4 floats a work-item."""
     plan = dataclasses.replace(TRNS, height=height, width=width, super_element=element, repeats=1)
-    _, run = trns_run(version, plan)
+    _, run = collab_run(plan, "trns", version)
     assert run.ok, run.failure
     starts = height * (width // element) - 1
     assert all(c["ok"] for c in records(run, "validation"))
@@ -93,7 +86,7 @@ def test_trns_super_element_sizes(version, height, width, element):
 
 @pytest.mark.parametrize("version", ["D", "U"])
 def test_trns_damage_is_caught(version):
-    _, run = trns_run(version, corrupt=True)
+    _, run = collab_run(TRNS, "trns", version, corrupt=True)
     assert not run.ok
     bad = [r for r in records(run, "validation") if not r["ok"]]
     # float 1776 of the transposed matrix (24 rows of 37 x 4 floats): row 12, column 0
