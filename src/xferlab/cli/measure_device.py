@@ -45,7 +45,7 @@ def device(ctx: typer.Context, backend: str = BACKEND, device_: int = DEVICE, pl
            launch: bool = typer.Option(True, "--launch/--no-launch", help="Also measure kernel launch latency."),
            matrix: bool = typer.Option(False, "--matrix", help="nvbandwidth's matrices instead: host to device, device to host "
                                        "and device to device for every pair of the backend's (--platform's) devices, at one "
-                                       "size (--sizes, default 32MiB) and host memory kind (--kinds, default pinned), with the "
+                                       "size (--sizes, default 4x the largest device cache, at least 32MiB) and host memory kind (--kinds, default pinned), with the "
                                        "copy kernel beside each device's own copy."),
            budget: Optional[str] = BUDGET, timeout: str = TIMEOUT,
            plot: Optional[Path] = PLOTS, _old_plot: Optional[str] = OLD_PLOT,
