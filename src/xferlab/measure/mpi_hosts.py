@@ -102,6 +102,11 @@ def is_this_host(name: str) -> bool:
     return name in ("localhost", here, here.split(".")[0])
 
 
+def reach(agent: Optional[str]) -> list[str]:
+    """How another host is reached: the launch agent, or ssh (never asking for a password)."""
+    return [agent] if agent else [SSH, "-o", "BatchMode=yes"]
+
+
 def _said(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()][:3]
 
@@ -115,7 +120,7 @@ def check_hosts(hosts: list[tuple[str, int]], agent: Optional[str], launcher: st
     marker = "xferlab-library:"
     remote = (f"{shlex.quote(launcher)} --version 2>&1 | head -n 20; "
               f"if test -r {shlex.quote(library)}; then echo {marker}yes; else echo {marker}no; fi")
-    start = [agent] if agent else [SSH, "-o", "BatchMode=yes"]
+    start = reach(agent)
     seen: dict[str, Any] = {}
     for name, _ in hosts:
         if is_this_host(name):
@@ -168,7 +173,7 @@ def link_pairs(hosts: list[tuple[str, int]], world: int, tests: Iterable[str]) -
 def network_links(hosts: list[tuple[str, int]], agent: Optional[str], world: int, tests: Iterable[str]) -> list[dict[str, Any]]:
     """The link each of :func:`link_pairs` leaves its sending host by, asked on that host (here, or through the
     agent): system/netlink.py's record, "peak unknown" with the reason where the host could not be asked."""
-    start = [agent] if agent else [SSH, "-o", "BatchMode=yes"]
+    start = reach(agent)
     found = []
     for sender, peer in link_pairs(hosts, world, tests):
         here = is_this_host(sender)
