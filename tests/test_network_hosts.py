@@ -88,6 +88,42 @@ def test_one_run_measures_an_intra_host_and_an_inter_host_pair(name, hosts, tmp_
     assert inter > 2**20 and crossed >= inter, (crossed, inter)
 
 
+def test_the_bandwidth_between_hosts_is_held_against_the_veths_speed(hosts, tmp_path):
+    """The route from A to B leaves by A's end of the veth pair, whose /sys/class/net/IF/speed is 10000 (Mb/s, a
+    veth's nominal figure): bw's rows between the hosts against 1.25 GB/s, bibw's sum against both directions'
+    2.5 GB/s; the pair within A has no link. --json's peaks and the report say the same."""
+    a, b = hosts
+    store = tmp_path / "p.duckdb"
+    done = xferlab_in(a, "measure", "network", "--mpi", "wheel", "--hosts", f"{a}:2,{b}:1", "--launch-agent", netns.AGENT,
+                      "--tests", "bw,bibw", "--sizes", "64Ki", *SMALL[4:], *RUN, "--store", store, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    links = doc["peaks"]["network"]
+    assert [(k["from"], k["to"]) for k in links] == [(a, b), (b, a)]
+    for k, (sender, peer) in zip(links, ((a, b), (b, a))):
+        assert k["status"] == "known" and k["speed_mbps"] == 10000 and k["preset"] == "eth10", k
+        assert k["interface"] == f"v{sender}"[-15:] and k["address"] == hosts[peer] and k["mtu"] == 1500
+        assert k["bytes_per_second"] == 1.25e9
+    inter = [r for r in doc["results"] if r["pair"] == "inter-node"]
+    assert sorted(r["test"] for r in inter) == ["bibw", "bw"]
+    for r in inter:
+        peak_ = 1.25e9 * (2 if r["test"] == "bibw" else 1)
+        assert r["hardware_peak_bytes_per_second"] == peak_, r
+        assert r["fraction_of_peak"] == pytest.approx(r["mean_bytes_per_second"] / peak_)
+        if r["test"] == "bw":  # rank 0's host to its partner's
+            assert r["peak_source"].startswith(f"{a} → {b} ({hosts[b]}) leaves by v{a}, 10000 Mb/s in /sys/class/net/v{a}/speed")
+        else:
+            assert f"{a} → {b} by v{a}, 10000 Mb/s (eth10): 1.25 GB/s; {b} → {a} by v{b}, 10000 Mb/s" in r["peak_source"]
+    for r in doc["results"]:
+        if r["pair"] == "intra-node":
+            assert r["fraction_of_peak"] is None and r["peak_source"].startswith("no link:")
+    report = tmp_path / "r.html"
+    code = subprocess.run([sys.executable, "-m", "xferlab", "report", "--store", str(store), "--output", str(report)],
+                          capture_output=True, text=True, timeout=SECONDS, cwd=tmp_path)
+    assert code.returncode == 0, code.stderr[-2000:]
+    assert "% of peak" in report.read_text() and "10000 Mb/s in /sys/class/net/" in report.read_text()
+
+
 def test_the_table_shows_the_rank_to_host_map(hosts, tmp_path):
     a, b = hosts
     done = xferlab_in(a, "measure", "network", "--mpi", "wheel", "--hosts", f"{a}:2,{b}:1", "--launch-agent",

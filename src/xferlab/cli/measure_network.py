@@ -19,7 +19,7 @@ from ..measure.network import (BANDWIDTH, BANDWIDTH_COUNTS, COLLECTIVE_COUNTS, C
 from ..measure.network_results import overview, summary
 from ..measure.network_rma import ONE_SIDED, ONE_SIDED_BANDWIDTH, SYNCS, WINDOWS
 from ..measure.mpi_site import ABIS
-from ..measure.mpi_hosts import agent_path, check_hosts, pair_hosts, parse_hosts, slots
+from ..measure.mpi_hosts import agent_path, check_hosts, network_links, pair_hosts, parse_hosts, slots
 from ..measure.device import platform_device
 from ..measure.probe import run_probe
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
@@ -152,9 +152,12 @@ def network(ctx: typer.Context,
     only_with(ctx, network_ties(plan.tests, plan.buffers))
     timeout_s, plan.budget = timeout_seconds(timeout), budget_seconds(budget)
     plan.check(len(os.sched_getaffinity(0)))
+    extra: dict[str, Any] = {"accelerator": plan.device_info} if plan.device_info else {}
     if plan.hosts:
         site = plan.chosen_mpi()
         check_hosts(plan.hosts, plan.agent, str(site.launcher), str(site.library))
+        # what the bandwidths between hosts are held against: the link each sending host's route leaves by
+        extra["peaks"] = {"network": network_links(plan.hosts, plan.agent, plan.world, plan.tests)}
     checks.plot_dir(plot)
     if inside and inside[0] != 0:
         raise typer.Exit(_other_rank(plan, timeout_s))
@@ -162,7 +165,7 @@ def network(ctx: typer.Context,
     try:
         outcome = measure("measure network", [step(plan, inventory_file)], rows_of, "network", params=plan.params(),
                           store_path=store, timeout=timeout_s, budget=None,
-                          extra_inventory={"accelerator": plan.device_info} if plan.device_info else None,
+                          extra_inventory=extra or None,
                           extra_summary=run_summary)
     finally:
         if inventory_file:
@@ -241,7 +244,8 @@ TABLES = [
         Column("direction_mean_bytes_per_second", "each way", _rate, no_wrap=True),
         Column("median_bytes_per_second", "median", _rate, no_wrap=True),
         Column("best_bytes_per_second", "best", _rate, no_wrap=True),
-        Column("messages_per_second", "messages", _messages, no_wrap=True), Column("count", "n")]),
+        Column("messages_per_second", "messages", _messages, no_wrap=True),
+        Column("fraction_of_peak", "% of peak", _percent, no_wrap=True), Column("count", "n")]),
     (tuple(t for t in COLLECTIVES if t not in NONBLOCKING), "Collectives, per call (OSU: osu_allreduce …): mean (OSU) = "
      "the mean over ranks of each rank's mean; min/max rank = OSU's Min and Max; algbw, busbw = nccl-tests' algorithm "
      "and bus bandwidth of the mean", _HEAD + [
@@ -300,8 +304,9 @@ def setup_notes(setup: dict[str, Any]) -> list[str]:
 
 
 def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
-    table = summary(outcome.rows)
     setup = run_summary(outcome.results)
+    peaks = (outcome.inventory or {}).get("peaks") or {}
+    table = summary(outcome.rows, peaks, setup.get("hosts"))
     pair_hosts(table, outcome.rows, setup.get("hosts"))
     if plan.site is not None:
         setup["mpi"] = {**(setup.get("mpi") or {}), **plan.site.params()}
@@ -329,7 +334,7 @@ def report(outcome, plan: NetworkPlan, fmt: str, plot: Optional[Path]) -> None:
         emit("measure network", table, [Column(k, k) for k in dict.fromkeys(k for r in table for k in r)], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "overview": overview(table), **setup,
-                    "conventions": metadata("network", [t["test"] for t in table]),
+                    "conventions": metadata("network", [t["test"] for t in table]), "peaks": peaks,
                     "failures": failed_steps(outcome),
                     "unvalidated_samples": unvalidated_total(outcome), "plots": [str(p) for p in plots]})
         return

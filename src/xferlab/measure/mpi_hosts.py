@@ -13,6 +13,11 @@ it is (``LAUNCHER --version``) and whether it holds the library the probe loads:
 reached, a host whose launcher of the same path is another MPI, or one without the library is refused in
 one line (exit 2) rather than left to hang the launcher. Open MPI's launcher passes no environment to
 other hosts unless told: the variables the probe needs go with ``-x NAME``; Hydra passes them all.
+
+Then, for each pair of hosts whose ranks a bandwidth test joins, the sending host is asked (here, or
+through the agent) which interface the traffic to the other leaves by and that interface's speed
+(system/netlink.py): the run records them with its inventory (``peaks.network``), and the rows are held
+against them (measure/peak.py).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..errors import BadValue
+from ..system import netlink
+from ..system.root import state_root
 from ..units import shown
 
 HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$")
@@ -95,6 +102,11 @@ def is_this_host(name: str) -> bool:
     return name in ("localhost", here, here.split(".")[0])
 
 
+def reach(agent: Optional[str]) -> list[str]:
+    """How another host is reached: the launch agent, or ssh (never asking for a password)."""
+    return [agent] if agent else [SSH, "-o", "BatchMode=yes"]
+
+
 def _said(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()][:3]
 
@@ -108,7 +120,7 @@ def check_hosts(hosts: list[tuple[str, int]], agent: Optional[str], launcher: st
     marker = "xferlab-library:"
     remote = (f"{shlex.quote(launcher)} --version 2>&1 | head -n 20; "
               f"if test -r {shlex.quote(library)}; then echo {marker}yes; else echo {marker}no; fi")
-    start = [agent] if agent else [SSH, "-o", "BatchMode=yes"]
+    start = reach(agent)
     seen: dict[str, Any] = {}
     for name, _ in hosts:
         if is_this_host(name):
@@ -134,6 +146,52 @@ def check_hosts(hosts: list[tuple[str, int]], agent: Optional[str], launcher: st
                            "that see the same files")
         seen[name] = "same MPI"
     return seen
+
+
+def rank_hosts(hosts: list[tuple[str, int]], world: int) -> list[str]:
+    """Each rank's host as the launchers place them: the first host's slots, then the next host's."""
+    return [name for name, n in hosts for _ in range(n)][:world]
+
+
+def link_pairs(hosts: list[tuple[str, int]], world: int, tests: Iterable[str]) -> list[tuple[str, str]]:
+    """The (sending host, receiving host) pairs the run's bandwidth tests cross: rank 0 and the first rank on
+    another host (the probe's inter-node pair), both ways for bibw; mbw_mr's pairs (r, r + ranks/2)."""
+    placed = rank_hosts(hosts, world)
+    tests = set(tests)
+    pairs: list[tuple[str, str]] = []
+    other = next((h for h in placed if h != placed[0]), None) if placed else None
+    if other and tests & {"bw", "bibw"}:
+        pairs.append((placed[0], other))
+        if "bibw" in tests:
+            pairs.append((other, placed[0]))
+    if "mbw_mr" in tests:
+        half = len(placed) // 2
+        pairs += [(placed[r], placed[r + half]) for r in range(half) if placed[r] != placed[r + half]]
+    return list(dict.fromkeys(pairs))
+
+
+def network_links(hosts: list[tuple[str, int]], agent: Optional[str], world: int, tests: Iterable[str]) -> list[dict[str, Any]]:
+    """The link each of :func:`link_pairs` leaves its sending host by, asked on that host (here, or through the
+    agent): system/netlink.py's record, "peak unknown" with the reason where the host could not be asked."""
+    start = reach(agent)
+    found = []
+    for sender, peer in link_pairs(hosts, world, tests):
+        here = is_this_host(sender)
+        command = ["sh", "-c", netlink.script(peer, str(state_root()).rstrip("/"))] if here else \
+            [*start, sender, netlink.script(peer)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=REACH_SECONDS, stdin=subprocess.DEVNULL)
+            text, code, last = done.stdout, done.returncode, _said(done.stderr or done.stdout)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            text, code, last = "", None, [f"{type(error).__name__}: {error}"]
+        if netlink.MARK + "address:" not in text:
+            how = "here (sh)" if here else f"through {start[0]}"
+            found.append({"from": sender, "to": peer, "status": "unknown", "preset": None, "bytes_per_second": None,
+                          "reason": f"peak unknown: the route from {sender} to {peer} could not be read {how} "
+                                    f"(exit {code}: {last[-1] if last else 'no message'})"})
+            continue
+        found.append(netlink.link_of(sender, peer, text))
+    return found
 
 
 def pair_hosts(table: list[dict[str, Any]], rows: list[dict[str, Any]], ranks: list[dict[str, Any]]) -> None:

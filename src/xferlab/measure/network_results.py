@@ -10,7 +10,7 @@ from .network import ALL_TESTS, COLLECTIVES, NONBLOCKING, RATES, WINDOW
 from .network_rma import ONE_SIDED
 from .precision import ci_fields
 from .samples import kept, value_of
-from .peak import network_rows
+from .peak import crossings, network_rows
 
 #: OSU's notation of the buffers per side, sender first (a collective's: one kind), in OSU's order.
 SIDES = ("H H", "H D", "D H", "D D", "H", "D")
@@ -78,7 +78,8 @@ def _rank_means(members: list[dict[str, Any]], key: str) -> list[float]:
             by_rank.setdefault(value_of(m, "rank"), []).append(v)
     return [sum(v) / len(v) for v in by_rank.values()]
 
-def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def summary(rows: list[dict[str, Any]], peaks: Optional[dict[str, Any]] = None,
+            hosts: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
     """One row per (test, size, pair kind, path, buffers per side) of the validated samples, OSU's figure beside the
     robust ones: ``mean_seconds`` is OSU's "Avg Latency" (its timer / iterations), ``median_seconds``
     and its 95 % interval the robust centre; for the bandwidth tests ``mean_bytes_per_second`` is
@@ -90,7 +91,8 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Non-blocking collectives: ``mean_seconds`` is OSU's "Overall", ``compute_mean_seconds`` its
     "Compute", ``pure_mean_seconds`` its "Pure Comm." (each the mean over ranks of each rank's mean,
     as OSU averages over processes) and ``overlap`` its "Overlap(%)" / 100 (:func:`overlap_of`); their
-    bandwidths are the pure communication's."""
+    bandwidths are the pure communication's. With the run's ``peaks`` and the ranks' ``hosts`` (its summary's
+    rank-to-host map) the bandwidth rows between hosts are held against the links recorded (measure/peak.py)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in kept(rows):
         if r.get("suite") == "network" and not r.get("warmup"):
@@ -98,7 +100,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                value_of(r, "buffers")), []).append(r)
     order = {t: i for i, t in enumerate(ALL_TESTS)}
     sides = {k: i for i, k in enumerate(SIDES)}
-    out = []
+    out, ranks = [], []
     for (test, size, pair, path, buffers), members in sorted(
             groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][3] or "", sides.get(kv[0][4], 9), kv[0][2] or "",
                                             kv[0][1])):
@@ -134,7 +136,8 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if test in COLLECTIVES:
                 entry.update(_bus_fields(test, size, len(means), mean, median))
         out.append(entry)
-    return network_rows(out)  # issue 28: counting rule, bibw per direction, the peak (measure/peak.py)
+        ranks.append(value_of(members[0], "ranks"))
+    return network_rows(out, peaks, crossings(ranks, hosts))  # issue 28: counting rule, bibw per direction, the peak (measure/peak.py)
 
 
 def overview(table: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -145,13 +145,73 @@ def percent(value: Optional[float]) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def network_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def crossings(ranks: list[Any], hosts: Optional[list[dict[str, Any]]]) -> list[Optional[list[tuple[str, str]]]]:
+    """For each row's ranks (the samples' ``ranks``: "0,2", mbw_mr's "0,2,1,3"), the (sending host, receiving
+    host) of each of its pairs, from the ranks' ``hosts`` (the run summary's rank-to-host map); None unknown."""
+    host = {h.get("rank"): h.get("host") for h in hosts or []}
+    out: list[Optional[list[tuple[str, str]]]] = []
+    for given in ranks:
+        words = given.split(",") if isinstance(given, str) else list(given or [])
+        numbers = [int(w) for w in words if str(w).strip().lstrip("-").isdigit()]
+        pairs = [(host.get(a), host.get(b)) for a, b in zip(numbers[::2], numbers[1::2])]
+        out.append([(a, b) for a, b in pairs] if pairs and all(a and b for a, b in pairs) else None)
+    return out
+
+
+def _same_host(a: str, b: str) -> bool:
+    """A rank's host name (as it says it) and a --hosts name: the same, or the same short name."""
+    return a == b or a.split(".")[0] == b.split(".")[0]
+
+
+def _link_between(links: list[dict[str, Any]], sender: str, receiver: str) -> Optional[dict[str, Any]]:
+    return next((k for k in links if _same_host(sender, k.get("from", "")) and _same_host(receiver, k.get("to", ""))),
+                None)
+
+
+#: Why a row between hosts has no peak when the run recorded no links (a site launcher's run, an older run).
+NOT_RECORDED = ("peak unknown: the run recorded no link between its hosts (xferlab reads them where it starts the "
+                "ranks with --hosts)")
+
+
+def network_peak(test: str, pairs: Optional[list[tuple[str, str]]], links: Optional[list[dict[str, Any]]]
+                 ) -> tuple[Optional[float], str]:
+    """The link peak of a bandwidth row between hosts: bw's and mbw_mr's one direction (every pair of mbw_mr from
+    the same host to the same host: their sum crosses that link), bibw's two directions summed (full duplex:
+    each direction against its own link); (None, why) otherwise."""
+    if links is None:
+        return None, NOT_RECORDED
+    if not pairs:
+        return None, "peak unknown: the ranks' hosts are not recorded"
+    if len(set(pairs)) > 1:
+        return None, (f"peak unknown: {test}'s pairs cross {len(set(pairs))} host pairs; each its own link, which "
+                      "the slowest pair's window does not apportion")
+    sender, receiver = pairs[0]
+    if _same_host(sender, receiver):
+        return None, "no link: ranks on one host exchange messages through shared memory"
+    ways = [(sender, receiver), (receiver, sender)] if both_ways("network", test) else [(sender, receiver)]
+    found = [_link_between(links, a, b) for a, b in ways]
+    for (a, b), link in zip(ways, found):
+        if link is None:
+            return None, f"peak unknown: the run recorded no link from {a} to {b}"
+        if link.get("status") != hw.KNOWN:
+            return None, link.get("reason") or f"peak unknown: the link from {a} to {b}"
+    rate = sum(k["bytes_per_second"] for k in found)
+    if len(found) == 1:
+        return rate, found[0]["reason"]
+    return rate, ("both directions at once, full duplex: each against its own link, the sum against both ("
+                  + "; ".join(k.get("brief") or k["reason"] for k in found) + "; each link's source in the run's peaks)")
+
+
+def network_rows(rows: list[dict[str, Any]], peaks: Optional[dict[str, Any]] = None,
+                 pairs: Optional[list[Optional[list[tuple[str, str]]]]] = None) -> list[dict[str, Any]]:
     """MPI bandwidth rows (changed in place and returned) with their counting rule, a bibw row's bandwidth per
-    direction beside OSU's sum, and the peak: none within a host (shared memory), unknown between hosts
-    (which interface the MPI took is not recorded)."""
+    direction beside OSU's sum, and the peak: none within a host (shared memory); between hosts the links the
+    run recorded (``peaks["network"]``, measure/mpi_hosts.py) for the hosts of the row's ranks (``pairs``, one
+    entry per row: :func:`crossings`), else "peak unknown" with the reason."""
     from .conventions import counting
 
-    for row in rows:
+    links = (peaks or {}).get("network")
+    for i, row in enumerate(rows):
         row["counting"] = counting("network", row.get("test"))
         if row["counting"] is None:
             continue
@@ -159,7 +219,9 @@ def network_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for stat in ("mean", "median"):
                 value = row.get(f"{stat}_bytes_per_second")
                 row[f"direction_{stat}_bytes_per_second"] = value / 2 if value else None
-        source = ("no link: ranks on one host exchange messages through shared memory" if row.get("pair") == "intra-node"
-                  else "peak unknown: the network interface the MPI used is not recorded")
-        row.update(peak_fields(None, None, source))
+        if row.get("pair") == "intra-node":
+            rate, source = None, "no link: ranks on one host exchange messages through shared memory"
+        else:
+            rate, source = network_peak(row["test"], pairs[i] if pairs and i < len(pairs) else None, links)
+        row.update(peak_fields(row.get("mean_bytes_per_second"), rate, source))
     return rows

@@ -19,8 +19,8 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     from ..plots.measured import plot_network
 
     rid = run["run_id"]
-    table = summary(rows)
     hosts = (run.get("summary") or {}).get("hosts") or []
+    table = summary(rows, (run.get("inventory") or {}).get("peaks") or {}, hosts)
     mpi = (run.get("summary") or {}).get("mpi") or {}
     section = Section(f"Network: MPI between ranks (run {rid})", f"run-{rid}-network",
                       [f"recorded by `{command_of(run)}` at {run['started_utc']} UTC",
@@ -53,7 +53,7 @@ def network_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                     ("mean_bytes_per_second", "bandwidth (OSU)"),
                                     ("direction_mean_bytes_per_second", "each way"), ("median_bytes_per_second", "median"),
                                     ("best_bytes_per_second", "best"), ("messages_per_second", "messages/s"),
-                                    ("count", "n")], bw,
+                                    ("fraction_of_peak", "% of peak"), ("count", "n")], bw,
                                     counting_notes("network", bw) + [f"peak: {p}" for p in
                                                                      dict.fromkeys(t["peak_source"] for t in bw)]))
     coll = [t for t in table if t["test"] in COLLECTIVES and t["test"] not in NONBLOCKING]

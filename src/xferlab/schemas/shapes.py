@@ -126,7 +126,7 @@ SHAPES = {
              "compute_mean_seconds? pure_mean_seconds? overlap? rma_sync? rma_window? buffers? pair_hosts? "
              "counting direction_mean_bytes_per_second? direction_median_bytes_per_second? hardware_peak_bytes_per_second? "
              "fraction_of_peak? peak_source?",
-        top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped? conventions",
+        top=f"{MEASURED} overview mpi? hosts? device? buffer_node? points_skipped? conventions peaks",
         nested={"overview": "pair path latency_size_bytes latency_mean_seconds latency_median_seconds "
                             "bandwidth_size_bytes bandwidth_mean_bytes_per_second best_bytes_per_second",
                 "hosts": "rank host cpus"}),
