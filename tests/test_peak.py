@@ -149,7 +149,7 @@ def fake_dmidecode(folder: Path, output: str, code: int = 0) -> dict[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "output.txt").write_text(output)
     tool = folder / "dmidecode"
-    tool.write_text(f"#!/bin/sh\n[ \"$1 $2\" = '-t memory' ] || exit 9\n"
+    tool.write_text("#!/bin/sh\n[ \"$1 $2\" = '-t memory' ] || exit 9\n"
                     + (f"cat '{folder / 'output.txt'}'\n" if code == 0 else f"echo 'Permission denied' >&2; exit {code}\n"))
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
