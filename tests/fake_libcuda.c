@@ -74,6 +74,11 @@ CUresult cuDeviceGetAttribute(int* v, int a, int d) {
     case 41: case 83: case 19: *v = 1; break;
     case 89: *v = getenv("FAKE_CUDA_NO_CMA") ? 0 : 1; break;
     case 33: *v = 0x65; break;
+    /* CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz) and GLOBAL_MEMORY_BUS_WIDTH (bits): 0 (not reported) unless
+       FAKE_CUDA_MEMORY="kHz bits" gives them, as an H200's driver does: "3201000 6016" */
+    case 36: *v = getenv("FAKE_CUDA_MEMORY") ? atoi(getenv("FAKE_CUDA_MEMORY")) : 0; break;
+    case 37: *v = getenv("FAKE_CUDA_MEMORY") && strchr(getenv("FAKE_CUDA_MEMORY"), ' ')
+                  ? atoi(strchr(getenv("FAKE_CUDA_MEMORY"), ' ') + 1) : 0; break;
     default: *v = 0;
   }
   return OK;

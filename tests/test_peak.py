@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def fake_dmidecode(folder: Path, output: str, code: int = 0) -> dict[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "output.txt").write_text(output)
     tool = folder / "dmidecode"
-    tool.write_text(f"#!/bin/sh\n[ \"$1 $2\" = '-t memory' ] || exit 9\n"
+    tool.write_text("#!/bin/sh\n[ \"$1 $2\" = '-t memory' ] || exit 9\n"
                     + (f"cat '{folder / 'output.txt'}'\n" if code == 0 else f"echo 'Permission denied' >&2; exit {code}\n"))
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
@@ -242,3 +243,131 @@ def test_measure_memory_records_the_dram_peak_from_dmidecode(cli, tmp_path):
     denied = json.loads(cli(*args, "--json", env=fake_dmidecode(tmp_path / "denied", "", code=1), check=0)[1])
     assert denied["results"][0]["fraction_of_peak"] is None
     assert denied["peaks"]["dram"]["reason"].startswith("peak unknown: dmidecode -t memory failed (exit 1")
+
+
+def test_the_device_matrix_shows_each_host_copys_percent_of_peak_in_the_terminal(cli, tmp_path, fake_cuda):
+    """`measure device --matrix` on the stand-in GPU on a faked Gen5 x16 link: each h2d and d2h cell of the terminal's
+    grids reads "<median> (<%> of peak)" as --json's fields give it (the one formatter the report shows it with,
+    peak.cell); the device's own d2d cell crosses no link and shows its median alone."""
+    from xferlab.units import format_rate
+
+    root = fake_link(tmp_path / "root", "32.0 GT/s PCIe", "16")
+    env = {"XFERLAB_CUDA_LIBRARY": fake_cuda, "XFERLAB_STATE_ROOT": str(root)}
+    args = ["measure", "device", "--matrix", "--backend", "cuda", "--sizes", "4MiB", "--iterations", "3", "--min-time", "0",
+            "--store", tmp_path / "s.duckdb"]
+    code, out, err = cli(*args, env=env)
+    assert code == 0, err
+    doc = json.loads(cli(*args, "--json", env=env)[1])
+    by = {(c["direction"], c["src"], c["dst"]): c for c in doc["results"]}
+    for key in (("h2d", "host", "#0"), ("d2h", "#0", "host")):
+        c = by[key]
+        assert c["peak_source"].startswith("pcie5x16") and 0 < c["fraction_of_peak"]
+        assert peak.cell(c["median_bytes_per_second"], "bytes_per_second", c["fraction_of_peak"]) == \
+            f"{format_rate(c['median_bytes_per_second'])} ({peak.percent(c['fraction_of_peak'])} of peak)"
+    # the table run's own cells: a figure and its % in every host copy's cell, none in the device's own copy's
+    grids = re.findall(r"│ (host|#0) +│ +(.+?) +│", out)
+    shown = {src: text for src, text in grids[:2]}  # host to device, then device to host
+    for text in shown.values():
+        assert re.fullmatch(r"\d[\d.]* [GM]B/s \(\d+\.\d % of peak\)", text), shown
+    d2d = grids[2][1]
+    assert "of peak" not in d2d and re.fullmatch(r"\d[\d.]* [GM]B/s", d2d), grids
+    assert "link peak: pcie5x16, the current link in sysfs 0000:65:00.0" in out
+
+
+# -- measure kernels: device memory and kernels on host memory ---------------------------------------
+
+H200 = {"backend": "cuda", "index": 0, "type": "gpu", "memory_clock_rate_hz": 3201e6, "memory_bus_width_bits": 6016}
+
+
+def test_the_device_memory_peak_is_clock_x_2_x_width_by_hand():
+    """An H200 as CUDA's driver reports it (docs/gpu.md): a 3201 MHz memory clock, 6016 bits. By hand: double data
+    rate, 3201e6 x 2 = 6402e6 transfers a second, each 6016 / 8 = 752 B wide: 6402e6 x 752 = 4.814304e12 B/s."""
+    found = hw.device_memory(H200)
+    assert found["status"] == hw.KNOWN and found["bytes_per_second"] == 4.814304e12
+    assert found["reason"] == ("cuda #0's memory: 3201 MHz x 2 (double data rate) x 6016 bits / 8 = 4814 GB/s (the "
+                               "runtime's memory clock and bus width)")
+    opencl = hw.device_memory({"backend": "opencl", "index": 1, "type": "gpu"})
+    assert opencl["status"] == hw.UNKNOWN and "the opencl runtime gives no memory clock and bus width" in opencl["reason"]
+    zero = hw.device_memory({**H200, "memory_bus_width_bits": 0})
+    assert zero["status"] == hw.UNKNOWN and zero["reason"].startswith("peak unknown:")
+    cpu = hw.device_memory({"backend": "opencl", "index": 0, "type": "cpu"})
+    assert cpu["status"] == hw.UNKNOWN and "CPU device, its memory the host's DRAM" in cpu["reason"]
+
+
+def test_a_kernel_on_mapped_pinned_memory_is_held_against_the_link_for_its_read_write_mix(tmp_path):
+    """BabelStream's bytes of a kernel on CUDA's mapped pinned memory all cross the link: read and dot only read
+    (the DMA read limit), copy and mul read as much as they write (twice the full-duplex rate, as a bidir copy),
+    add and triad read two arrays for one written: (2 + 1) / max(2 / read limit, 1 / write limit)."""
+    link = hw.pcie_link(ADDRESS, fake_link(tmp_path, "32.0 GT/s PCIe", "16"))
+    model = resolve("pcie5x16" + peak.UPPER_BOUND)
+    size = 256 * 2**20
+    read, write, both = (float(model.data_rate([size], op)[0]) for op in ("read", "write", "readwrite"))
+    assert write < read  # the read direction binds a triad: 2 / read > 1 / write
+    expected = {"read": read, "dot": read, "copy": 2 * both, "mul": 2 * both, "add": 1.5 * read, "triad": 1.5 * read}
+    for kernel, rate in expected.items():
+        top, source = peak.kernel_link_peak(link, kernel, size)
+        assert top == pytest.approx(rate), kernel
+        assert source.startswith("pcie5x16, the current link in sysfs") and "mapped pinned host memory" in source
+    assert "an upper bound" in peak.kernel_link_peak(link, "triad", size)[1]
+    unknown = hw.pcie_link(ADDRESS, fake_link(tmp_path / "bad", "fast", "16"))
+    assert peak.kernel_link_peak(unknown, "copy", size) == (None, unknown["reason"])
+
+
+def test_kernels_rows_are_held_against_device_memory_or_the_link_only_where_the_bytes_go_there(tmp_path):
+    from xferlab.measure.kernel_results import with_peaks
+
+    link = hw.pcie_link(ADDRESS, fake_link(tmp_path, "32.0 GT/s PCIe", "16"))
+    peaks = {"link": link, "device_memory": hw.device_memory(H200)}
+    size = 256 * 2**20
+
+    def point(memory, kernel="triad", best=2.4e12, size_class="memory"):
+        return {"kernel": kernel, "memory": memory, "size_bytes": size, "best_bytes_per_second": best,
+                "array_size_class": size_class}
+
+    stream = [point("device"), point("pinned", best=40e9), point("managed"), point("device", size_class="cache-resident"),
+              {"kernel": "spmv", "memory": "device", "best_bytes_per_second": 1e11}]
+    align = [{"direction": "h2d", "size_bytes": 2**24, "median_bytes_per_second": 50e9}]
+    d2d = [{"path": "runtime", "median_bytes_per_second": 1e10}, {"path": "staged", "median_bytes_per_second": 1e10}]
+    got = with_peaks({"stream": stream, "align": align, "d2d": d2d}, peaks, "cuda")
+    device, pinned, managed, small, spmv = got["stream"]
+    assert device["hardware_peak_bytes_per_second"] == 4.814304e12
+    assert device["fraction_of_peak"] == pytest.approx(2.4e12 / 4.814304e12)
+    top, _ = peak.kernel_link_peak(link, "triad", size)
+    assert pinned["hardware_peak_bytes_per_second"] == top and pinned["fraction_of_peak"] == pytest.approx(40e9 / top)
+    assert managed["fraction_of_peak"] is None and managed["peak_source"].startswith("peak unknown: managed memory")
+    assert small["fraction_of_peak"] is None and "cache-resident" in small["peak_source"]
+    assert "fraction_of_peak" not in spmv
+    (copy,) = got["align"]  # an aligned copy is a DMA copy over the link, as `measure device`'s
+    assert copy["hardware_peak_bytes_per_second"] == peak.link_peak(link, "h2d", 2**24)[0]
+    assert [r["peak_source"].split(":")[0] for r in got["d2d"]] == ["peak unknown", "peak unknown"]
+    # OpenCL's pinned memory: where the kernel's accesses go is the runtime's; a CPU device has no link
+    (ocl,) = peak.kernel_rows([point("pinned")], peaks, "opencl")
+    assert ocl["fraction_of_peak"] is None and "CL_MEM_ALLOC_HOST_PTR" in ocl["peak_source"]
+    cpu = {"type": "cpu", "backend": "opencl", "pci_bus_id": ""}
+    on_cpu = peak.kernel_rows([point("pinned"), point("device")], peak.record("kernels", cpu), "opencl")
+    assert on_cpu[0]["peak_source"].startswith("no link: a CPU device")
+    assert on_cpu[1]["peak_source"].startswith("peak unknown: opencl #? is a CPU device")
+
+
+def test_measure_kernels_shows_the_device_memory_and_link_peaks(cli, tmp_path, fake_cuda):
+    """The stand-in GPU with an H200's memory clock and width (FAKE_CUDA_MEMORY) on a faked Gen5 x16 link: device
+    memory rows against 4.81 TB/s, mapped pinned rows against the link for their mix, in the table and --json."""
+    root = fake_link(tmp_path / "root", "32.0 GT/s PCIe", "16")
+    env = {"XFERLAB_CUDA_LIBRARY": fake_cuda, "XFERLAB_STATE_ROOT": str(root), "FAKE_CUDA_MEMORY": "3201000 6016"}
+    args = ["measure", "kernels", "--backend", "cuda", "--memory", "device,pinned", "--kernels", "copy,triad,read",
+            "--widths", "1", "--size", "1MiB", "--iterations", "3", "--store", tmp_path / "s.duckdb"]
+    code, out, err = cli(*args, env=env)
+    assert code == 0, err
+    assert "best, % of peak" in out
+    assert "device memory peak: cuda #0's memory: 3201 MHz x 2 (double data rate) x 6016 bits / 8 = 4814 GB/s" in out
+    doc = json.loads(cli(*args, "--json", env=env)[1])
+    assert doc["peaks"]["device_memory"]["bytes_per_second"] == 4.814304e12
+    rows = {(r["memory"], r["kernel"]): r for r in doc["results"]}
+    assert set(rows) == {(m, k) for m in ("device", "pinned") for k in ("copy", "triad", "read")}
+    for (memory, kernel), row in rows.items():
+        if row["array_size_class"] not in (None, "memory"):  # 1 MiB arrays fit a cache the stand-in reports
+            assert row["fraction_of_peak"] is None and "not held against a peak" in row["peak_source"]
+            continue
+        top = 4.814304e12 if memory == "device" else peak.kernel_link_peak(doc["peaks"]["link"], kernel, row["size_bytes"])[0]
+        assert row["hardware_peak_bytes_per_second"] == pytest.approx(top)
+        assert row["fraction_of_peak"] == pytest.approx(row["best_bytes_per_second"] / top)

@@ -49,6 +49,11 @@ def test_stored_memory_and_device_matrices_are_reported_as_grids(cli, tmp_path):
     assert cli(*plain, "--store", store, check=0)[0] == 0
     memory = json.loads(cli("measure", "memory", "--matrix", "--size", f"{size}B", "--iterations", "2", "--json",
                             "--store", store, env=env, check=0)[1])
+    # the terminal's grid shows the bandwidth cell with its % of the DRAM peak, as the report does (peak.cell)
+    code, out, err = cli("measure", "memory", "--matrix", "--size", f"{size}B", "--iterations", "2", env=env)
+    assert code == 0, err
+    assert re.search(r"│ +0 │ +\d[\d.]* [GM]B/s \(\d+\.\d % of peak\) │", out), out
+    assert re.search(r"│ +0 │ +\d[\d.]* [nµm]s │", out), out  # a latency has no peak
     device = json.loads(cli("measure", "device", "--matrix", "--platform", "Portable", "--sizes", "1MiB", "--iterations",
                             "3", "--min-time", "0", "--json", "--store", store, env=TWO, check=0)[1])
     report = tmp_path / "r.html"

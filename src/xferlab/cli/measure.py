@@ -171,10 +171,9 @@ def memory_matrix(given: list[str], kernels: str, size: Optional[str], first_tou
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path), "machine_state": outcome.machine_state,
                     **{k: result[k] for k in ("matrices", "conventions", "peaks", "failures", "unvalidated_samples")}})
     else:
-        for m in result["matrices"]:
-            show = or_dash(format_time if m["test"] == "latency" else format_rate)
-            emit("measure memory", mx.grid_rows(m),
-                 [Column("cpu_node", "CPU node"), *(Column(n, f"memory node {n}", show, no_wrap=True) for n in m["memory_nodes"])],
+        for m in result["matrices"]:  # each bandwidth cell with its % of the DRAM peak, as the report shows it
+            emit("measure memory", mx.shown_rows(m, result["cells"]),
+                 [Column("cpu_node", "CPU node"), *(Column(n, f"memory node {n}", no_wrap=True) for n in m["memory_nodes"])],
                  "table", title=mx.title(m, chase, plan.array_bytes))
         for note in notes:
             (stderr if note.startswith(("failed", "skipped")) else stdout).print(note, highlight=False)

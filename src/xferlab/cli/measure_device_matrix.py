@@ -73,16 +73,12 @@ def run_matrix(ctx: typer.Context, backend: str, platform: Optional[str], kinds:
     conclude(outcome, fmt)
 
 
-def _rate(value) -> str:
-    return value if isinstance(value, str) else format_rate(value)
-
-
 def print_matrix(cells: list[dict], totals: list[dict], plan: dm.MatrixPlan) -> None:
     for direction in dm.MATRIX_DIRECTIONS:
-        columns, rows = dm.grid(cells, direction)
+        columns, rows = dm.shown_grid(cells, direction)  # each cell with its % of the link's peak, as the report
         t = next(t for t in totals if t["direction"] == direction)
         emit("measure device --matrix", rows, [Column("src", "from \\ to", justify="left"),
-                                                *[Column(c, c, _rate, no_wrap=True) for c in columns]], "table",
+                                                *[Column(c, c, no_wrap=True) for c in columns]], "table",
              title=f"{dm.title(direction, plan)} ({dm.totals_text(t)})")
     own = [c for c in cells if c["direction"] == "d2d" and c["src"] == c["dst"]]
     if any(c.get("kernel_median_bytes_per_second") for c in own):

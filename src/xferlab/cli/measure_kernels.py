@@ -13,7 +13,9 @@ import typer
 
 from ..errors import BadValue
 from ..measure import checks
-from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
+from ..measure import peak
+from ..measure.kernel_results import (align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary,
+                                      with_peaks)
 from ..measure.kernels import KERNELS, OFFSETS, KernelPlan, rows_of, steps
 from ..measure.conventions import footer, metadata
 from ..measure.results import failures as failed_steps, notes as failure_notes, unvalidated_total
@@ -95,6 +97,9 @@ def kernels(ctx: typer.Context,
     """Device STREAM, kernels on host memory, scaling, first-touch faults, copies by alignment, SpMV.
 
     OpenCL runs all of it; CUDA the STREAM kernels (width 1) and --faults on managed memory.
+    Each STREAM point's best launch is held against the device memory's peak (CUDA: memory clock x 2 x bus
+    width) or, on CUDA's mapped pinned memory, the PCIe link's, and an --align copy against the link; else
+    "peak unknown" or "no link" with the reason (docs/measure.md).
     Exit code 0 when every step ran, 1 when every step failed, 3 when some did (results kept)."""
     fmt = output_format(json_, csv_)
     from ..measure.spmv import names_a_file
@@ -153,7 +158,8 @@ STREAM_COLUMNS = [
     Column("array_size_class", "size class", lambda v: v or "unknown", justify="left"),
     Column("best_bytes_per_second", "best", _rate, no_wrap=True),
     Column("median_bytes_per_second", "median", _rate, no_wrap=True), interval_column("median_ci", fmt=format_rate),
-    Column("count", "n"),
+    Column("hardware_peak_bytes_per_second", "peak", _rate, no_wrap=True),
+    Column("fraction_of_peak", "best, % of peak", peak.percent, no_wrap=True), Column("count", "n"),
 ]
 SCALING_COLUMNS = [
     Column("memory", "memory", justify="left"), Column("kernel", "kernel", justify="left"), Column("width", "width"),
@@ -171,7 +177,9 @@ ALIGN_COLUMNS = [
     Column("direction", "direction", justify="left"), Column("allocator", "allocator", justify="left"),
     Column("offset_bytes", "offset"), Column("median_bytes_per_second", "median", _rate, no_wrap=True),
     Column("best_bytes_per_second", "best", _rate, no_wrap=True),
-    Column("relative_to_runtime_aligned", "x runtime, offset 0", _ratio), Column("count", "n"),
+    Column("relative_to_runtime_aligned", "x runtime, offset 0", _ratio),
+    Column("hardware_peak_bytes_per_second", "link peak", _rate, no_wrap=True),
+    Column("fraction_of_peak", "median, % of peak", peak.percent, no_wrap=True), Column("count", "n"),
 ]
 D2D_COLUMNS = [
     Column("path", "path", justify="left"), Column("device_index", "from"), Column("peer_index", "to"),
@@ -194,7 +202,8 @@ def results(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
-    got = results(outcome.rows)
+    peaks = peak.of(outcome)
+    got = with_peaks(results(outcome.rows), peaks, plan.backend)  # % of the device memory's or the link's peak
     plots = []
     if plot and (got["stream"] or got["spmv"]):
         from ..plots.measured import plot_kernels
@@ -208,14 +217,14 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
     notes += failure_notes(failed_steps(outcome))
     notes += [f"plot: {p}" for p in plots]
     counted = [r.get("kernel") for r in got["stream"]] + [r.get("direction") for r in got.get("align") or []]
-    if counted:  # what each bandwidth counts (measure/conventions.py)
-        notes += footer("kernels", counted)
+    if counted:  # what each bandwidth counts (measure/conventions.py), and the peaks they are held against
+        notes += footer("kernels", counted) + peak.lines(peaks) + peak.unknown_notes(got["stream"] + got["align"], peaks)
     if fmt != "table":
         emit("measure kernels", got["stream"] + got["spmv"], [Column(k, k) for k in dict.fromkeys(
              k for r in got["stream"] + got["spmv"] for k in r)], fmt, notes=notes,
              extra={"run_id": outcome.run_id, "store": str(outcome.store_path),
                     "machine_state": outcome.machine_state, "device": plan.info,
-                    "conventions": metadata("kernels", counted),
+                    "conventions": metadata("kernels", counted), "peaks": peaks,
                     **{k: v for k, v in got.items() if k not in ("stream", "spmv")},
                     "failures": failed_steps(outcome), "unvalidated_samples": unvalidated_total(outcome),
                     "plots": [str(p) for p in plots]})

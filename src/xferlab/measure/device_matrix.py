@@ -209,8 +209,7 @@ def with_peaks(all_cells: list[dict[str, Any]], peaks: dict[str, Any]) -> list[d
     for c in all_cells:
         device = c["dst_device"] if c["direction"] == "h2d" else c["src_device"]
         if c["direction"] == "d2d" and c["src_device"] != c["dst_device"]:
-            top, source = None, ("peak unknown: the path between two devices (peer-to-peer over PCIe or NVLink, or "
-                                 "staged through the host) is not recorded")
+            top, source = None, peak.BETWEEN_DEVICES
         else:
             link = links.get(str(device)) or (peaks.get("link") if not links else None) or {}
             top, source = peak.link_peak(link, c["direction"], c["size_bytes"])
@@ -244,6 +243,17 @@ def grid(all_cells: list[dict[str, Any]], direction: str) -> tuple[list[str], li
                 row[c["dst"]] = c["median_bytes_per_second"] if c["status"] == "measured" else "N/A"
         rows.append(row)
     return columns, rows
+
+
+def shown_grid(all_cells: list[dict[str, Any]], direction: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The matrix of ``direction`` as the terminal and the report show it: :func:`grid`'s rows with each measured
+    cell's median and its % of the peak of the link it crossed beside (measure/peak.py's cell), where one is known."""
+    from .peak import cell
+
+    columns, rows = grid(all_cells, direction)
+    fraction = {(c["src"], c["dst"]): c.get("fraction_of_peak") for c in all_cells if c["direction"] == direction}
+    return columns, [{"src": r["src"], **{d: cell(r.get(d), "bytes_per_second", fraction.get((r["src"], d)))
+                                          for d in columns}} for r in rows]
 
 
 TITLES = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}

@@ -144,3 +144,20 @@ def overview(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 row[f"{kernel}_at"] = f"{best['type']} x{best['width']}, {best['groups']} groups"
         out.append(row)
     return out
+
+
+def with_peaks(got: dict[str, list[dict[str, Any]]], peaks: dict[str, Any], backend: str) -> dict[str, list[dict[str, Any]]]:
+    """A kernels run's summaries (``stream``, ``align``, ``d2d``; changed in place and returned) with the peak
+    fields every bandwidth row carries (measure/peak.py), from the ``peaks`` the run recorded: a STREAM point
+    against its device memory's peak or, on mapped pinned host memory, the link (peak.kernel_rows); an aligned
+    copy, a DMA copy over the device's link, against the link as `measure device`'s copies (its median); a copy
+    between two devices has none."""
+    from . import peak
+
+    peak.kernel_rows(got.get("stream") or [], peaks, backend)
+    peak.device_rows(got.get("align") or [], peaks, "median_bytes_per_second", "size_bytes")
+    for row in got.get("d2d") or []:
+        row.update(peak.peak_fields(None, None, peak.BETWEEN_DEVICES if row.get("path") == "runtime" else
+                                    "peak unknown: staged through pinned host memory over both devices' links, and the "
+                                    "peer's link is not recorded"))
+    return got

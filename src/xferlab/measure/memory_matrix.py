@@ -139,6 +139,19 @@ def grid_rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
             for c, values in zip(matrix["cpu_nodes"], matrix["values"])]
 
 
+def shown_rows(matrix: dict[str, Any], cell_rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`grid_rows` as the terminal and the report show them: each cell's figure as text, a bandwidth cell's
+    % of the DRAM peak beside where one is known (measure/peak.py's cell; ``cell_rows_``: :func:`cell_rows` with
+    :func:`with_peaks`), "–" where the cell was not measured."""
+    from .peak import cell
+
+    unit = "seconds" if matrix["test"] == "latency" else "bytes_per_second"
+    fraction = {(r["cpu_node"], r["memory_node"]): r.get("fraction_of_peak") for r in cell_rows_
+                if r["test"] == matrix["test"]}
+    return [{"cpu_node": row["cpu_node"], **{n: cell(row[n], unit, fraction.get((row["cpu_node"], n)))
+                                             for n in matrix["memory_nodes"]}} for row in grid_rows(matrix)]
+
+
 def refuse(given: list[str]) -> None:
     """One line for the first option of ``given`` (the flags on the command line) that --matrix cannot honour."""
     for flag in given:

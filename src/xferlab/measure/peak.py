@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from ..system import peaks as hw
+from ..units import format_rate, format_time
 from .conventions import both_ways
 
 PEAK = "hardware_peak_bytes_per_second"
@@ -34,13 +35,16 @@ OPS = {"h2d": "read", "d2h": "write", "bidir": "readwrite"}
 def record(suite: str, device: Optional[dict[str, Any]] = None,
            devices: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
     """What a run of ``suite`` is held against, read now: the device's link (and, for a run over several
-    ``devices``, a device matrix's, each one's link by its index), or the DRAM (with the number of memory
-    nodes: one node's share of the machine's channels is not known from SMBIOS)."""
+    ``devices``, a device matrix's, each one's link by its index; for `measure kernels` also its own memory's
+    peak), or the DRAM (with the number of memory nodes: one node's share of the machine's channels is not
+    known from SMBIOS)."""
     if suite == "device":
         found = {"link": hw.device_link(device or {})}
         if devices:
             found["links"] = {str(d.get("index")): hw.device_link(d) for d in devices}
         return found
+    if suite == "kernels":  # kernels on host memory cross the device's link; on its own memory, that memory's peak
+        return {"link": hw.device_link(device or {}), "device_memory": hw.device_memory(device or {})}
     if suite == "memory":
         from ..system.inventory import memory_nodes
 
@@ -88,6 +92,84 @@ def peak_fields(value: Optional[float], peak: Optional[float], source: str) -> d
     return {PEAK: peak, "fraction_of_peak": value / peak if value and peak else None, "peak_source": source}
 
 
+#: A copy between two devices: which path joins them is not recorded, so no peak (the device matrix, kernels --peer).
+BETWEEN_DEVICES = ("peak unknown: the path between two devices (peer-to-peer over PCIe or NVLink, or staged through "
+                   "the host) is not recorded")
+
+#: BabelStream's kernels as (arrays read, arrays written) per element; their sum is its byte count
+#: (sizeclass.DEVICE_ARRAYS). dot's and read's few bytes of partial sums per work-group are left out.
+MIX = {"copy": (1, 1), "mul": (1, 1), "add": (2, 1), "triad": (2, 1), "dot": (2, 0), "read": (1, 0)}
+
+
+def kernel_link_peak(link: dict[str, Any], kernel: str, size: float) -> tuple[Optional[float], str]:
+    """The most BabelStream bytes a second that ``kernel`` on mapped host memory can move over ``link`` (arrays
+    of ``size`` bytes): every byte crosses the link, a read as the device's DMA read of host memory, a write as
+    its DMA write. Reads only (dot, read): the model's read limit. As many read as written (copy, mul): both
+    directions at once, twice the full-duplex rate, as a bidir copy. Two read for one written (add, triad): each
+    direction carries at most its one-way limit R (read) and W (write), so the kernel moves at most
+    (r + w) / max(r / R, w / W), an upper bound (the model has no 2:1 mix; the read direction is the one that
+    binds). Each at the model's full-size TLPs for ``size``: a kernel's loads may travel in smaller requests."""
+    if not link or link.get("status") != hw.KNOWN:
+        return None, (link or {}).get("reason") or "peak unknown: the run recorded no link"
+    reads, writes = MIX[kernel]
+    model = _link(link["preset"])
+
+    def rate(op: str) -> float:
+        return float(model.data_rate([float(size)], op)[0])
+
+    if not writes:
+        top, how = rate("read"), "reads only: the DMA read limit"
+    elif reads == writes:
+        top, how = 2 * rate("readwrite"), "as much read as written: both directions at once, twice the full-duplex rate"
+    else:
+        top = (reads + writes) / max(reads / rate("read"), writes / rate("write"))
+        how = (f"{reads} arrays read for {writes} written: (r + w) / max(r / read limit, w / write limit), an upper "
+               "bound (each direction at its one-way limit)")
+    return top, (f"{link['reason']}; a kernel on mapped pinned host memory, every BabelStream byte over the link: the "
+                 f"PCIe model's payload limit ({link['preset']}{UPPER_BOUND}), {how}")
+
+
+#: Why a kernel on a kind of host memory has no link peak: where its accesses go is the runtime's choice.
+HOST_KINDS = {
+    "pinned": "an OpenCL CL_MEM_ALLOC_HOST_PTR buffer: the runtime may keep the kernel's copy in device memory or "
+              "read host memory over the link, and does not say which",
+    "host": "CL_MEM_USE_HOST_PTR over the application's pages: the runtime may cache them in device memory or read "
+            "them over the link, and does not say which",
+    "svm-coarse": "shared virtual memory: the runtime may migrate its pages or access them over the link",
+    "svm-fine": "shared virtual memory: the runtime may migrate its pages or access them over the link",
+    "managed": "migrated by the driver page by page on demand: the kernel does not stream it over the link",
+    "managed-prefetch": "prefetched to the device, but where its pages are during a launch is the driver's "
+                        "migration, not recorded",
+}
+
+
+def kernel_rows(rows: list[dict[str, Any]], peaks: dict[str, Any], backend: str) -> list[dict[str, Any]]:
+    """`measure kernels` STREAM rows (changed in place and returned) with the peak of what their bytes crossed,
+    the best launch against it: device memory against its own peak (the runtime's clock and bus width); CUDA's
+    pinned memory (mapped, cuMemHostAlloc with DEVICEMAP: every load and store goes over the link) against the
+    link for the kernel's read/write mix (:func:`kernel_link_peak`); on a CPU device the host memory kinds are
+    "no link"; elsewhere "peak unknown" with the reason. Arrays that fit the device's cache are not held against
+    either. SpMV rows get none."""
+    link, memory = peaks.get("link") or {}, peaks.get("device_memory") or {}
+    for row in rows:
+        kernel, kind, top = row.get("kernel"), row.get("memory"), None
+        if kernel not in MIX:
+            continue
+        if row.get("array_size_class") not in (None, "memory"):
+            source = (f"not held against a peak: the arrays are {row['array_size_class']} (STREAM's rule: 4x the "
+                      "last-level cache)")
+        elif kind == "device":
+            top, source = memory.get("bytes_per_second"), memory.get("reason") or "peak unknown: the run recorded none"
+        elif link.get("status") == hw.NO_LINK:
+            source = link["reason"]
+        elif kind == "pinned" and backend == "cuda":
+            top, source = kernel_link_peak(link, kernel, row.get("size_bytes") or 0)
+        else:
+            source = f"peak unknown: {kind} memory, {HOST_KINDS.get(kind, 'not a kind xferlab places')}"
+        row.update(peak_fields(row.get("best_bytes_per_second"), top, source))
+    return rows
+
+
 def device_rows(rows: list[dict[str, Any]], peaks: dict[str, Any], value_key: str, size_key: str) -> list[dict[str, Any]]:
     """Copies' rows (a summary's or an overview's; changed in place and returned) with the peak of the link
     they crossed for their size, and a bidir row's bandwidth per direction beside its sum."""
@@ -132,7 +214,7 @@ def memory_rows(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[dict[
 def lines(peaks: dict[str, Any]) -> list[str]:
     """What a table's footer and the report say about the peaks: the source, and any warning."""
     out = []
-    for name, what in (("link", "link"), ("dram", "DRAM")):
+    for name, what in (("link", "link"), ("device_memory", "device memory"), ("dram", "DRAM")):
         found = peaks.get(name)
         if found:
             out.append(f"{what} peak: {found.get('reason')}")
@@ -140,9 +222,27 @@ def lines(peaks: dict[str, Any]) -> list[str]:
     return out
 
 
+def unknown_notes(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> list[str]:
+    """Why rows have no % of peak, each reason once, leaving out what :func:`lines` already says of ``peaks``."""
+    said = " ".join(lines(peaks))
+    return [f"% of peak: {source}" for source in dict.fromkeys(
+        r.get("peak_source") for r in rows if "peak_source" in r and r.get("fraction_of_peak") is None)
+        if source and source not in said]
+
+
 def percent(value: Optional[float]) -> str:
     """A fraction of peak as people read it: ``73.2 %``; "–" when there is none."""
     return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def cell(value: Any, unit: str, fraction: Optional[float]) -> str:
+    """A matrix cell as the terminal and the report show it: the figure (``seconds`` or ``bytes_per_second``)
+    with its % of peak beside where one is known, ``54.50 GB/s (94.0 % of peak)``; "–" where nothing was
+    measured, a text (N/A) as it is."""
+    if not isinstance(value, (int, float)):
+        return "–" if value is None else str(value)  # not measured (memory), N/A (device)
+    text = format_time(value) if unit == "seconds" else format_rate(value)
+    return text if fraction is None else f"{text} ({percent(fraction)} of peak)"
 
 
 def crossings(ranks: list[Any], hosts: Optional[list[dict[str, Any]]]) -> list[Optional[list[tuple[str, str]]]]:

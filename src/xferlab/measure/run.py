@@ -94,11 +94,11 @@ def measure(command: str, steps: list[Step], convert: Converter, suite: str, par
             store_path: Optional[Path], timeout: float, budget: Optional[float] = None,
             extra_inventory: Optional[dict[str, Any]] = None,
             extra_summary: Optional[Callable[[list[StepResult]], dict[str, Any]]] = None) -> RunOutcome:
-    """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr. A memory or
-    device run records the peaks its bandwidths are held against with its inventory (measure/peak.py).
+    """Run ``steps`` as one recorded run. Progress, and a line per finished step, go to stderr. A memory,
+    device or kernels run records the peaks its bandwidths are held against with its inventory (measure/peak.py).
     ``extra_summary`` adds to the run's summary what only the steps' output tells (the MPI ranks' hosts)."""
     machine = with_state({**inventory(), **(extra_inventory or {})}, command, params)
-    if suite == "memory" or (suite == "device" and machine.get("accelerator")):  # what its bandwidths are held against
+    if suite == "memory" or (suite in ("device", "kernels") and machine.get("accelerator")):  # what its bandwidths are held against
         from .peak import record
 
         machine["peaks"] = record(suite, machine.get("accelerator"), machine.get("accelerators"))

@@ -6,22 +6,27 @@ array-size class per table (measure/sizeclass.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..units import format_rate
-from .collect import Figure, Headline, Section, Table, ci_rows, command_of, headline_of, plot_command
+from .collect import Figure, Headline, Section, Table, ci_rows, command_of, headline_of, peak_of, plot_command
 
 
 def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> tuple[Section, list[Headline]]:
     """The accelerator's side: device STREAM per memory kind (BabelStream's kernels), scaling,
     first-touch faults, copies by alignment, SpMV (measure/kernels.py's summaries)."""
     from ..measure.conventions import CONVENTIONS, UNITS_LINE
-    from ..measure.kernel_results import align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary
+    from ..measure.kernel_results import (align_summary, d2d_summary, fault_summary, overview, scaling, stream_summary,
+                                          with_peaks)
+    from ..measure.peak import lines, unknown_notes
     from ..plots.measured import plot_kernels
 
     rid = run["run_id"]
     summary = stream_summary(rows)
     stream = [s for s in summary if s["kernel"] != "spmv"]
+    align, d2d = align_summary(rows), d2d_summary(rows)
+    # the peaks as the command showed them: device memory's, or the link's (measure/peak.py)
+    with_peaks({"stream": stream, "align": align, "d2d": d2d}, peak_of(run), (run.get("params") or {}).get("backend", "opencl"))
     accel = (run.get("inventory") or {}).get("accelerator") or {}
     name = accel.get("name") or next((r.get("device_name") for r in rows if r.get("device_name")), "?")
     section = Section(f"Kernels on {name} (run {rid})", f"run-{rid}-kernels",
@@ -50,9 +55,11 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                     ("width", "width"), ("groups", "groups"), ("instances", "instances"),
                                     ("size_bytes", "arrays"), ("array_size_class", "size class"),
                                     ("best_bytes_per_second", "best"), ("median_bytes_per_second", "median"),
-                                    ("median_ci", "median 95% CI"), ("count", "n")],
+                                    ("median_ci", "median 95% CI"), ("hardware_peak_bytes_per_second", "peak"),
+                                    ("fraction_of_peak", "best, % of peak"), ("count", "n")],
                                     ci_rows(stream, ("median_ci", "median_bytes_per_second", "median_ci_low_bytes_per_second",
-                                                     "median_ci_high_bytes_per_second"))))
+                                                     "median_ci_high_bytes_per_second")),
+                                    lines(peak_of(run)) + unknown_notes(stream, peak_of(run))))
     table = scaling(summary)
     if table:
         section.tables.append(Table("Scaling over work-groups and concurrent instances (seed 004: 2.24x with 4 memory "
@@ -69,13 +76,13 @@ def kernels_section(run: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
                                      ("second_touch_median_seconds", "second touch"),
                                      ("fault_per_touch_median_seconds", "fault per touch"),
                                      ("host_back_per_touch_median_seconds", "host read-back per touch")], faults))
-    align = align_summary(rows)
     if align:
         section.tables.append(Table("Copies by host offset and allocator (seed 004's DMA hazard)",
                                     [("direction", "direction"), ("allocator", "allocator"), ("offset_bytes", "offset"),
                                      ("median_bytes_per_second", "median"), ("best_bytes_per_second", "best"),
-                                     ("relative_to_runtime_aligned", "vs runtime, offset 0")], align))
-    d2d = d2d_summary(rows)
+                                     ("relative_to_runtime_aligned", "vs runtime, offset 0"),
+                                     ("hardware_peak_bytes_per_second", "link peak"),
+                                     ("fraction_of_peak", "median, % of peak")], align))
     if d2d:
         section.tables.append(Table("Device to device between two devices (runtime: one context; staged: through pinned "
                                     "host memory)", [("path", "path"), ("device_index", "from"), ("peer_index", "to"),

@@ -12,25 +12,16 @@ figures the command printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..measure import device_matrix as dm, memory_matrix as mx
-from ..measure.peak import percent
-from ..units import format_rate, format_size, format_time
+from ..units import format_size
 from .collect import Figure, Section, Table, command_of, counting_notes, peak_of
 
 
 def is_matrix(run: dict[str, Any]) -> bool:
     """Whether a stored run is a `measure memory --matrix` or `measure device --matrix` run."""
     return bool((run.get("params") or {}).get("matrix"))
-
-
-def _cell(value: Any, unit: str, fraction: Optional[float]) -> str:
-    """A grid cell as the command prints it, with its % of peak beside where one is known."""
-    if not isinstance(value, (int, float)):
-        return "–" if value is None else str(value)  # not measured (memory), N/A (device)
-    text = format_time(value) if unit == "seconds" else format_rate(value)
-    return text if fraction is None else f"{text} ({percent(fraction)} of peak)"
 
 
 def _peak_notes(cells: list[dict[str, Any]]) -> list[str]:
@@ -55,9 +46,7 @@ def memory_matrix_section(run: dict[str, Any], rows: list[dict[str, Any]], folde
     for m in matrices:
         unit = "seconds" if m["test"] == "latency" else "bytes_per_second"
         mine = {(c["cpu_node"], c["memory_node"]): c for c in cells if c["test"] == m["test"]}
-        grid = [{"cpu_node": c, **{f"node {n}": _cell(v, unit, mine.get((c, n), {}).get("fraction_of_peak"))
-                                   for n, v in zip(m["memory_nodes"], values)}}
-                for c, values in zip(m["cpu_nodes"], m["values"])]
+        grid = [{"cpu_node": r["cpu_node"], **{f"node {n}": r[n] for n in m["memory_nodes"]}} for r in mx.shown_rows(m, cells)]
         notes = [mx.summary_line(m)]
         if unit != "seconds":
             notes += counting_notes("memory", [{"test": m["test"]}], peak_of(run))
@@ -89,9 +78,7 @@ def device_matrix_section(run: dict[str, Any], rows: list[dict[str, Any]], folde
                       commands=[command_of(run)])
     for direction in dm.MATRIX_DIRECTIONS:
         columns, grid = dm.grid(cells, direction)
-        fraction = {(c["src"], c["dst"]): c.get("fraction_of_peak") for c in cells if c["direction"] == direction}
-        shown = [{"src": g["src"], **{f"to {d}": _cell(g.get(d), "bytes_per_second", fraction.get((g["src"], d)))
-                                      for d in columns}} for g in grid]
+        shown = [{"src": g["src"], **{f"to {d}": g[d] for d in columns}} for g in dm.shown_grid(cells, direction)[1]]
         mine = [c for c in cells if c["direction"] == direction]
         notes = [f"{direction} over {totals[direction]['measured_cells']} cells: {dm.totals_text(totals[direction])}"]
         notes += [f"N/A {c['src']} -> {c['dst']}: {c['reason']}" for c in mine if c["status"] != "measured"]

@@ -201,7 +201,7 @@ hosts                 array    list    each rank's host and CPUs
 hugepages             object   object  huge pages: sizes, totals, transparent huge pages' setting
 machine_state         object   object  the machine's state at a run's start (NUMA balancing, governor, turbo, THP, SMT, VM, load, clock source) and its warnings
 conventions           object   object  the units and the counting rule of each bandwidth the rows show (measure/conventions.py), by the rows' `counting`
-peaks                 object   object  what the run's bandwidths are held against, as recorded: its device's link (sysfs), the DRAM (dmidecode) or the network links between its hosts (route and interface speed), with the source or why unknown
+peaks                 object   object  what the run's bandwidths are held against, as recorded: its device's link (sysfs), its device's memory (clock and bus width, `measure kernels`), the DRAM (dmidecode) or the network links between its hosts (route and interface speed), with the source or why unknown
 imports               array    list    each shard imported: its run, its samples, whether it was new
 failed_nodes          array    list    the nodes that failed, with why
 links                 object   object  each link's full parameters, by label

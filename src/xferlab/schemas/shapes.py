@@ -91,16 +91,17 @@ SHAPES = {
         rows="kernel memory type width groups local instances size_bytes count headline best_bytes_per_second "
              "median_bytes_per_second median_seconds min_seconds cov median_ci_low_bytes_per_second "
              "median_ci_high_bytes_per_second llc_bytes array_size_class rows? nnz? best_flops_per_second? "
-             "median_flops_per_second?",
-        top=f"{MEASURED} device scaling faults align d2d overview conventions",
+             "median_flops_per_second? hardware_peak_bytes_per_second? fraction_of_peak? peak_source?",
+        top=f"{MEASURED} device scaling faults align d2d overview conventions peaks",
         nested={"overview": "memory size_bytes statistic array_size_class llc_bytes "
                             + " ".join(f"{k}_best_bytes_per_second? {k}_at?" for k in KERNELS),
                 "faults": "memory stride_bytes touches size_bytes count headline first_touch_median_seconds "
                           "second_touch_median_seconds fault_per_touch_median_seconds host_back_per_touch_median_seconds",
                 "align": "allocator offset_bytes direction size_bytes count headline median_bytes_per_second "
-                         "best_bytes_per_second relative_to_runtime_aligned",
+                         "best_bytes_per_second relative_to_runtime_aligned hardware_peak_bytes_per_second "
+                         "fraction_of_peak peak_source",
                 "d2d": "path size_bytes device_index peer_index count headline median_bytes_per_second "
-                       "best_bytes_per_second median_seconds",
+                       "best_bytes_per_second median_seconds hardware_peak_bytes_per_second fraction_of_peak peak_source",
                 "scaling": "kernel memory type width groups instances best_bytes_per_second speedup_vs_fewest_groups "
                            "speedup_vs_one_instance"}),
     "measure memory": dict(

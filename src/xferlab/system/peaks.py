@@ -107,6 +107,28 @@ def device_link(device: dict[str, Any], root: Optional[Path] = None) -> dict[str
     return pcie_link(address, root)
 
 
+def device_memory(device: dict[str, Any]) -> dict[str, Any]:
+    """The peak of a device's own memory from its probe record: ``memory_clock_rate_hz`` x 2 x
+    ``memory_bus_width_bits`` / 8 B/s (HBM and GDDR move data on both edges of the memory clock the runtime
+    reports: double data rate; NVIDIA's "How to Implement Performance Metrics in CUDA C/C++", M. Harris, 2012,
+    computes a GPU's theoretical bandwidth so from cudaDeviceProp's memoryClockRate and memoryBusWidth, the
+    attributes CUDA's CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE and GLOBAL_MEMORY_BUS_WIDTH give; an H200:
+    3201 MHz x 2 x 6016 bits / 8 = 4.81 TB/s). "peak unknown" where the runtime gives neither (OpenCL has no
+    query for them) or the device is a CPU (its memory is the host's DRAM, `measure memory`'s)."""
+    where = f"{device.get('backend', 'device')} #{device.get('index', '?')}"
+    if device.get("type") == "cpu":
+        return _unknown(f"peak unknown: {where} is a CPU device, its memory the host's DRAM (`measure memory` holds "
+                        "STREAM against the DRAM's peak)")
+    clock, width = device.get("memory_clock_rate_hz"), device.get("memory_bus_width_bits")
+    if not (isinstance(clock, (int, float)) and clock > 0 and isinstance(width, (int, float)) and width > 0):
+        return _unknown(f"peak unknown: the {device.get('backend', 'device')} runtime gives no memory clock and bus "
+                        "width for the device (CUDA's driver does; OpenCL has no query for them)")
+    peak = clock * 2 * width / 8
+    return {"status": KNOWN, "bytes_per_second": peak, "warnings": [],
+            "reason": f"{where}'s memory: {clock / 1e6:g} MHz x 2 (double data rate) x {width:g} bits / 8 = "
+                      f"{peak / 1e9:.4g} GB/s (the runtime's memory clock and bus width)"}
+
+
 # -- DRAM ---------------------------------------------------------------------------------------
 _CHANNEL = [re.compile(r"CHANNEL\s*([A-Z0-9]+)", re.I), re.compile(r"DIMM[_ ]?([A-Z])\d", re.I),
             re.compile(r"^(?:CPU|P|NODE)?\d*[_ ]?([A-Z])\d$", re.I)]
