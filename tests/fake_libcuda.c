@@ -72,8 +72,8 @@ static void copied(const void* p, size_t n) {
 }
 __attribute__((destructor)) static void report(void) {
   if (getenv("FAKE_CUDA_REPORT"))
-    fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d advice=%s peer_copies=%d staged_copies=%d\n",
-            launches, bad, live, resident_copies, advice_log[0] ? advice_log : "-", peer_copies, staged_copies);
+    fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d peer_copies=%d staged_copies=%d advice=%s\n",
+            launches, bad, live, resident_copies, peer_copies, staged_copies, advice_log[0] ? advice_log : "-");
 }
 
 CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : (getenv("FAKE_CUDA_INIT") ? atoi(getenv("FAKE_CUDA_INIT")) : OK); }
