@@ -1,5 +1,9 @@
 /* A stand-in for libcuda.so.1, written for tests/test_cuda.py: the driver calls xferlab-probe makes,
-   implemented over host memory, each checking how it is called. Not CUDA: it shows the call sequence. */
+   implemented over host memory, each checking how it is called. Not CUDA: it shows the call sequence.
+   Knobs (environment): FAKE_CUDA_DEVICES=N devices (1 unless set); FAKE_CUDA_PEER which device can access which
+   other's memory (cuDeviceCanAccessPeer): unset every pair, "none" no pair, else "a:b,c:d" (a can access b's);
+   FAKE_CUDA_CORRUPT a kernel's (and a peer copy's) last value off by one; FAKE_CUDA_REPORT the counts at exit.
+   Built with -DFAKE_NO_PEER it exports none of the peer calls (a driver older than CUDA 4.0). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +14,20 @@
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
-enum { OK = 0, INVALID_VALUE = 1, INVALID_DEVICE = 101, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500 };
+enum { OK = 0, INVALID_VALUE = 1, INVALID_DEVICE = 101, INVALID_CONTEXT = 201, PEER_ACCESS_UNSUPPORTED = 217,
+       INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500, PEER_ACCESS_ALREADY_ENABLED = 704 };
 
-static struct { char* base; size_t bytes; char kind, where; } regions[1024]; /* D device, M managed, P pinned */
+/* D device, M managed, P pinned; `device`: the device whose context was current when it was allocated */
+static struct { char* base; size_t bytes; char kind, where; int device; } regions[1024];
+/* Contexts: one handle per device, (void*)(16 + device); the calling thread's current one (-1: none), set by
+   cuCtxCreate (which makes the new context current) and cuCtxSetCurrent. */
+#define MAX_DEVICES 8
+static __thread int current = -1;
+static int devices(void) { const char* n = getenv("FAKE_CUDA_DEVICES"); int v = n ? atoi(n) : 1; return v < 1 ? 1 : v > MAX_DEVICES ? MAX_DEVICES : v; }
+static int context_device(const void* ctx) { long d = (long)ctx - 16; return d >= 0 && d < devices() ? (int)d : -1; }
+/* peer_on[a][b]: a's context has access to b's memory (cuCtxEnablePeerAccess); copies between two devices counted
+   by how the driver would move them: peer (the destination's context has access to the source) or staged. */
+static int peer_on[MAX_DEVICES][MAX_DEVICES], peer_copies, staged_copies;
 /* Managed pages, as the driver keeps them: where = 'H' on the host, 'P' moved to the GPU by a prefetch, 'C'
    left on the GPU by a copy. A copy that finds them left there by a copy did not cross the bus: counted. */
 static int resident_copies;
@@ -25,7 +40,11 @@ static void pad_join(void);
 
 static void note_bad(const char* what) { ++bad; fprintf(stderr, "fake-cuda: bad call: %s\n", what); }
 static void add(void* p, size_t n, char kind) {
-  for (int i = 0; i < 1024; ++i) if (!regions[i].base) { regions[i].base = p; regions[i].bytes = n; regions[i].kind = kind; regions[i].where = 'H'; ++live; return; }
+  for (int i = 0; i < 1024; ++i)
+    if (!regions[i].base) {
+      regions[i].base = p; regions[i].bytes = n; regions[i].kind = kind; regions[i].where = 'H'; regions[i].device = current < 0 ? 0 : current;
+      ++live; return;
+    }
 }
 static int drop(void* p, char kind) {
   for (int i = 0; i < 1024; ++i) if (regions[i].base == p && regions[i].kind == kind) { regions[i].base = 0; --live; return OK; }
@@ -53,8 +72,8 @@ static void copied(const void* p, size_t n) {
 }
 __attribute__((destructor)) static void report(void) {
   if (getenv("FAKE_CUDA_REPORT"))
-    fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d advice=%s\n", launches, bad, live, resident_copies,
-            advice_log[0] ? advice_log : "-");
+    fprintf(stderr, "fake-cuda: launches=%d bad=%d live=%d resident_copies=%d peer_copies=%d staged_copies=%d advice=%s\n",
+            launches, bad, live, resident_copies, peer_copies, staged_copies, advice_log[0] ? advice_log : "-");
 }
 
 CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : (getenv("FAKE_CUDA_INIT") ? atoi(getenv("FAKE_CUDA_INIT")) : OK); }
@@ -63,17 +82,16 @@ CUresult cuGetErrorString(CUresult r, const char** s) {
   *s = r == 100 ? "no CUDA-capable device is detected" : r == 1 ? "invalid argument" : "fake error"; return OK;
 }
 CUresult cuGetErrorName(CUresult r, const char** s) { *s = r == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_FAKE"; return OK; }
-CUresult cuDeviceGetCount(int* n) { *n = 1; return OK; }
-CUresult cuDeviceGet(int* d, int ordinal) { if (ordinal != 0) return INVALID_DEVICE; *d = 0; return OK; }
+CUresult cuDeviceGetCount(int* n) { *n = devices(); return OK; }
+CUresult cuDeviceGet(int* d, int ordinal) { if (ordinal < 0 || ordinal >= devices()) return INVALID_DEVICE; *d = ordinal; return OK; }
 CUresult cuDeviceGetName(char* name, int len, int d) { snprintf(name, len, "xferlab \"fake\" device %d", d); return OK; }
 CUresult cuDeviceTotalMem_v2(size_t* bytes, int d) { (void)d; *bytes = 1ull << 30; return OK; }
 CUresult cuDeviceGetAttribute(int* v, int a, int d) {
-  (void)d;
   switch (a) {
     case 75: *v = 8; break;  case 76: *v = 6; break;  case 16: *v = 2; break;
     case 41: case 83: case 19: *v = 1; break;
     case 89: *v = getenv("FAKE_CUDA_NO_CMA") ? 0 : 1; break;
-    case 33: *v = 0x65; break;
+    case 33: *v = 0x65 + d; break;
     /* CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz) and GLOBAL_MEMORY_BUS_WIDTH (bits): 0 (not reported) unless
        FAKE_CUDA_MEMORY="kHz bits" gives them, as an H200's driver does: "3201000 6016" */
     case 36: *v = getenv("FAKE_CUDA_MEMORY") ? atoi(getenv("FAKE_CUDA_MEMORY")) : 0; break;
@@ -83,8 +101,68 @@ CUresult cuDeviceGetAttribute(int* v, int a, int d) {
   }
   return OK;
 }
-CUresult cuCtxCreate_v2(void** ctx, unsigned flags, int d) { (void)flags; if (d) return INVALID_DEVICE; *ctx = (void*)16; return OK; }
-CUresult cuCtxDestroy_v2(void* ctx) { return ctx == (void*)16 ? OK : INVALID_HANDLE; }
+CUresult cuCtxCreate_v2(void** ctx, unsigned flags, int d) {
+  (void)flags; if (d < 0 || d >= devices()) return INVALID_DEVICE;
+  *ctx = (void*)(16L + d); current = d; return OK;
+}
+CUresult cuCtxDestroy_v2(void* ctx) {
+  int d = context_device(ctx);
+  if (d < 0) return INVALID_HANDLE;
+  if (current == d) current = -1;
+  for (int k = 0; k < MAX_DEVICES; ++k) peer_on[d][k] = peer_on[k][d] = 0;  /* its peer mappings go with it */
+  return OK;
+}
+CUresult cuCtxSetCurrent(void* ctx) {
+  if (!ctx) { current = -1; return OK; }
+  int d = context_device(ctx);
+  if (d < 0) return INVALID_CONTEXT;
+  current = d; return OK;
+}
+#ifndef FAKE_NO_PEER
+/* Whether FAKE_CUDA_PEER lets device a access device b's memory. */
+static int can_access(int a, int b) {
+  const char* spec = getenv("FAKE_CUDA_PEER");
+  if (!spec) return 1;
+  char pair[16];
+  snprintf(pair, sizeof pair, "%d:%d", a, b);
+  for (const char* at = strstr(spec, pair); at; at = strstr(at + 1, pair))
+    if ((at == spec || at[-1] == ',') && (at[strlen(pair)] == ',' || !at[strlen(pair)])) return 1;
+  return 0;
+}
+/* As the reference says: 1 when `dev` can access `peer`'s memory; two devices, both valid and different. */
+CUresult cuDeviceCanAccessPeer(int* can, int dev, int peer) {
+  if (!can) return INVALID_VALUE;
+  if (dev < 0 || dev >= devices() || peer < 0 || peer >= devices() || dev == peer) return INVALID_DEVICE;
+  *can = can_access(dev, peer); return OK;
+}
+/* The current context gets access to `peer`'s memory: flags must be 0; no current context, an unknown peer
+   context or the current device's own: errors; a pair cuDeviceCanAccessPeer refuses: unsupported; the second
+   time: CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED. */
+CUresult cuCtxEnablePeerAccess(void* peer, unsigned flags) {
+  int to = context_device(peer);
+  if (flags) return INVALID_VALUE;
+  if (current < 0 || to < 0) return INVALID_CONTEXT;
+  if (to == current) return INVALID_DEVICE;
+  if (!can_access(current, to)) return PEER_ACCESS_UNSUPPORTED;
+  if (peer_on[current][to]) return PEER_ACCESS_ALREADY_ENABLED;
+  peer_on[current][to] = 1; return OK;
+}
+/* dst in dst_ctx's device memory, src in src_ctx's; peer when dst's context has access to src's memory, else the
+   driver stages it (counted apart). FAKE_CUDA_CORRUPT: the last byte written off by one. */
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src_ctx, size_t n, void* s) {
+  int to = context_device(dst_ctx), from = context_device(src_ctx), i = region_of((void*)dst, n), j = region_of((void*)src, n);
+  if (to < 0 || from < 0) { note_bad("cuMemcpyPeerAsync: a context that is none"); return INVALID_CONTEXT; }
+  if (!s || !n || i < 0 || j < 0 || regions[i].kind != 'D' || regions[j].kind != 'D' || regions[i].device != to ||
+      regions[j].device != from) {
+    note_bad("cuMemcpyPeerAsync: buffers not in their contexts' device memory"); return INVALID_VALUE;
+  }
+  if (to != from && peer_on[to][from]) ++peer_copies;
+  else if (to != from) ++staged_copies;
+  memmove((void*)dst, (const void*)src, n);
+  if (getenv("FAKE_CUDA_CORRUPT")) ((unsigned char*)dst)[n - 1] += 1;
+  return OK;
+}
+#endif
 CUresult cuCtxSynchronize(void) { return OK; }
 CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = 1ull << 30; return OK; }
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) { void* m = malloc(n); add(m, n, 'D'); *p = (CUdeviceptr)m; return n ? OK : INVALID_VALUE; }

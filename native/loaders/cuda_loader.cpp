@@ -30,6 +30,10 @@ const char* builtin_text(CUresult result) {
     case CUDA_ERROR_DEVICE_UNAVAILABLE: return "CUDA-capable device(s) is/are busy or unavailable";
     case CUDA_ERROR_NO_DEVICE: return "no CUDA-capable device is detected";
     case CUDA_ERROR_INVALID_DEVICE: return "invalid device ordinal";
+    case CUDA_ERROR_INVALID_CONTEXT: return "invalid device context";
+    case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: return "peer access is not supported between these two devices";
+    case CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: return "peer access is already enabled";
+    case CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: return "peer access has not been enabled";
     case CUDA_ERROR_INVALID_PTX: return "a PTX JIT compilation failed";
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return "the provided PTX was compiled with an unsupported toolchain";
     case CUDA_ERROR_OPERATING_SYSTEM: return "OS call failed or operation not supported on this OS";
@@ -84,6 +88,10 @@ std::string load_once() {
       resolve_any(library, d.cuCtxCreate, {"cuCtxCreate_v2"}, true),
       resolve_any(library, d.cuCtxDestroy, {"cuCtxDestroy_v2"}, true),
       resolve_any(library, d.cuCtxSynchronize, {"cuCtxSynchronize"}, true),
+      resolve_any(library, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, false),
+      resolve_any(library, d.cuDeviceCanAccessPeer, {"cuDeviceCanAccessPeer"}, false),
+      resolve_any(library, d.cuCtxEnablePeerAccess, {"cuCtxEnablePeerAccess"}, false),
+      resolve_any(library, d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, false),
       resolve_any(library, d.cuMemGetInfo, {"cuMemGetInfo_v2"}, true),
       resolve_any(library, d.cuMemAlloc, {"cuMemAlloc_v2"}, true),
       resolve_any(library, d.cuMemFree, {"cuMemFree_v2"}, true),
@@ -142,6 +150,15 @@ std::string load_cuda() {
 }
 
 const Driver& cuda_driver() { return g_driver; }
+
+std::string cuda_peer_missing() {
+  const Driver& d = g_driver;
+  if (!d.cuCtxSetCurrent) return "cuCtxSetCurrent";
+  if (!d.cuDeviceCanAccessPeer) return "cuDeviceCanAccessPeer";
+  if (!d.cuCtxEnablePeerAccess) return "cuCtxEnablePeerAccess";
+  if (!d.cuMemcpyPeerAsync) return "cuMemcpyPeerAsync";
+  return "";
+}
 
 std::string cuda_error_text(CUresult result) {
   const char* text = nullptr;

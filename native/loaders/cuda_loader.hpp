@@ -5,9 +5,11 @@
 // API reference (https://docs.nvidia.com/cuda/cuda-driver-api/), chapters "Data types used by CUDA
 // driver" (CUresult, CUdevice_attribute, the CU_MEMHOSTALLOC_*, CU_MEM_ATTACH_*, CU_CTX_*,
 // CU_STREAM_* and CU_EVENT_* flags, CU_DEVICE_CPU) and the per-function pages of "Device
-// Management", "Context Management", "Module Management", "Memory Management", "Unified
-// Addressing" (cuMemAdvise and CUmem_advise among them), "Stream Management", "Event Management",
-// "Execution Control" and "Error Handling".
+// Management", "Context Management", "Peer Context Memory Access" (cuDeviceCanAccessPeer,
+// cuCtxEnablePeerAccess and its CUDA_ERROR_PEER_ACCESS_* codes), "Module Management", "Memory
+// Management" (cuMemcpyPeerAsync among them), "Unified Addressing" (cuMemAdvise and
+// CUmem_advise among them), "Stream Management", "Event Management", "Execution Control" and
+// "Error Handling".
 // Only what the probe uses is declared. The driver keeps exporting each versioned symbol with the
 // signature it was introduced with, so the entry points named here (the `_v2` ones where the driver
 // exports them) keep working with newer drivers whose headers map the plain names elsewhere.
@@ -44,10 +46,14 @@ constexpr CUresult CUDA_ERROR_INSUFFICIENT_DRIVER = 35;
 constexpr CUresult CUDA_ERROR_DEVICE_UNAVAILABLE = 46;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217;
 constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
 constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
 constexpr CUresult CUDA_ERROR_OPERATING_SYSTEM = 304;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;  // cuCtxEnablePeerAccess, a second time
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705;
 constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
 constexpr CUresult CUDA_ERROR_UNKNOWN = 999;
 
@@ -106,6 +112,13 @@ struct Driver {
   CUresult (*cuCtxCreate)(CUcontext* context, unsigned flags, CUdevice device);       // _v2
   CUresult (*cuCtxDestroy)(CUcontext context);                                        // _v2
   CUresult (*cuCtxSynchronize)();
+  // Peer to peer ("Peer Context Memory Access", CUDA 4.0+), optional: kernels --mode d2d between two
+  // devices needs all four (cuda_peer_missing() names the first one absent).
+  CUresult (*cuCtxSetCurrent)(CUcontext context);
+  CUresult (*cuDeviceCanAccessPeer)(int* can_access, CUdevice device, CUdevice peer);
+  CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned flags);  // flags: 0
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_context, CUdeviceptr src, CUcontext src_context,
+                                size_t bytes, CUstream stream);
   CUresult (*cuMemGetInfo)(size_t* free_bytes, size_t* total_bytes);                  // _v2
   CUresult (*cuMemAlloc)(CUdeviceptr* pointer, size_t bytes);                         // _v2
   CUresult (*cuMemFree)(CUdeviceptr pointer);                                         // _v2
@@ -151,6 +164,9 @@ std::string load_cuda();
 
 // The resolved entry points; only valid after load_cuda() returned "".
 const Driver& cuda_driver();
+
+// "" when the driver exports every peer-to-peer entry point above, else the first missing one's name.
+std::string cuda_peer_missing();
 
 // "out of memory (CUDA_ERROR_OUT_OF_MEMORY = 2)": the driver's own words when it can give them.
 std::string cuda_error_text(CUresult result);

@@ -117,6 +117,7 @@ class CudaBackend final : public Backend {
         .boolean("concurrent_managed_access", f.concurrent_managed)
         .boolean("pageable_memory_access", attribute(dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) == 1)
         .raw("host_kinds", kinds)
+        .boolean("peer_copies", cuda_peer_missing().empty())  // kernels --mode d2d between two devices
         .boolean("profiling", true)
         .number("profiling_resolution_seconds", kEventResolutionSeconds);
     return json.text();

@@ -18,7 +18,7 @@
 //           (a mapped CL_MEM_ALLOC_HOST_PTR buffer) or by the application (posix_memalign); align,
 //           d2d and spmv are kernels_memory.cpp's.
 //   d2d     device to device between two devices (run_d2d_mode): through the runtime in one context,
-//           and staged through pinned host memory.
+//           and staged through pinned host memory. CUDA's: kernels_cuda_peer.cpp (peer or driver-staged).
 //   spmv    CSR y = A x, one row per work-item, from a matrix file xferlab writes (measure/kernels.py);
 //           y goes back to a file so that Python checks it against SciPy.
 //

@@ -358,6 +358,8 @@ class CudaTouch final : public TouchModel {
 
 }  // namespace
 
+int run_d2d_cuda(Args& args, int device);  // kernels_cuda_peer.cpp
+
 // Called by run_kernels (kernels.cpp) for --backend cuda.
 int run_kernels_cuda(Args& args, int device, const std::string& mode) {
   if (mode == "ptx") {  // the module, for a test or for ptxas on a GPU machine; needs no driver
@@ -374,10 +376,11 @@ int run_kernels_cuda(Args& args, int device, const std::string& mode) {
     JsonLine().str("record", "ptx").str("module", "collab-pad").str("ptx", collab::cuda_pad_ptx()).emit();
     return 0;
   }
+  if (mode == "d2d") return run_d2d_cuda(args, device);  // between two devices: kernels_cuda_peer.cpp
   const std::string why = load_cuda();
   if (!why.empty()) throw NotAvailable(why);
   if (mode != "stream" && mode != "faults")
-    throw NotAvailable("--mode " + mode + " runs on OpenCL devices only for now (CUDA: stream, faults, ptx)");
+    throw NotAvailable("--mode " + mode + " runs on OpenCL devices only for now (CUDA: stream, faults, d2d, ptx)");
   if (mode == "faults") {
     const TouchOptions o = touch_options(args, {"managed", "managed-prefetch"});
     CudaTouch model(device);

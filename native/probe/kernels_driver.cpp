@@ -182,4 +182,34 @@ int drive_touch(TouchModel& model, const TouchOptions& o) {
   return 0;
 }
 
+PeerOptions peer_options(Args& args) {
+  PeerOptions o;
+  o.peer = static_cast<int>(args.integer("peer", 1, 0, 1023));
+  o.size = args.integer("size", 64 << 20, 1, 1ll << 40);
+  o.iterations = static_cast<int>(args.integer("iterations", 10, 1, 1000000));
+  args.finish();
+  return o;
+}
+
+std::vector<unsigned char> peer_pattern(size_t bytes) {
+  std::vector<unsigned char> pattern(bytes);
+  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(i * 13 + 5);
+  return pattern;
+}
+
+void emit_peer_sample(const std::string& path, long long size, int iteration, double host_seconds, double device_seconds) {
+  JsonLine line;
+  line.str("record", "sample").str("path", path).integer("size_bytes", size).integer("iteration", iteration)
+      .number("host_seconds", host_seconds);
+  if (device_seconds >= 0) line.number("device_seconds", device_seconds);
+  line.emit();
+}
+
+void emit_peer_validation(const std::string& path, const std::vector<unsigned char>& back,
+                          const std::vector<unsigned char>& pattern) {
+  const bool ok = back == pattern;
+  JsonLine().str("record", "validation").str("path", path).boolean("ok", ok)
+      .str("what", ok ? "every byte on the peer as written on the source" : "the peer holds other bytes").emit();
+}
+
 }  // namespace xferlab

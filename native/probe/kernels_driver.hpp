@@ -13,6 +13,9 @@
 // values, one launch of every instance's kernel (timed by the host and the device) and the
 // read-back of an array.
 //
+// Device to device between two devices (--mode d2d --peer): the options, the source's pattern, the
+// sample and validation lines; the OpenCL copies (kernels_memory.cpp) and CUDA's (kernels_cuda_peer.cpp).
+//
 // First touch (--mode faults): the options, the loop over memories, strides and repeats, the two
 // timed touches, the host's read-back and check and the JSON line; a TouchModel supplies its
 // shared memory kinds, a fresh allocation with the touch kernel bound to it, and the kernel's launch.
@@ -131,5 +134,24 @@ class TouchModel {
 // it back and checking every touched byte: every memory, stride and repeat of `o`, one sample line
 // each. Returns the exit code (0).
 int drive_touch(TouchModel& model, const TouchOptions& o);
+
+// `kernels --mode d2d`'s options, the same for every model: --peer, --size, --iterations; finishes `args`.
+struct PeerOptions {
+  int peer = 1;
+  long long size = 0;  // bytes per copy
+  int iterations = 0;  // timed copies, after one untimed warm-up
+};
+PeerOptions peer_options(Args& args);
+
+// The bytes the source holds: byte i is (i * 13 + 5) mod 256.
+std::vector<unsigned char> peer_pattern(size_t bytes);
+
+// One timed copy's sample line (`device_seconds` < 0: the model has no device clock, none written).
+void emit_peer_sample(const std::string& path, long long size, int iteration, double host_seconds,
+                      double device_seconds = -1.0);
+
+// The check of the destination's bytes read back against the source's pattern, as a validation line.
+void emit_peer_validation(const std::string& path, const std::vector<unsigned char>& back,
+                          const std::vector<unsigned char>& pattern);
 
 }  // namespace xferlab

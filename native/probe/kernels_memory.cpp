@@ -12,6 +12,7 @@
 
 #include "json.hpp"
 #include "kernels_cl.hpp"
+#include "kernels_driver.hpp"
 
 namespace xferlab::kcl {
 
@@ -230,10 +231,9 @@ int run_spmv_mode(Args& args, int device) {
 // into pinned host memory, a write on the destination's). Both timed with the host clock, checked.
 int run_d2d_mode(Args& args, int device) {
   using namespace cl;
-  const int peer = static_cast<int>(args.integer("peer", 1, 0, 1023));
-  const long long size = args.integer("size", 64 << 20, 1, 1ll << 40);
-  const int iterations = static_cast<int>(args.integer("iterations", 10, 1, 1000000));
-  args.finish();
+  const PeerOptions o = peer_options(args);
+  const int peer = o.peer, iterations = o.iterations;
+  const long long size = o.size;
   Api api{};
   std::string why = load(api);
   if (!why.empty()) throw NotAvailable(why);
@@ -249,8 +249,8 @@ int run_d2d_mode(Args& args, int device) {
   const bool one_platform = all[device].first == all[peer].first;
   cl_int err = CL_SUCCESS;
   const size_t bytes = static_cast<size_t>(size);
-  std::vector<unsigned char> pattern(bytes), back(bytes);
-  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(i * 13 + 5);
+  const std::vector<unsigned char> pattern = peer_pattern(bytes);
+  std::vector<unsigned char> back(bytes);
   // One context per device for the staged path (also across platforms), one for both otherwise.
   struct Side {
     cl_context context = nullptr;
@@ -314,20 +314,11 @@ int run_d2d_mode(Args& args, int device) {
         cl_check(api.Finish(side[1].queue), "clFinish");
       }
       const double seconds = since(t0);
-      if (it == 0) continue;
-      JsonLine()
-          .str("record", "sample")
-          .str("path", path)
-          .integer("size_bytes", size)
-          .integer("iteration", it - 1)
-          .number("host_seconds", seconds)
-          .emit();
+      if (it > 0) emit_peer_sample(path, size, it - 1, seconds);
     }
     cl_check(api.EnqueueReadBuffer(side[1].queue, side[1].buffer, CL_TRUE, 0, bytes, back.data(), 0, nullptr, nullptr),
              "clEnqueueReadBuffer");
-    const bool ok = back == pattern;
-    JsonLine().str("record", "validation").str("path", path).boolean("ok", ok)
-        .str("what", ok ? "every byte on the peer as written on the source" : "the peer holds other bytes").emit();
+    emit_peer_validation(path, back, pattern);
     if (pinned) {
       api.EnqueueUnmapMemObject(side[0].queue, pinned, host, 0, nullptr, nullptr);
       api.Finish(side[0].queue);

@@ -79,8 +79,10 @@ def kernels(ctx: typer.Context,
             offsets: str = typer.Option(",".join(map(str, OFFSETS)), "--offsets", metavar="LIST",
                                         help="Bytes from a page boundary (--align)."),
             peer: Optional[int] = typer.Option(None, "--peer", metavar="N",
-                                               help="Also copy device to device, --device to device N: through the "
-                                                    "runtime (one context) and staged through pinned host memory."),
+                                               help="Also copy device to device, --device to device N. OpenCL: "
+                                                    "through the runtime (one context) and staged through pinned host "
+                                                    "memory; CUDA: cuMemcpyPeerAsync, peer to peer where the devices "
+                                                    "allow it, else staged by the driver."),
             spmv: Optional[str] = typer.Option(None, "--spmv", metavar="FILE|ROWS",
                                                help="Also run CSR SpMV on a Matrix Market file, or on a generated "
                                                     "matrix of ROWS rows; checked against SciPy."),
@@ -237,7 +239,8 @@ def report(outcome, plan: KernelPlan, fmt: str, plot: Optional[Path]) -> None:
                "(first - second) / touches"),
               ("align", ALIGN_COLUMNS, "Copies from host buffers at an offset from a page, by who allocated them"),
               ("d2d", D2D_COLUMNS, "Device to device between two devices: runtime = one context holds both, the runtime "
-               "moves the bytes (peer or through the host, it does not say); staged = through pinned host memory"),
+               "moves the bytes (peer or through the host, it does not say); staged = through pinned host memory "
+               "(CUDA: by the driver, no peer access); peer = CUDA peer access enabled"),
               ("spmv", SPMV_COLUMNS, "CSR SpMV, checked against SciPy: bytes = values, column indices, row pointers, x "
                "and y once; 2 flops per entry")]
     for key, columns, title in tables:

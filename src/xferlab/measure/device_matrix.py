@@ -6,10 +6,13 @@ direction's sum, min and max over its measured cells. Beside every device's own 
 device memory and size (nvbandwidth's "SM copy"), counted once as well.
 
 Steps, all existing probe modes: ``transfer`` per device (h2d, d2h, d2d in one buffer pair), ``kernels
---mode d2d --peer`` per ordered pair of different devices (OpenCL only: one context holding both devices,
+--mode d2d --peer`` per ordered pair of different devices (OpenCL: one context holding both devices,
 clEnqueueCopyBuffer on the destination's queue; across platforms no context holds both, and the copy is
-staged through pinned host memory, which the cell's ``path`` says), ``kernels --mode stream --kernels copy``
-per device (OpenCL: float4 elements; CUDA: its scalar PTX copy of doubles).
+staged through pinned host memory. CUDA, as nvbandwidth's device_to_device_memcpy_read_ce:
+cuMemcpyPeerAsync on the destination's stream, peer to peer where cuDeviceCanAccessPeer let the probe
+enable peer access, else staged by the driver through the host; the cell's ``path`` says which),
+``kernels --mode stream --kernels copy`` per device (OpenCL: float4 elements; CUDA: its scalar PTX copy
+of doubles).
 """
 
 from __future__ import annotations
@@ -30,7 +33,18 @@ from .steps import Step
 MATRIX_DIRECTIONS = ("h2d", "d2h", "d2d")
 DEFAULT_SIZE = 32 * 2**20
 PATHS = {"transfer": "runtime copy (one device)", "runtime": "runtime copy (one context holding both devices)",
-         "staged": "staged through pinned host memory (no context holds both devices)"}
+         "staged": "staged through pinned host memory (no context holds both devices)",
+         "peer": "peer to peer (cuMemcpyPeerAsync, peer access enabled: cuDeviceCanAccessPeer 1)"}
+#: a path whose meaning differs by backend: CUDA's "staged" is the driver's own staging, not the probe's
+BACKEND_PATHS = {("cuda", "staged"): "staged by the driver through host memory (cuMemcpyPeerAsync, "
+                                     "cuDeviceCanAccessPeer 0: no peer access)"}
+#: the backends with a copy between two devices (kernels --mode d2d --peer)
+PAIR_BACKENDS = ("opencl", "cuda")
+
+
+def path_text(backend: str, path: str) -> str:
+    """What a cell's path (a probe sample's "path", or "transfer") means on ``backend``."""
+    return BACKEND_PATHS.get((backend, path), PATHS[path])
 
 
 @dataclass
@@ -83,8 +97,13 @@ class MatrixPlan:
 
     def pair_reason(self, src: int, dst: int) -> Optional[str]:
         """Why no copy from device ``src`` to device ``dst`` is measured (None: it is)."""
-        if self.backend != "opencl":
-            return f"device to device between two devices is measured on OpenCL only, not {self.backend}"
+        if self.backend not in PAIR_BACKENDS:
+            return (f"device to device between two devices is measured on {' and '.join(PAIR_BACKENDS)} only, "
+                    f"not {self.backend}")
+        lacking = [d for d in self.devices if int(d["index"]) in (src, dst) and d.get("peer_copies") is False]
+        if lacking:  # the inventory's word (cuda_backend.cpp): the driver lacks the peer calls
+            return (f"the CUDA driver ({lacking[0].get('library') or 'libcuda.so.1'}) does not export the peer calls "
+                    "(cuCtxEnablePeerAccess, cuMemcpyPeerAsync …) that a copy between two devices needs")
         return None
 
 
@@ -164,12 +183,14 @@ def cells(plan: MatrixPlan, rows: list[dict[str, Any]], failures: dict[str, str]
         mine = [r for r in rows if r.get("suite") == "device" and r.get("device_index") == i]
         why = (failures or {}).get(f"transfer #{i}", "the device's copies did not run")
         for direction, src, dst in (("h2d", None, i), ("d2h", i, None)):
-            out.append(cell(direction, src, dst, [r for r in mine if r["test"] == direction], PATHS["transfer"], why))
+            out.append(cell(direction, src, dst, [r for r in mine if r["test"] == direction],
+                            path_text(plan.backend, "transfer"), why))
     for i in plan.indices():
         for j in plan.indices():
             if i == j:
                 mine = [r for r in rows if r.get("suite") == "device" and r.get("device_index") == i and r["test"] == "d2d"]
-                c = cell("d2d", i, j, mine, PATHS["transfer"], (failures or {}).get(f"transfer #{i}", "the copies did not run"))
+                c = cell("d2d", i, j, mine, path_text(plan.backend, "transfer"),
+                         (failures or {}).get(f"transfer #{i}", "the copies did not run"))
                 copies = [r for r in rows if r.get("suite") == "kernels" and r.get("device_index") == i and r["test"] == "copy"]
                 if copies:
                     k = _stats(copies, plan.size)
@@ -180,8 +201,10 @@ def cells(plan: MatrixPlan, rows: list[dict[str, Any]], failures: dict[str, str]
             reason = plan.pair_reason(i, j)
             pair = [r for r in rows if r.get("suite") == "kernels" and r["test"] == "d2d-devices"
                     and r.get("device_index") == i and value_of(r, "peer_index") == j]
-            path = "runtime" if any(value_of(r, "path") == "runtime" for r in pair) else "staged"
-            out.append(cell("d2d", i, j, [r for r in pair if value_of(r, "path") == path], PATHS[path],
+            # OpenCL measures both its paths and the cell is the runtime's; CUDA's one path is peer or staged
+            found = {value_of(r, "path") for r in pair}
+            path = next((p for p in ("runtime", "peer") if p in found), "staged")
+            out.append(cell("d2d", i, j, [r for r in pair if value_of(r, "path") == path], path_text(plan.backend, path),
                             reason or (failures or {}).get(f"d2d #{i} #{j}", "the copy did not run")))
     return out
 

@@ -106,10 +106,10 @@ class KernelPlan:
         if self.backend not in ("opencl", "cuda"):
             raise BadValue(f"--backend '{self.backend}' is not allowed; allowed: opencl, cuda")
         if self.backend == "cuda":
-            asked = [o for o, on in (("--align", self.align), ("--spmv", self.spmv is not None),
-                                     ("--peer", self.peer is not None)) if on]
+            asked = [o for o, on in (("--align", self.align), ("--spmv", self.spmv is not None)) if on]
             if asked:
-                raise BadValue(f"{', '.join(asked)}: OpenCL devices only for now (on CUDA: STREAM kernels and --faults)")
+                raise BadValue(f"{', '.join(asked)}: OpenCL devices only for now (on CUDA: STREAM kernels, --faults "
+                               "and --peer)")
         if self.memories is None:
             self.memories = ["device", "pinned", "managed"] if self.backend == "cuda" else ["device", "pinned", "svm-fine"]
         memories = CUDA_MEMORIES if self.backend == "cuda" else MEMORIES
@@ -270,6 +270,7 @@ def rows_of(step: Step, run: ProbeRun) -> tuple[list[dict[str, Any]], Optional[s
                          "bytes": r["size_bytes"], "validated": bool(checks.get(r["path"], {}).get("ok")),
                          "params": {"variant": f"{r['path']}, #{setup.get('device_index')} to #{setup.get('peer_index')}",
                                     "path": r["path"], "peer_index": setup.get("peer_index"),
+                                    "device_seconds": r["device_seconds"] if good_time(r.get("device_seconds")) else None,
                                     "peer_name": setup.get("peer_name"), "device_name": base["device_name"]}})
     elif step.test in ("stream", "align"):
         checks = run.of("validation")
