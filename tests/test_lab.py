@@ -162,6 +162,22 @@ def test_a_slow_machine_gets_the_first_point_and_says_what_it_left_out():
     assert "needs about" in plan.skipped[0] and "left out" in plan.skipped[2]
 
 
+def test_stream_takes_more_of_the_share_before_it_is_left_out():
+    """STREAM's bandwidth is the stage's headline: where 40 % of the share cannot hold its shortest run but 70 %
+    can, it runs (its shortest timed work) and the latency sweep is cut to what is left; past 70 % it is left
+    out, saying the most it may take. (A 260 MiB last-level cache under load skipped it in a 30 s lab.)"""
+    llc = 256 * MiB
+    shortest = sizing.stream_seconds(CALIBRATION, 4 * llc, 4, 5, 2, sizing.STREAM_TIMES[-1])
+    share = shortest / 0.55  # 40 % of it is too little, 70 % enough
+    plan = planned(share, llc=llc)
+    assert plan.stream_bytes == 4 * llc and plan.stream_max_time == sizing.STREAM_TIMES[-1], plan.skipped
+    assert plan.stream_estimate + plan.latency_estimate + plan.loaded_estimate <= share
+    assert plan.latency_sizes[0] == 4096
+    short = planned(shortest / 0.75, llc=llc)  # 70 % is too little
+    assert short.stream_bytes is None
+    assert any(line.startswith("STREAM: needs about") and "the most it may take" in line for line in short.skipped)
+
+
 def test_a_large_cache_is_planned_within_memory_and_budget():
     """A 4 GiB last-level cache on a 22 GiB machine: STREAM's arrays and the loaded chase are capped to
     half the memory available (and the cap is said), the sweep's sets too, and the estimates fit."""
