@@ -205,7 +205,7 @@ SHAPES = {
              "use_distance_p90? use_distance_max? window? use_distance_mean_seconds? use_distance_median_seconds? "
              "use_distance_p90_seconds? use_distance_max_seconds? device_speed? latency_seconds? sync_seconds? "
              "parallel_speedup? forward_speedup? forward_transactions_saved? forward_counted_saved? sync_p_over_o? "
-             "parallel_p_over_o? forward_p_over_o? forward_break_even_speed?",
+             "parallel_p_over_o? forward_p_over_o? sync_pays? parallel_pays? forward_pays? forward_break_even_speed?",
         top=STUDY, nested=STEPS),
     "study run tiers": dict(
         rows="class kernel statistic placement threads size_bytes array_size_class best_bytes_per_second "

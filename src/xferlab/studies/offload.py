@@ -112,6 +112,7 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         key = (r["test"], _value(r, "latency_seconds"), _value(r, "device_speed"))
         runs.setdefault(key, {})[r["mode"]] = r["value"]
         saved.setdefault(key, {})[f"{r['mode']}_p_over_o"] = _value(r, "p_over_o")
+        saved[key][f"{r['mode']}_pays"] = _value(r, "pays")  # says it where P/O is empty (forward hid the bus)
         if r["mode"] == "forward":
             saved[key].update({f"forward_{k}": _value(r, k) for k in ("transactions_saved", "counted_saved",
                                                                       "break_even_speed")})
