@@ -81,6 +81,30 @@ def test_report_states_fits_tiers_advice_and_commands(recorded):
                                                                             for n in names)
 
 
+def test_every_scenario_is_in_the_seeds_section_with_its_rows_sections(recorded):
+    """The seeds section holds every packaged scenario (seeds 000-004), each figure as a row with the
+    seed's section it is from, its status and the command that reruns it."""
+    import html as markup
+
+    from xferlab import scenarios
+
+    page = recorded["report"].read_text()
+    section = re.search(r'<section id="scenarios">(.*?)</section>', page, re.S).group(1)
+    head = [markup.unescape(h) for h in re.findall(r"<th(?: [^>]*)?>(.*?)</th>", section)]
+    shown = set()
+    for row in re.findall(r"<tr>(.*?)</tr>", section, re.S):
+        cells = dict(zip(head, (markup.unescape(c) for c in re.findall(r"<td(?: [^>]*)?>(.*?)</td>", row, re.S))))
+        if cells:
+            shown.add((cells["scenario"], cells["figure"], cells["seed's section"]))
+            assert cells["status"] in scenarios.STATUSES, cells  # (zipper's measured rows may differ run to run)
+    wanted = {(name, c["figure"], c["section"]) for name in scenarios.names() for c in scenarios.load(name).run()["checks"]}
+    assert shown == wanted and all(s for _, _, s in wanted)  # every row names its section
+    assert {s.split()[1] for s in map(scenarios.seed_document, map(scenarios.load, scenarios.names()))} == {
+        "000", "001", "002", "003", "004"}
+    for name in scenarios.names():
+        assert f"xferlab scenario run {name}" in section
+
+
 def test_the_glance_compares_like_with_like(recorded):
     """Host STREAM (arrays of 4x the last-level cache by default: memory) and device STREAM on 1 MiB
     arrays (they fit the cache) are never in one table: each table holds one size class and one

@@ -176,3 +176,31 @@ def test_what_if_a_faster_nic_slot_on_the_route(tmp_path, cli):
     from xferlab.links import resolve
     saved = n / PCIE4X8_WRITE - float(resolve("pcie5x8:latency=0").time(n))
     assert doc["before_seconds"] - doc["after_seconds"] == pytest.approx(saved, rel=1e-6) and doc["speedup"] > 1
+
+
+def test_a_sweep_over_the_nic_route_through_forwarding_devices(tmp_path, cli):
+    """`sweep run` end to end on the measured node: a GPU's data to the peer node goes gpu0 -> host ->
+    nic0 -> remote (the socket and the NIC forward). Each direct point is the route's hops by hand; the
+    NIC's PCIe Gen4 x8 slot swapped for Gen5 x8 (--replace) changes that hop alone; staged, through the
+    host's memory, crosses the same links; pipelined chunks overlap them."""
+    from xferlab.links import resolve
+
+    n = 4 << 20
+    (tmp_path / "w.yaml").write_text("kind: workflow\nname: w\nstrategy: direct\ntasks:\n"
+                                     "  - {name: a, device: gpu0, seconds: 0}\n  - {name: b, device: remote, seconds: 0}\n"
+                                     f"edges:\n  - {{from: a, to: b, bytes: {n}}}\n")
+    doc = cli.json("sweep", "run", "--systems", "ac922-8335gtw", "--workflows", tmp_path / "w.yaml",
+                   "--replace", "pcie4x8:latency=0", "--replace-with", "pcie4x8:latency=0;pcie5x8:latency=0",
+                   "--strategies", "staged,direct,pipelined", "--chunks", "256KiB", "--store", tmp_path / "s.duckdb")
+    points = {(r["link"], r["strategy"]): r for r in doc["results"]}
+    assert len(points) == 6 and not any(r["error"] for r in points.values()), points
+    nvlink = NVLINK_TS + n * (PAYLOAD + HEADER) / PAYLOAD / (2 * NVLINK2)
+    edr = 2e-6 + n / IB_EDR
+    gen4 = points[("pcie4x8:latency=0", "direct")]["makespan_seconds"]
+    assert gen4 == pytest.approx(nvlink + n / PCIE4X8_WRITE + edr, rel=1e-4)
+    gen5 = points[("pcie5x8:latency=0", "direct")]["makespan_seconds"]
+    assert gen4 - gen5 == pytest.approx(n / PCIE4X8_WRITE - float(resolve("pcie5x8:latency=0").time(n)), rel=1e-4)
+    for link in ("pcie4x8:latency=0", "pcie5x8:latency=0"):
+        direct = points[(link, "direct")]["makespan_seconds"]
+        assert points[(link, "staged")]["makespan_seconds"] == pytest.approx(direct, rel=1e-6)  # the same hops
+        assert points[(link, "pipelined")]["makespan_seconds"] < direct  # the hops overlap chunk by chunk

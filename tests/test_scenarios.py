@@ -9,6 +9,26 @@ def test_packaged():
     assert "cxl-vs-pcie" in scenarios.names()
 
 
+def test_every_seed_has_a_scenario_and_every_row_its_section(cli):
+    """`scenario list` names the seed each scenario declares (its source's first words): seeds 000-004
+    each have one, seed 000 two (cxl-vs-pcie, deceval); every row of every scenario says where in its
+    seed the figure is. Bad input: a scenario whose source names no seed is refused."""
+    from xferlab.errors import BadFile
+
+    listed = cli.json("scenario", "list")["results"]
+    by_seed = {}
+    for row in listed:
+        by_seed.setdefault(row["seed_document"], []).append(row["name"])
+    assert sorted(by_seed) == ["seed 000", "seed 001", "seed 002", "seed 003", "seed 004"]
+    assert sorted(by_seed["seed 000"]) == ["cxl-vs-pcie", "deceval"]
+    for name in scenarios.names():
+        rows = scenarios.load(name).run()["checks"]
+        assert rows and all(r["section"] for r in rows), name
+    bad = scenarios.load("deceval").model_copy(update={"source": "Cabrera et al., ExHET '22"})
+    with pytest.raises(BadFile, match="source must begin with the seed it reproduces, one of seed 000, .*it begins 'Cabrera et'"):
+        scenarios.seed_document(bad)
+
+
 def test_cxl_vs_pcie_rows_say_what_their_agreement_means():
     result = scenarios.load("cxl-vs-pcie").run()
     checks = {c["figure"]: c for c in result["checks"]}

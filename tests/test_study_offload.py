@@ -93,6 +93,26 @@ def test_the_study_measures_stores_and_reuses(tmp_path, cli):
     assert "Study offload (seed 002)" in report.read_text()
 
 
+def test_p_over_o_passes_1_only_above_the_break_even_speed(tmp_path, cli):
+    """Seed 002's "more forgiving trade-offs": the study at a device speed below the model's break-even
+    speed (0.25x the host) and one far above it (16x). P/O > 1 is the offloaded run beating the host
+    (``{mode}_pays``, which also answers where forward hid the bus and P/O is empty): no mode pays at
+    0.25x, forward pays at 16x, and every P/O given says the same as its mode's ``pays``."""
+    doc = cli.json("study", "run", "offload", "--workloads", "gcd", "--latencies", "2us", "--device-speeds", "0.25,16",
+                   "--work", "8192", "--repeats", "1", "--store", tmp_path / "p.duckdb")
+    rows = {r["device_speed"]: r for r in doc["results"]}
+    assert sorted(rows) == [0.25, 16.0]
+    for speed, r in rows.items():
+        assert 0.25 < r["forward_break_even_speed"] < 16, r  # the model's break-even lies between the two
+        for mode in ("sync", "parallel", "forward"):
+            if r[f"{mode}_p_over_o"] is not None:
+                assert (r[f"{mode}_p_over_o"] > 1) == r[f"{mode}_pays"], (speed, mode, r)
+    below, above = rows[0.25], rows[16.0]
+    assert [below[f"{m}_pays"] for m in ("sync", "parallel", "forward")] == [False, False, False], below
+    assert not any((below[f"{m}_p_over_o"] or 0) > 1 for m in ("sync", "parallel", "forward")), below
+    assert above["forward_pays"] is True and (above["forward_p_over_o"] is None or above["forward_p_over_o"] > 1), above
+
+
 def test_bad_input_is_refused_with_one_line(cli, tmp_path):
     code, out, err = cli("study", "run", "offload", "--workloads", "nope", check=None)
     assert code == 2 and "--workload 'nope' is not known" in err

@@ -21,9 +21,11 @@ def list_(json_: bool = JSON, csv_: bool = CSV) -> None:
     rows = []
     for name in scenarios.names():
         s = scenarios.load(name)
-        rows.append({"name": name, "kind": s.kind, "title": s.title, "source": s.source})
-    emit("scenario list", rows, [Column("name", "scenario", justify="left"), Column("kind", "kind", justify="left"),
-                                 Column("title", "title", justify="left")], output_format(json_, csv_))
+        rows.append({"name": name, "seed_document": scenarios.seed_document(s), "kind": s.kind, "title": s.title,
+                     "source": s.source})
+    emit("scenario list", rows, [Column("name", "scenario", justify="left"), Column("seed_document", "seed", justify="left"),
+                                 Column("kind", "kind", justify="left"), Column("title", "title", justify="left")],
+         output_format(json_, csv_))
 
 
 CHECK_FIELDS = ("figure", "kind", "section", "compute", "candidate", "size_bytes", "seed", "seed_high", "xferlab", "unit",

@@ -24,7 +24,11 @@ Sources:
   bias-table update and its completion (2 x the link's t_s) plus the page's lines as CXL.cache
   requests (the link's time for a page, with its ``outstanding`` limit): 2 t_s + t(page). It leaves out
   the driver's own software cost (a system call, a TLB shoot-down); give a measured figure as the
-  device's ``bias_flip`` where one is known.
+  device's ``bias_flip`` where one is known. No published figure of a flip's cost was found to cite
+  instead (searched for issue 29: Intel's CXL Type 2 and Agilex FPGA material, the OPAE/OFS CXL
+  driver's bias-mode work, and Jeong et al., "Demystifying a CXL Type-2 Device: A Heterogeneous
+  Cooperative Computing Perspective", MICRO 2024, which characterizes a Type 2 device's access
+  latencies and bandwidths but, by its abstract, no bias-flip time), so the default stays derived.
 """
 
 from __future__ import annotations

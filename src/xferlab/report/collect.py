@@ -341,13 +341,14 @@ def scenario_section(folder: Path) -> Section:
         result = scenario.run()
         for check in result["checks"]:
             seed, ours = scenarios.describe_check(check)
-            rows.append({"scenario": name, "figure": check["figure"], "seed": seed, "xferlab": ours,
-                         "status": check["status"], "why": check["status_reason"]})
+            rows.append({"scenario": name, "figure": check["figure"], "section": check["section"], "seed": seed,
+                         "xferlab": ours, "status": check["status"], "why": check["status_reason"]})
         for path in scenario.plot(folder / "scenarios"):
             section.figures.append(Figure(f"{name}: {path.stem.replace('-', ' ')}", path, f"xferlab scenario run {name}"))
         section.commands.append(f"xferlab scenario run {name}")
     section.tables.append(Table("Seed figures and xferlab's values", [("scenario", "scenario"), ("figure", "figure"),
-                                ("seed", "seed"), ("xferlab", "xferlab"), ("status", "status"), ("why", "why")], rows))
+                                ("section", "seed's section"), ("seed", "seed"), ("xferlab", "xferlab"),
+                                ("status", "status"), ("why", "why")], rows))
     return section
 
 

@@ -21,7 +21,7 @@ from .. import __version__
 from . import collect, kernels_section, matrix_section, memory_section, network_section
 from .collect import Section, Table
 
-TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "seed", "xferlab", "link", "what",
+TEXT_KEYS = {"test", "kind", "host_kind", "direction", "mode", "cpus", "scenario", "figure", "section", "seed", "xferlab", "link", "what",
              "reason", "suite", "run_id", "model", "pattern", "version", "fact", "value", "advice", "fastest",
              "runner_up", "faster_below", "faster_above", "profile", "verdict", "replaced", "by", "strategy", "command",
              "tier", "kernel", "system", "opset", "workload", "cause", "median_ci", "latency_ci", "bandwidth_ci", "status", "why",

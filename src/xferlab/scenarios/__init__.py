@@ -37,6 +37,7 @@ class Check(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     figure: str
+    section: str = Field("", description="where in the seed the figure is (slide, section, table)")
     kind: Literal["crossover", "ratio"]
     candidate: str
     size: Optional[Bytes] = None
@@ -80,7 +81,8 @@ class LinkComparison(BaseModel):
             value, seed, unit = self._value(check, base, link, self.op)
             basis, reason = ("fitted", self._fitted_op(check, base, link)) if check.fitted else (check.basis, check.reason)
             checks.append(check_row(check.figure, seed, value, unit, check.tolerance, basis, reason, check.note,
-                                    kind=check.kind, candidate=check.candidate, size_bytes=check.size))
+                                    kind=check.kind, section=check.section, candidate=check.candidate,
+                                    size_bytes=check.size))
         sweep = [{"link": link.label, "size_bytes": int(n), "seconds": float(t),
                   "time_ratio": float(base.time(n, self.op) / t)}
                  for link in [base, *candidates.values()] for n, t in zip(sizes, link.time(sizes, self.op))]
@@ -129,10 +131,25 @@ def load(name: str) -> LinkComparison | DecEval | Figures:
     if cls is None:
         raise BadFile(f"scenario '{name}': kind must be one of {', '.join(SCENARIO_KINDS)}")
     try:
-        return cls.model_validate(data)
+        scenario = cls.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         raise BadFile(f"scenario '{name}': {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    seed_document(scenario)  # refused here, not when listed
+    return scenario
+
+
+SEEDS = ("seed 000", "seed 001", "seed 002", "seed 003", "seed 004")
+
+
+def seed_document(scenario: LinkComparison | DecEval | Figures) -> str:
+    """The seed document a scenario reproduces, as its ``source`` declares it in its first words
+    ("seed 000 (Cabrera, Young and Vetter, ExHET '22), ..."): one of :data:`SEEDS`."""
+    first = " ".join(scenario.source.split()[:2])
+    if first not in SEEDS:
+        raise BadFile(f"scenario '{scenario.name}': source must begin with the seed it reproduces, one of "
+                      f"{', '.join(SEEDS)}; it begins {first!r}")
+    return first
 
 
 def describe_check(row: dict[str, Any]) -> tuple[str, str]:

@@ -39,6 +39,12 @@ from ..units import format_size, parse_sizes
 from .checks import check_row
 
 
+#: Where in seed 000 (its slides' titles) each row's figure is.
+COHERENT = "Application Flow Results, CXL with Coherent Cache (the flow: Application Flows)"
+PIPELINED = "Application Flow Results, Pipelined CXL Application (the model: Pipelined Application Model, Figure 6)"
+BASELINE = "Application Flow Results, Pipeline limited by FPGA Kernel (Total = 10.58 sec); Baseline Compared to Model, Figure 4"
+
+
 class DecEval(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["deceval"]
@@ -117,18 +123,18 @@ class DecEval(BaseModel):
                       f"T_FPGA + max(T_GPU, bytes / link rate): the link term is at most {link_term:.3g} s ({slowest}) "
                       f"against T_GPU = {self.gpu_seconds:g} s on every link here, so the speedup is "
                       f"{t:g} / ({self.fpga_seconds:g} + {self.gpu_seconds:g}) from the seed's own times"
-                      if coherent_basis == "seed-inputs" else ""),
+                      if coherent_basis == "seed-inputs" else "", section=COHERENT),
             check_row(f"pipelined CXL speedup, the seed's formula (n = {n}, s = T_GPU / n)", 1.45,
-                      t / cxl["pipelined_formula_seconds"], "x", 0.03, "fitted", fitted_n),
+                      t / cxl["pipelined_formula_seconds"], "x", 0.03, "fitted", fitted_n, section=PIPELINED),
             check_row("pipelined CXL speedup, discrete-event simulation of the unbalanced stages", 1.45,
                       t / self.simulated_pipeline(self.cxl), "x", 0.03, "fitted", fitted_n,
                       "the formula charges every stage the kernel's 70.9 ms; the real read and write stages are "
-                      "short, so the simulated pipeline is a little faster than the formula"),
+                      "short, so the simulated pipeline is a little faster than the formula", section=PIPELINED),
             check_row("baseline: the link model's share of the 10.58 s", t, pcie["baseline_model_seconds"], "s", 0.05,
                       "independent", "the link model moves 1.6 GB twice in about "
                       f"{2 * (pcie['direct_seconds'] - self.fpga_seconds - self.gpu_seconds):.2g} s; the measured run "
                       f"spent {t - self.fpga_seconds - self.gpu_seconds:.3g} s beyond the kernels: staging through the "
-                      "host runtime, not the wire, dominates"),
+                      "host runtime, not the wire, dominates", section=BASELINE),
         ]
         flows = []
         for name in [self.pcie, self.cxl, *self.what_if]:

@@ -6,7 +6,7 @@ field of the printed object (``scenario run`` covers ``scenario run NAME``)."""
 MEASURED = "run_id store machine_state failures unvalidated_samples plots?"
 STUDY = "group skipped steps options"
 STEPS = {"steps": "key label run_id status failure", "skipped": "class reason"}
-SCENARIO = "figure kind? section? compute? candidate? size_bytes? seed seed_high? xferlab unit relative_error tolerance basis status status_reason note"
+SCENARIO = "figure kind? section compute? candidate? size_bytes? seed seed_high? xferlab unit relative_error tolerance basis status status_reason note"
 POINT = "system link workflow strategy chunk_bytes makespan_seconds speedup best error"
 KERNELS = ("copy", "mul", "add", "triad", "dot", "read")  # BabelStream's, and read
 STATS_SECONDS = "count headline median_seconds min_seconds? max_seconds? mean_seconds? p99_seconds? cov"
@@ -168,7 +168,7 @@ SHAPES = {
              "device_busy_seconds measured_device_speed pays model_communication_seconds break_even_speed",
         top="run_id store machine_state break_even?",
         nested={"break_even": "workload mode latency_seconds measured_break_even_speed break_even_speed"}),
-    "scenario list": dict(rows="name kind title source"),
+    "scenario list": dict(rows="name seed_document kind title source"),
     "scenario run": dict(
         rows=SCENARIO,
         top="scenario op? baseline? candidates? sweep? flows?",
@@ -206,7 +206,7 @@ SHAPES = {
              "use_distance_p90? use_distance_max? window? use_distance_mean_seconds? use_distance_median_seconds? "
              "use_distance_p90_seconds? use_distance_max_seconds? device_speed? latency_seconds? sync_seconds? "
              "parallel_speedup? forward_speedup? forward_transactions_saved? forward_counted_saved? sync_p_over_o? "
-             "parallel_p_over_o? forward_p_over_o? forward_break_even_speed?",
+             "parallel_p_over_o? forward_p_over_o? sync_pays? parallel_pays? forward_pays? forward_break_even_speed?",
         top=STUDY, nested=STEPS),
     "study run tiers": dict(
         rows="class kernel statistic placement threads size_bytes array_size_class best_bytes_per_second "

@@ -133,6 +133,9 @@ hypervisor            boolean  flag    the machine runs under a hypervisor
 incomplete            boolean  flag    the process recording the run was killed before finishing it
 ok                    boolean  flag    every run gave the right result
 pays                  boolean? flag    offloading saves time (advise bias: device bias does; runtime bench: the offloaded run beat the host, null off the emulated bus)
+sync_pays             boolean? flag    sync mode's offloaded run beat the host (null: no free-bus run to compare)
+parallel_pays         boolean? flag    parallel mode's offloaded run beat the host (null: no free-bus run to compare)
+forward_pays          boolean? flag    forward mode's offloaded run beat the host (null: no free-bus run to compare)
 held_out              boolean  flag    the flow's chunk size was not used to fit the stage models
 imported              boolean  flag    the run was new to the store (false: it was there already)
 outlier               boolean  flag    this node's figure is far from the others'

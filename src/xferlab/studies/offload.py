@@ -112,6 +112,7 @@ def table(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         key = (r["test"], _value(r, "latency_seconds"), _value(r, "device_speed"))
         runs.setdefault(key, {})[r["mode"]] = r["value"]
         saved.setdefault(key, {})[f"{r['mode']}_p_over_o"] = _value(r, "p_over_o")
+        saved[key][f"{r['mode']}_pays"] = _value(r, "pays")  # says it where P/O is empty (forward hid the bus)
         if r["mode"] == "forward":
             saved[key].update({f"forward_{k}": _value(r, k) for k in ("transactions_saved", "counted_saved",
                                                                       "break_even_speed")})
@@ -140,7 +141,8 @@ OFFLOAD = Study(
              ("latency_seconds", "latency"), ("sync_seconds", "sync"), ("parallel_speedup", "parallel x"),
              ("forward_speedup", "forward x"), ("forward_transactions_saved", "saved (formula)"),
              ("forward_counted_saved", "saved (bus-counted)"), ("sync_p_over_o", "P/O sync"),
-             ("forward_p_over_o", "P/O forward"), ("forward_break_even_speed", "break-even x (model)")],
+             ("forward_p_over_o", "P/O forward"), ("forward_pays", "forward pays"),
+             ("forward_break_even_speed", "break-even x (model)")],
     options={"workloads": ["cg", "mg", "bubble", "gcd", "kadane"],
              "latencies": [0.0, LATENCY_PRESETS["cxl"], LATENCY_PRESETS["ccip"], 2e-6], "repeats": 3,
              "recent": RECENT, "window": WINDOW, "device_speeds": [None], "work": None})
