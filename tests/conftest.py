@@ -63,6 +63,8 @@ SERIAL = (
     "tests/test_runtime.py::test_every_workload_validates",
     "tests/test_runtime.py::test_the_bus_counts_what_crossed_it[emulated]",
     "tests/test_runtime_speed.py::test_p_over_o_passes_one_above_the_break_even_speed",
+    "tests/test_study_offload.py::test_p_over_o_passes_1_only_above_the_break_even_speed",
+    "tests/test_scenario_zipper.py::test_every_row_has_a_status_and_a_reason",  # its speedup: sync / forward wall time
     "tests/test_schemas.py::test_real_output_matches_its_schema[runtime bench --backend]",
     "tests/test_schemas.py::test_real_output_matches_its_schema[study run offload]",
 )

@@ -42,7 +42,7 @@ BASE: dict = {
     "results export": ["RUN", "--format", "json"],
     "results show": ["RUN"],
     "results import": ["SHARD"],
-    "study run": ["tiers", "--budget", "2s", "--iterations", "2"],
+    "study run": ["tiers", "--budget", "0.5s", "--iterations", "2"],  # below any step: paths must be said first
     "model time": ["pcie4x16", "--sizes", "4KiB"],
     "model compare": ["pcie4x16", "pcie3x16", "--sizes", "4KiB"],
     "model chunks": ["pcie4x16", "--total", "1MiB", "--chunks", "64KiB"],

@@ -136,8 +136,10 @@ def run(name: str = typer.Argument(..., help="A study (`xferlab study list` list
         from ..measure.checks import plot_dir
 
         plot_dir(plots)
+    from ..store import check_store
     from ..studies.run import run_study
 
+    check_store(store)  # before the plan's budget check: a store that cannot be written is the first thing said
     result = run_study(chosen, options, store, budget_s, timeout_s)
     notes = [f"{chosen.seed}: {chosen.experiment}; group {result.group}"]
     notes += [f"skipped: {s['class']}: {s['reason']}" for s in result.skipped]
