@@ -137,15 +137,15 @@ def steps(plan: MatrixPlan) -> list[Step]:
                                 ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "d2d", "--peer", str(j),
                                  "--size", size, "--iterations", it], {"node": None},
                                 2.0 + 2 * plan.iterations * plan.size * 3 / 5e9))
-    if plan.kernel_copy and plan.backend in ("opencl", "cuda"):
+    if plan.kernel_copy and plan.backend in RUNTIME_COPY:  # the backends with a copy kernel beside their own copy
         # the widest element each backend's copy kernel moves: OpenCL's float4 (16 B); CUDA's PTX kernels are scalar,
         # so a double (8 B). On an H200 the scalar float copy ran at 1.23 TB/s beside cuMemcpyDtoD's 1.92 (240 MiB);
         # the double copy of `measure kernels` at 1.90 TB/s counted once (docs/gpu.md)
-        kind, width = ("float", "4") if plan.backend == "opencl" else ("double", "1")
+        element, width = ("float", "4") if plan.backend == "opencl" else ("double", "1")
         for i in plan.indices():
             out.append(Step(f"{plan.backend} #{i}: copy kernel on device memory", "stream",
                             ["kernels", "--backend", plan.backend, "--device", str(i), "--mode", "stream", "--kernels", "copy",
-                             "--memory", "device", "--types", kind, "--widths", width, "--size", size, "--groups", "0",
+                             "--memory", "device", "--types", element, "--widths", width, "--size", size, "--groups", "0",
                              "--instances", "1", "--iterations", it], {"node": None, "memory": "device"},
                             2.0 + plan.iterations * plan.size * 3 / 5e9))
     return out
